@@ -1,0 +1,6 @@
+"""Agents: the loop that does a task inside a sandbox. Built-ins: `oracle`, `nop`."""
+
+from .base import Agent, agent_label, make_agent
+from . import scripted_steps as _scripted_steps  # noqa: F401  (registers oracle and nop)
+
+__all__ = ["Agent", "agent_label", "make_agent"]

@@ -1,0 +1,75 @@
+"""The oracle and nop agents: tools for task authors (does the reference pass? does nothing fail?)."""
+
+from __future__ import annotations
+
+import shlex
+import time
+
+from ..registry import register
+from ..sandbox import ExecResult, Sandbox
+from ..task import Task
+from ..trajectory import Trajectory
+from .base import Agent
+
+_TAIL = 2000
+
+
+def run_step(step: dict, sandbox: Sandbox, timeout: float) -> ExecResult:
+    """Run one reference-solution step in the sandbox (writes go through the sandbox too)."""
+    timeout = float(step.get("timeout") or timeout)
+    if "exec" in step:
+        return sandbox.exec(step["exec"], timeout=timeout)
+    if "python" in step:
+        return sandbox.exec(["python3", "-"], stdin=step["python"], timeout=timeout)
+    if "script" in step:
+        argv = ["python3", "-"] if step.get("interpreter") == "python3" else ["bash", "-s"]
+        return sandbox.exec(argv, stdin=step["source"], timeout=timeout)
+    path = step["write"]["path"]
+    command = f'mkdir -p "$(dirname {shlex.quote(path)})" && cat > {shlex.quote(path)}'
+    return sandbox.exec(command, stdin=step["write"]["content"], timeout=timeout)
+
+
+def describe_step(step: dict) -> str:
+    if "name" in step:
+        return str(step["name"])
+    for key in ("exec", "python", "script"):
+        if key in step:
+            first = str(step[key]).strip().splitlines()[0] if str(step[key]).strip() else ""
+            return f"{key}: {first[:80]}"
+    return f"write {step['write']['path']}"
+
+
+@register("agent", "oracle")
+class OracleAgent(Agent):
+    """Runs the task's reference solution, step by step, through the same sandbox an agent gets."""
+
+    type = "oracle"
+
+    def run(self, task: Task, sandbox: Sandbox) -> Trajectory:
+        traj = self.new_trajectory(task)
+        deadline = time.monotonic() + float(task.limits.get("seconds", 600))
+        for i, step in enumerate(task.solution):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return traj.finish("timeout", f"time budget of {task.limits['seconds']} s ran out before step {i + 1}")
+            result = run_step(step, sandbox, left)
+            traj.add("exec", step=i, description=describe_step(step), exit_code=result.exit_code,
+                     output=result.output[-_TAIL:], duration_s=round(result.duration_s, 4),
+                     timed_out=result.timed_out)
+            if result.timed_out:
+                return traj.finish("timeout", f"solution step {i + 1} timed out")
+            if result.exit_code != 0:
+                tail = result.output.strip()[-400:]
+                return traj.finish("failed", f"solution step {i + 1} ({describe_step(step)}) exited with "
+                                             f"code {result.exit_code}" + (f": {tail}" if tail else ""))
+        return traj.finish("completed")
+
+
+@register("agent", "nop")
+class NopAgent(Agent):
+    """Does nothing: a task whose checks pass on an untouched workspace is broken."""
+
+    type = "nop"
+
+    def run(self, task: Task, sandbox: Sandbox) -> Trajectory:
+        return self.new_trajectory(task).finish("completed")

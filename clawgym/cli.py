@@ -1,0 +1,132 @@
+"""The `clawgym` command line. User mistakes print `file:line: key: problem (fix)` and exit 2."""
+
+from __future__ import annotations
+
+import json
+import sys
+from functools import wraps
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+from rich.console import Console
+
+from .errors import ClawgymError
+
+console = Console(width=None if sys.stdout.isatty() else 140)
+
+
+def _friendly(fn: Callable) -> Callable:
+    """Map ClawgymError to its message and exit code; no traceback for user mistakes."""
+
+    @wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except ClawgymError as exc:
+            for problem in exc.problems:
+                print(f"error: {problem.format()}", file=sys.stderr)
+            if len(exc.problems) > 1:
+                print(f"{len(exc.problems)} problems found", file=sys.stderr)
+            sys.exit(exc.exit_code)
+
+    return wrapper
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="clawgym")
+def main() -> None:
+    """ClawGym: write, validate, run and grade tasks for Claw-style personal agents."""
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("--static", is_flag=True, help="Only check schemas, references and rendering; skip the oracle/nop lint.")
+@click.option("--seeds", default="0-2", show_default=True, help="Seeds to compile and lint, e.g. '0-2' or '1,5'.")
+@click.option("-j", "--jobs", default=4, show_default=True, help="Lint trials run at once.")
+@_friendly
+def validate(paths: tuple[str, ...], static: bool, seeds: str, jobs: int) -> None:
+    """Validate spec files (folders are searched for *.yaml).
+
+    Checks schemas, references and rendering on every seed; unless --static, also runs the
+    reference solution (must score 1.0) and a do-nothing agent (must score at most 0.1).
+    """
+    from .validate_cmd import validate_paths
+
+    validate_paths([Path(p) for p in paths], static=static, seeds=seeds, jobs=jobs, console=console)
+
+
+@main.command()
+@click.argument("spec", type=click.Path(exists=True, dir_okay=False))
+@click.option("--seed", default=0, show_default=True, help="Instance seed.")
+@click.option("--json", "as_json", is_flag=True, help="Print the compiled task as JSON (with file contents).")
+@click.option("--files", "show_files", is_flag=True, help="Also print the content of every text file.")
+@click.option("--out", type=click.Path(file_okay=False), help="Write the instance's workspace into this folder.")
+@_friendly
+def render(spec: str, seed: int, as_json: bool, show_files: bool, out: str | None) -> None:
+    """Show one compiled instance of a task spec."""
+    from .compile import compile_task, load_task_spec
+    from .render_cmd import print_task
+    from .workspace import materialize
+
+    task = compile_task(load_task_spec(spec), seed)
+    if as_json:
+        click.echo(json.dumps(task.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        print_task(task, console, show_files=show_files)
+    if out:
+        materialize(task, Path(out))
+        console.print(f"workspace written to {out}")
+
+
+@main.command()
+@click.argument("spec", required=False, type=click.Path(exists=True, dir_okay=False))
+@click.option("--agent", "agents", multiple=True, help="Agent type for a task spec (repeatable). Default: oracle.")
+@click.option("--seeds", default="0", show_default=True, help="Seeds for a task spec, e.g. '0-4'.")
+@click.option("--attempts", default=1, show_default=True, help="Attempts per instance and agent.")
+@click.option("-j", "--jobs", type=int, help="Trials running at once (default: the run spec's concurrency, or 4).")
+@click.option("--out", type=click.Path(file_okay=False), help="Results folder (default: runs/<name>).")
+@click.option("--resume", "resume_dir", type=click.Path(exists=True, file_okay=False),
+              help="Continue a results folder: re-run only missing and errored trials.")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+@_friendly
+def run(spec: str | None, agents: tuple[str, ...], seeds: str, attempts: int, jobs: int | None,
+        out: str | None, resume_dir: str | None, quiet: bool) -> None:
+    """Run a run spec (kind: Run), or one task spec with --agent/--seeds, and print the results table."""
+    from .run_cmd import run_command
+
+    run_command(spec, agents=list(agents), seeds=seeds, attempts=attempts, jobs=jobs, out=out,
+                resume_dir=resume_dir, quiet=quiet, console=console)
+
+
+@main.command()
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
+@_friendly
+def report(run_dir: str) -> None:
+    """Print the results table of a finished (or partial) run folder."""
+    from .report import print_summary, summarize
+    from .run import load_records
+
+    records = list(load_records(Path(run_dir)).values())
+    if not records:
+        raise ClawgymError(f"no finished trials in {run_dir}", hint="is this a results folder of 'clawgym run'?")
+    print_summary(summarize(records), console, title=f"Results: {run_dir}")
+
+
+@main.command()
+@click.option("--out", type=click.Path(dir_okay=False), help="Write the reference to this file instead of stdout.")
+@_friendly
+def docs(out: str | None) -> None:
+    """Generate the spec and check reference (markdown) from the JSON Schemas."""
+    from .docgen import reference_markdown
+
+    text = reference_markdown()
+    if out:
+        Path(out).write_text(text, encoding="utf-8")
+        console.print(f"wrote {out}")
+    else:
+        click.echo(text, nl=False)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,132 @@
+"""Turn a Run spec (or a task spec plus command-line options) into the list of trials to run."""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .compile import compile_task, load_task_spec
+from .errors import Problem, SpecError
+from .rollout import Trial
+from .spec.load import Document, load_file
+from .spec.render import RenderError, render_text
+from .spec.validate import validate_document
+from .task import Task
+
+
+@dataclass
+class RunPlan:
+    """Everything a run needs: trials, concurrency, sandbox, output folder and provenance."""
+
+    name: str
+    trials: list[Trial]
+    out: Path
+    concurrency: int = 4
+    sandbox: dict[str, Any] | None = None
+    pass_threshold: float = 1.0
+    source: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def tasks(self) -> list[Task]:
+        seen: dict[str, Task] = {}
+        for t in self.trials:
+            seen.setdefault(t.task.hash, t.task)
+        return list(seen.values())
+
+
+def parse_seeds(value: Any) -> list[int]:
+    """Seeds from a list, `{count, start}`, or CLI text such as '0,1,2' or '0-4'."""
+    if isinstance(value, dict):
+        start = int(value.get("start", 0))
+        return list(range(start, start + int(value["count"])))
+    if isinstance(value, list):
+        return [int(v) for v in value]
+    seeds: list[int] = []
+    for part in str(value).split(","):
+        part = part.strip()
+        if "-" in part[1:]:
+            lo, hi = part.split("-", 1) if not part.startswith("-") else part.rsplit("-", 1)
+            seeds += list(range(int(lo), int(hi) + 1))
+        elif part:
+            seeds.append(int(part))
+    return seeds
+
+
+def expand_task_paths(patterns: list[str], base: Path, exclude: list[str] = ()) -> list[Path]:
+    """Task spec files matching the patterns (relative to `base`), sorted and unique."""
+    excluded = {Path(p).resolve() for pat in exclude for p in glob.glob(str(base / pat), recursive=True)}
+    found: dict[Path, None] = {}
+    for pattern in patterns:
+        full = base / pattern
+        matches = [Path(p) for p in sorted(glob.glob(str(full), recursive=True))]
+        if full.is_dir():
+            matches = sorted(full.rglob("*.yaml"))
+        for m in matches:
+            if m.is_file() and m.resolve() not in excluded:
+                found[m] = None
+    return list(found)
+
+
+def plan_from_run_spec(doc: Document, *, out: str | None = None) -> RunPlan:
+    """Build the plan for a `kind: Run` document."""
+    problems = validate_document(doc, expected_kind="Run")
+    if problems:
+        raise SpecError(problems)
+    data = doc.data
+    base = doc.folder
+    paths = expand_task_paths(data["tasks"], base, data.get("exclude", []))
+    if not paths:
+        raise SpecError.one("no task spec files match these patterns", **doc.where(("tasks",)),
+                            hint="patterns are relative to the run spec; '**' matches folders")
+    seeds = parse_seeds(data.get("seeds", [0]))
+    agents = data.get("agents") or [{"type": "oracle"}]
+    tasks = compile_many(paths, seeds)
+    trials = [Trial(task, agent, attempt) for task in tasks for agent in agents
+              for attempt in range(int(data.get("attempts", 1)))]
+    try:
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        out_dir = out or render_text(data.get("out", "runs/{{ name }}/{{ timestamp }}"),
+                                     {"name": data["name"], "timestamp": stamp})
+    except RenderError as exc:
+        raise SpecError.one(exc.what, **doc.where(("out",)), hint=exc.hint)
+    return RunPlan(name=data["name"], trials=trials, out=Path(out_dir),
+                   concurrency=int(data.get("concurrency", 4)), sandbox=data.get("sandbox"),
+                   pass_threshold=float(data.get("pass_threshold", 1.0)),
+                   source={"spec_file": doc.file, "spec_sha256": _sha(doc.file), "spec": data})
+
+
+def plan_for_task(doc: Document, *, agents: list[dict], seeds: list[int], attempts: int = 1,
+                  concurrency: int = 4, out: str | None = None, sandbox: dict | None = None) -> RunPlan:
+    """Build the plan for a single task spec run from the command line."""
+    tasks = compile_many([Path(doc.file)], seeds, docs={Path(doc.file): doc})
+    name = doc.data["name"]
+    trials = [Trial(t, a, i) for t in tasks for a in agents for i in range(attempts)]
+    return RunPlan(name=name, trials=trials, out=Path(out or f"runs/{name}"), concurrency=concurrency,
+                   sandbox=sandbox, source={"spec_file": doc.file, "spec_sha256": _sha(doc.file),
+                                            "agents": agents, "seeds": seeds})
+
+
+def compile_many(paths: list[Path], seeds: list[int], docs: dict[Path, Document] | None = None) -> list[Task]:
+    """Compile every (spec, seed); all problems across all files are reported together."""
+    problems: list[Problem] = []
+    tasks: list[Task] = []
+    for path in paths:
+        try:
+            doc = (docs or {}).get(path) or load_file(path)
+            if isinstance(doc.data, dict) and doc.data.get("kind") not in (None, "Task"):
+                continue  # personas or other kinds living among the tasks
+            spec = load_task_spec(path, doc)
+            tasks += [compile_task(spec, seed) for seed in seeds]
+        except SpecError as exc:
+            problems += exc.problems
+    if problems:
+        raise SpecError(problems)
+    return tasks
+
+
+def _sha(path: str) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()

@@ -1,0 +1,120 @@
+"""One trial: materialise the task, run an agent in a fresh sandbox, verify, record."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .agent import agent_label, make_agent
+from .errors import InfraError, PrerequisiteError
+from .sandbox import SandboxLimits, create_sandbox
+from .task import Task
+from .trajectory import Trajectory
+from .verify import verify
+from .workspace import diff, materialize
+
+RECORD_FORMAT = "clawgym.trial/v1"
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One planned attempt: a task instance, an agent config and an attempt number."""
+
+    task: Task
+    agent: dict[str, Any]
+    attempt: int = 0
+
+    @property
+    def id(self) -> str:
+        return f"{self.task.name}.s{self.task.seed}.{agent_label(self.agent)}.a{self.attempt}"
+
+
+def sandbox_limits(task: Task) -> SandboxLimits:
+    lim = task.limits
+    return SandboxLimits(wall_seconds=float(lim["seconds"]), memory_mb=int(lim["memory_mb"]),
+                         pids=int(lim["pids"]), output_bytes=int(lim["output_bytes"]))
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write JSON so that readers see the old file or the whole new one, never a torn file."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=2, ensure_ascii=False, default=str)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def execute_trial(trial: Trial, *, sandbox_spec: dict | None = None, pass_threshold: float = 1.0,
+                  trial_dir: Path | None = None, keep_workspace: Path | None = None) -> dict[str, Any]:
+    """Run one trial end to end and return its record (also written to `trial_dir` if given).
+
+    Infrastructure failures give status `error` (never reward 0); a missing prerequisite such as
+    bubblewrap raises PrerequisiteError so the whole run stops with a clear message.
+    """
+    task = trial.task
+    timings: dict[str, float] = {}
+    t0 = time.monotonic()
+    tmp = Path(tempfile.mkdtemp(prefix="clawgym-trial-"))
+    original, workspace = tmp / "original", tmp / "workspace"
+    record: dict[str, Any] = {"format": RECORD_FORMAT, "trial_id": trial.id, "task": task.summary(),
+                              "agent": make_agent(trial.agent).describe(), "attempt": trial.attempt,
+                              "status": "error", "reward": None, "verdict": None, "error": None}
+    trajectory: Trajectory | None = None
+    try:
+        materialize(task, original)
+        materialize(task, workspace)
+        timings["setup_s"] = time.monotonic() - t0
+        t1 = time.monotonic()
+        with create_sandbox(sandbox_spec, workspace, limits=sandbox_limits(task),
+                            network=task.network, mount=task.mount) as sandbox:
+            trajectory = make_agent(trial.agent).run(task, sandbox)
+        timings["agent_s"] = time.monotonic() - t1
+        if trajectory.outcome == "error":
+            raise InfraError(trajectory.error or "the agent reported an infrastructure error")
+        t2 = time.monotonic()
+        verdict = verify([dict(c) for c in _thaw(task.checks)], workspace=workspace, original=original,
+                         task_dir=Path(task.task_dir) if task.task_dir else None, params=_thaw(task.params),
+                         trajectory=trajectory.to_dict(), sandbox=sandbox_spec, pass_threshold=pass_threshold)
+        timings["verify_s"] = time.monotonic() - t2
+        record.update(status="passed" if verdict.passed else "failed", reward=verdict.reward,
+                      verdict=verdict.to_dict(), outcome=trajectory.outcome, note=trajectory.error)
+        if trial_dir is not None:
+            trial_dir.mkdir(parents=True, exist_ok=True)
+            write_text_atomic(trial_dir / "workspace.diff", diff(original, workspace))
+        if keep_workspace is not None:
+            shutil.copytree(workspace, keep_workspace, symlinks=True, dirs_exist_ok=True)
+    except PrerequisiteError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any failure of the machinery is an `error` trial
+        record["error"] = f"{type(exc).__name__}: {exc}"
+        record["traceback"] = traceback.format_exc(limit=8)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    timings["total_s"] = time.monotonic() - t0
+    record["timings"] = {k: round(v, 4) for k, v in timings.items()}
+    record["finished_at"] = time.time()
+    if trial_dir is not None:
+        trial_dir.mkdir(parents=True, exist_ok=True)
+        if trajectory is not None:
+            write_json_atomic(trial_dir / "trajectory.json", trajectory.to_dict())
+        write_json_atomic(trial_dir / "record.json", record)  # last: its presence marks the trial done
+    return record
+
+
+def _thaw(value: Any) -> Any:
+    from .task import thaw
+    return thaw(value)

@@ -1,0 +1,110 @@
+"""Execute a RunPlan: trials in parallel, each result written the moment it ends, resumable."""
+
+from __future__ import annotations
+
+import json
+import platform
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Callable
+
+from . import __version__
+from .errors import ClawgymError
+from .plan import RunPlan
+from .rollout import Trial, execute_trial, write_json_atomic
+from .task import thaw
+
+MANIFEST = "run.json"
+TRIALS = "trials"
+
+
+def package_versions() -> dict[str, str]:
+    out = {"python": platform.python_version(), "clawgym": __version__}
+    for name in ("pyyaml", "jsonschema", "jinja2", "click", "rich", "openai", "docker"):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def manifest(plan: RunPlan) -> dict[str, Any]:
+    """What makes a run reproducible: specs with hashes, agents, sandbox, seeds and versions."""
+    return {
+        "format": "clawgym.run/v1", "name": plan.name, "created_at": time.time(),
+        "source": plan.source, "sandbox": plan.sandbox or {"type": "local"},
+        "pass_threshold": plan.pass_threshold, "concurrency": plan.concurrency,
+        "agents": _unique([t.agent for t in plan.trials]),
+        "tasks": [{"id": t.id, "hash": t.hash, "spec_file": t.spec_file, "params": thaw(t.params)}
+                  for t in plan.tasks],
+        "trials": [t.id for t in plan.trials],
+        "versions": package_versions(), "platform": platform.platform(), "argv": sys.argv,
+    }
+
+
+def load_records(out: Path) -> dict[str, dict[str, Any]]:
+    """Finished trial records of a results folder, by trial id (unreadable ones are skipped)."""
+    records: dict[str, dict[str, Any]] = {}
+    for path in sorted((out / TRIALS).glob("*/record.json")):
+        try:
+            rec = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            continue
+        records[rec["trial_id"]] = rec
+    return records
+
+
+def pending_trials(plan: RunPlan, done: dict[str, dict[str, Any]]) -> list[Trial]:
+    """Trials with no record, an `error` record, or a record for a different task hash."""
+    todo = []
+    for trial in plan.trials:
+        rec = done.get(trial.id)
+        if rec is None or rec.get("status") == "error" or rec["task"]["hash"] != trial.task.hash:
+            todo.append(trial)
+    return todo
+
+
+def execute(plan: RunPlan, *, resume: bool = False,
+            on_result: Callable[[dict[str, Any]], None] | None = None,
+            on_start: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:
+    """Run the plan's trials and return every record for the plan (old ones included on resume)."""
+    out = plan.out
+    existing = load_records(out) if out.exists() else {}
+    if existing and not resume:
+        raise ClawgymError(f"results folder {out} already holds {len(existing)} finished trials",
+                           hint=f"continue it with 'clawgym run --resume {out}' or choose another --out")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / TRIALS).mkdir(exist_ok=True)
+    if not (out / MANIFEST).exists():
+        write_json_atomic(out / MANIFEST, manifest(plan))
+    todo = pending_trials(plan, existing)
+    if on_start:
+        on_start(len(plan.trials) - len(todo), len(plan.trials))
+    results = {tid: rec for tid, rec in existing.items() if tid in {t.id for t in plan.trials}}
+    with ThreadPoolExecutor(max_workers=max(1, plan.concurrency)) as pool:
+        futures = {pool.submit(execute_trial, trial, sandbox_spec=plan.sandbox,
+                               pass_threshold=plan.pass_threshold, trial_dir=out / TRIALS / trial.id): trial
+                   for trial in todo}
+        try:
+            for future in as_completed(futures):
+                record = future.result()
+                results[record["trial_id"]] = record
+                if on_result:
+                    on_result(record)
+        except BaseException:
+            for f in futures:
+                f.cancel()
+            raise
+    order = {t.id: i for i, t in enumerate(plan.trials)}
+    return sorted(results.values(), key=lambda r: order.get(r["trial_id"], 0))
+
+
+def _unique(items: list[dict]) -> list[dict]:
+    out: list[dict] = []
+    for item in items:
+        if item not in out:
+            out.append(item)
+    return out

@@ -1,0 +1,95 @@
+"""`clawgym run`: plan, execute with a progress bar, print and save the summary."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from .errors import ClawgymError
+from .plan import RunPlan, parse_seeds, plan_for_task, plan_from_run_spec
+from .report import print_summary, summarize
+from .rollout import write_json_atomic
+from .run import MANIFEST, execute
+from .spec.load import load_file
+
+
+def build_plan(spec: str | None, *, agents: list[str], seeds: str, attempts: int, jobs: int | None,
+               out: str | None, resume_dir: str | None) -> tuple[RunPlan, bool]:
+    """The plan to run and whether it resumes an existing folder."""
+    if resume_dir:
+        manifest_path = Path(resume_dir) / MANIFEST
+        if not manifest_path.is_file():
+            raise ClawgymError(f"{resume_dir} has no {MANIFEST}", hint="pass the folder a 'clawgym run' created")
+        source = json.loads(manifest_path.read_text(encoding="utf-8"))["source"]
+        spec_file = source["spec_file"]
+        if not Path(spec_file).is_file():
+            raise ClawgymError(f"the run's spec {spec_file} no longer exists",
+                               hint="run from the folder the run was started in")
+        doc = load_file(spec_file)
+        if doc.data.get("kind") == "Run":
+            plan = plan_from_run_spec(doc, out=resume_dir)
+        else:
+            plan = plan_for_task(doc, agents=source["agents"], seeds=source["seeds"],
+                                 attempts=int(source.get("attempts", 1)), out=resume_dir)
+        if jobs:
+            plan.concurrency = jobs
+        return plan, True
+    if not spec:
+        raise ClawgymError("give a spec file to run, or --resume RUN_DIR",
+                           hint="for example: clawgym run specs/quickstart.yaml")
+    doc = load_file(spec)
+    if isinstance(doc.data, dict) and doc.data.get("kind") == "Task":
+        agent_cfgs = [{"type": a} for a in (agents or ["oracle"])]
+        plan = plan_for_task(doc, agents=agent_cfgs, seeds=parse_seeds(seeds), attempts=attempts,
+                             concurrency=jobs or 4, out=out)
+        plan.source["attempts"] = attempts
+    else:
+        if agents:
+            raise ClawgymError("--agent applies to a task spec; a run spec lists its agents under 'agents:'",
+                               file=spec, hint="edit the run spec's agents, or run a task spec")
+        plan = plan_from_run_spec(doc, out=out)
+        if jobs:
+            plan.concurrency = jobs
+    return plan, False
+
+
+def run_command(spec: str | None, *, agents: list[str], seeds: str, attempts: int, jobs: int | None,
+                out: str | None, resume_dir: str | None, quiet: bool, console: Console) -> None:
+    plan, resume = build_plan(spec, agents=agents, seeds=seeds, attempts=attempts, jobs=jobs, out=out,
+                              resume_dir=resume_dir)
+    stats = {"done": 0, "passed": 0, "errors": 0}
+    progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TextColumn("{task.fields[info]}"), TimeElapsedColumn(), TimeRemainingColumn(),
+                        console=console, disable=quiet, transient=False)
+    bar = progress.add_task(plan.name, total=len(plan.trials), info="")
+
+    def on_start(already: int, total: int) -> None:
+        progress.update(bar, completed=already)
+        if already:
+            console.print(f"resuming: {already} of {total} trials already finished")
+
+    def on_result(record: dict) -> None:
+        stats["done"] += 1
+        stats["passed"] += record["status"] == "passed"
+        stats["errors"] += record["status"] == "error"
+        rate = stats["passed"] / max(1, stats["done"] - stats["errors"])
+        progress.update(bar, advance=1, info=f"pass {rate:.0%} errors {stats['errors']}")
+
+    try:
+        with progress:
+            records = execute(plan, resume=resume, on_result=on_result, on_start=on_start)
+    except KeyboardInterrupt:
+        raise ClawgymError("interrupted; every finished trial is saved",
+                           hint=f"continue with 'clawgym run --resume {plan.out}'") from None
+    rows = summarize(records)
+    write_json_atomic(plan.out / "summary.json", {"name": plan.name, "rows": rows, "trials": len(records)})
+    print_summary(rows, console, title=f"{plan.name}: {len(records)} trials")
+    errors = [r for r in records if r["status"] == "error"]
+    for rec in errors[:5]:
+        console.print(f"[red]error[/red] {rec['trial_id']}: {rec['error']}", highlight=False)
+    if errors:
+        console.print(f"{len(errors)} trials errored; re-run them with 'clawgym run --resume {plan.out}'")
+    console.print(f"results: {plan.out}")

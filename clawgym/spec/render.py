@@ -1,0 +1,176 @@
+"""Sandboxed Jinja rendering of the spec fields that schemas mark as templates.
+
+`x-template: text` fields render to a string. `x-template: value` fields that are a single
+`{{ expression }}` evaluate to the expression's native value (a list, a number...); other value
+templates render to text, which is parsed when it is a JSON list or object. Undefined variables are errors that name the field and suggest names.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import re
+from functools import lru_cache
+from typing import Any, Callable
+
+import jinja2
+import yaml
+from jinja2.sandbox import SandboxedEnvironment
+
+from ..errors import Problem, did_you_mean
+
+_MARKERS = ("{{", "{%", "{#")
+_SINGLE_EXPR = re.compile(r"^\s*\{\{(?P<expr>(?:(?!\{\{|\}\}).)*)\}\}\s*$", re.S)
+
+
+class RenderError(Exception):
+    """A template failed; carries the Problem text without location (the caller adds it)."""
+
+    def __init__(self, what: str, hint: str | None = None, template_line: int | None = None):
+        super().__init__(what)
+        self.what, self.hint, self.template_line = what, hint, template_line
+
+
+def is_template(value: Any) -> bool:
+    return isinstance(value, str) and any(m in value for m in _MARKERS)
+
+
+def _tojson(value: Any, indent: int | None = None) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=indent, sort_keys=False, default=str)
+
+
+def _toyaml(value: Any) -> str:
+    return yaml.safe_dump(value, sort_keys=False, allow_unicode=True, default_flow_style=False)
+
+
+def _date_add(value: str, days: int = 0) -> str:
+    return (_dt.date.fromisoformat(str(value)[:10]) + _dt.timedelta(days=int(days))).isoformat()
+
+
+def _days_between(later: str, earlier: str) -> int:
+    """Whole days from `earlier` to `later` (both YYYY-MM-DD)."""
+    return (_dt.date.fromisoformat(str(later)[:10]) - _dt.date.fromisoformat(str(earlier)[:10])).days
+
+
+def _weekday(value: str) -> str:
+    return _dt.date.fromisoformat(str(value)[:10]).strftime("%A")
+
+
+def _money(value: float, places: int = 2) -> str:
+    return f"{float(value):,.{places}f}"
+
+
+def _fmt(value: Any, spec: str) -> str:
+    return format(value, spec)
+
+
+def _sum_by(items: list[dict], key: str, value: str) -> dict:
+    """Group `items` by `key` and total `value`, rounded to cents: {'travel': 120.5, ...}."""
+    out: dict = {}
+    for item in items:
+        out[item[key]] = out.get(item[key], 0) + item[value]
+    return {k: round(v, 2) for k, v in sorted(out.items())}
+
+
+def _count_by(items: list[dict], key: str) -> dict:
+    out: dict = {}
+    for item in items:
+        out[item[key]] = out.get(item[key], 0) + 1
+    return dict(sorted(out.items()))
+
+
+@lru_cache(maxsize=1)
+def environment() -> SandboxedEnvironment:
+    """The one Jinja environment: sandboxed, strict about undefined names, no autoescape."""
+    env = SandboxedEnvironment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
+                               autoescape=False, trim_blocks=True, lstrip_blocks=True)
+    env.filters.update(tojson=_tojson, toyaml=_toyaml, date_add=_date_add, days_between=_days_between, weekday=_weekday,
+                       money=_money, fmt=_fmt, sum_by=_sum_by, count_by=_count_by)
+    env.globals.update(zip=zip, enumerate=enumerate, sorted=sorted, min=min, max=max, abs=abs,
+                       round=round, len=len, int=int, float=float, str=str)
+    return env
+
+
+@lru_cache(maxsize=4096)
+def _template(source: str) -> jinja2.Template:
+    return environment().from_string(source)
+
+
+@lru_cache(maxsize=4096)
+def _expression(source: str) -> Callable[..., Any]:
+    return environment().compile_expression(source, undefined_to_none=False)
+
+
+def render_text(source: str, context: dict) -> str:
+    """Render a text template. Raises RenderError."""
+    if not is_template(source):
+        return source
+    try:
+        return _template(source).render(context)
+    except Exception as exc:  # noqa: BLE001 - every template failure becomes a RenderError
+        raise _explain(exc, context) from None
+
+
+def render_value(source: Any, context: dict) -> Any:
+    """Render a value template: a lone `{{ expr }}` keeps its native type; otherwise text."""
+    if not is_template(source):
+        return source
+    match = _SINGLE_EXPR.match(source)
+    if not match:
+        text = render_text(source, context)
+        if text.strip()[:1] in ("[", "{"):  # a block template that builds JSON gives its value
+            try:
+                return json.loads(text)
+            except ValueError:
+                pass
+        return text
+    try:
+        value = _expression(match.group("expr").strip())(**context)
+    except Exception as exc:  # noqa: BLE001
+        raise _explain(exc, context) from None
+    if isinstance(value, jinja2.Undefined):
+        try:
+            str(value)
+        except Exception as exc:  # noqa: BLE001
+            raise _explain(exc, context) from None
+    return value
+
+
+def _explain(exc: Exception, context: dict) -> RenderError:
+    if isinstance(exc, jinja2.TemplateSyntaxError):
+        return RenderError(f"template syntax error: {exc.message}",
+                           hint="check the {{ }} and {% %} pairs", template_line=exc.lineno)
+    if isinstance(exc, jinja2.UndefinedError):
+        msg = str(exc)
+        m = re.match(r"'(\w+)' is undefined", msg)
+        if m:
+            hint = did_you_mean(m.group(1), context) or f"defined names: {', '.join(sorted(context))}"
+            return RenderError(f"undefined variable {m.group(1)!r} in template", hint=hint)
+        m = re.search(r"has no attribute '([^']+)'", msg)
+        if m:
+            hint = did_you_mean(m.group(1), _nested_keys(context)) or "check the spelling against params, vars and data"
+            return RenderError(f"undefined variable in template: no attribute {m.group(1)!r}", hint=hint)
+        return RenderError(f"undefined variable in template: {msg}")
+    if isinstance(exc, jinja2.exceptions.SecurityError):
+        return RenderError(f"template not allowed: {exc}", hint="templates run sandboxed; compute values with filters")
+    return RenderError(f"template failed: {type(exc).__name__}: {exc}")
+
+
+def _nested_keys(context: dict, depth: int = 3) -> set[str]:
+    keys: set[str] = set()
+    stack = [(context, 0)]
+    while stack:
+        obj, level = stack.pop()
+        if isinstance(obj, dict) and level < depth:
+            for k, v in obj.items():
+                keys.add(str(k))
+                stack.append((v, level + 1))
+    return keys
+
+
+def problem(exc: RenderError, where: dict) -> Problem:
+    """Turn a RenderError into a Problem at `where` (file/line/key)."""
+    what = exc.what
+    if exc.template_line and exc.template_line > 1:
+        what += f" (template line {exc.template_line})"
+    return Problem(what, hint=exc.hint, **where)

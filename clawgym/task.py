@@ -1,0 +1,119 @@
+"""The compiled Task: frozen, self-contained, identified by a content hash."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Mapping
+
+CATEGORY_LABELS = {
+    "productivity": "Productivity & Collaboration",
+    "systems": "Systems & Automation",
+    "analysis": "Analysis & Reasoning",
+    "content": "Content & Domain",
+    "planning": "Planning & Knowledge",
+    "software": "Software Dev",
+}
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, dict):
+        return MappingProxyType({k: _freeze(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+def thaw(value: Any) -> Any:
+    """Plain dicts and lists from a frozen structure (for JSON and for plugins)."""
+    if isinstance(value, Mapping):
+        return {k: thaw(v) for k, v in value.items()}
+    if isinstance(value, (tuple, list)):
+        return [thaw(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True)
+class Task:
+    """One concrete task instance: everything needed to run and grade it, nothing to look up."""
+
+    name: str
+    category: str
+    seed: int
+    params: Mapping[str, Any]
+    persona: str
+    skills: tuple[str, ...]
+    workspace: str
+    instruction: str
+    files: Mapping[str, bytes]
+    executables: frozenset[str]
+    solution: tuple[Mapping[str, Any], ...]
+    checks: tuple[Mapping[str, Any], ...]
+    rubric: tuple[Mapping[str, Any], ...] = ()
+    rubric_weight: float = 0.3
+    limits: Mapping[str, Any] = field(default_factory=dict)
+    network: bool = False
+    mount: str = "/root/.openclaw/workspace"
+    title: str = ""
+    subcategory: str = ""
+    difficulty: str = ""
+    spec_file: str = ""
+    task_dir: str = ""
+    extra_hashed: Mapping[str, str] = field(default_factory=dict)  # sha256 of grading scripts etc.
+    solution_lines: tuple[int, ...] = ()
+    hash: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("params", "solution", "checks", "rubric", "limits", "extra_hashed"):
+            object.__setattr__(self, name, _freeze(thaw(getattr(self, name))))
+        object.__setattr__(self, "files", MappingProxyType(dict(self.files)))
+        object.__setattr__(self, "hash", self.compute_hash())
+
+    @property
+    def id(self) -> str:
+        """Human-readable instance id: name@seed."""
+        return f"{self.name}@{self.seed}"
+
+    @property
+    def category_label(self) -> str:
+        return CATEGORY_LABELS.get(self.category, self.category)
+
+    def compute_hash(self) -> str:
+        """sha256 over everything that affects running or grading (not the spec's file name)."""
+        body = {
+            "name": self.name, "category": self.category, "seed": self.seed, "params": thaw(self.params),
+            "instruction": self.instruction,
+            "files": {p: hashlib.sha256(b).hexdigest() for p, b in sorted(self.files.items())},
+            "executables": sorted(self.executables), "solution": thaw(self.solution),
+            "checks": thaw(self.checks), "rubric": thaw(self.rubric), "rubric_weight": self.rubric_weight,
+            "limits": thaw(self.limits), "network": self.network, "mount": self.mount,
+            "extra": thaw(self.extra_hashed),
+        }
+        text = json.dumps(body, sort_keys=True, ensure_ascii=False, default=str)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def summary(self) -> dict[str, Any]:
+        """What a trajectory or trial record embeds to identify and reproduce this instance."""
+        return {"name": self.name, "id": self.id, "hash": self.hash, "seed": self.seed,
+                "category": self.category, "params": thaw(self.params), "persona": self.persona,
+                "spec_file": self.spec_file}
+
+    def to_dict(self, *, with_files: bool = True) -> dict[str, Any]:
+        """JSON-friendly view (file contents as text where they are UTF-8)."""
+        out = {**self.summary(), "title": self.title, "subcategory": self.subcategory,
+               "difficulty": self.difficulty, "skills": list(self.skills), "workspace": self.workspace,
+               "instruction": self.instruction, "solution": thaw(self.solution), "checks": thaw(self.checks),
+               "rubric": thaw(self.rubric), "limits": thaw(self.limits), "network": self.network,
+               "mount": self.mount}
+        if with_files:
+            out["files"] = {p: _text_or_note(b) for p, b in sorted(self.files.items())}
+        return out
+
+
+def _text_or_note(data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return f"<{len(data)} bytes of binary data>"

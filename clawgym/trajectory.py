@@ -1,0 +1,49 @@
+"""The record of one attempt of one task by one agent (versioned JSON)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+FORMAT = "clawgym.trajectory/v1"
+OUTCOMES = ("completed", "failed", "timeout", "error")
+
+
+@dataclass
+class Trajectory:
+    """Steps an agent took. `outcome`: completed (agent stopped by itself), failed (agent gave up or a
+    scripted step failed), timeout (a budget ran out) or error (infrastructure; retried, never graded 0)."""
+
+    task: dict[str, Any]
+    agent: dict[str, Any]
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    outcome: str = "completed"
+    final_message: str | None = None
+    error: str | None = None
+    usage: dict[str, Any] = field(default_factory=dict)
+    started_at: float = field(default_factory=time.time)
+    ended_at: float | None = None
+    format: str = FORMAT
+
+    def add(self, kind: str, **fields: Any) -> dict[str, Any]:
+        """Append one step (`kind` is exec, write, tool, message...) and return it."""
+        step = {"index": len(self.steps), "kind": kind, **fields}
+        self.steps.append(step)
+        return step
+
+    def finish(self, outcome: str | None = None, error: str | None = None) -> "Trajectory":
+        if outcome:
+            self.outcome = outcome
+        if error:
+            self.error = error
+        self.ended_at = time.time()
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Trajectory":
+        known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
+        return cls(**known)

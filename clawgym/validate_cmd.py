@@ -1,0 +1,78 @@
+"""`clawgym validate`: schemas, references, rendering on several seeds, and the oracle/nop lint."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+
+from .compile import compile_task, load_task_spec
+from .errors import Problem, SpecError
+from .plan import parse_seeds, plan_from_run_spec
+from .spec.library import find_root, library_for
+from .spec.load import load_file
+from .spec.validate import validate_document
+from .task import Task
+
+
+def spec_files(paths: list[Path]) -> list[Path]:
+    """YAML files named directly or found under folders (sorted, unique)."""
+    out: dict[Path, None] = {}
+    for path in paths:
+        if path.is_dir():
+            for f in sorted(list(path.rglob("*.yaml")) + list(path.rglob("*.yml"))):
+                if not any(part.startswith(".") for part in f.parts):
+                    out[f] = None
+        else:
+            out[path] = None
+    return list(out)
+
+
+def validate_file(path: Path, seeds: list[int]) -> tuple[str, list[Task]]:
+    """Validate one spec file; returns its kind and (for tasks) the compiled instances."""
+    doc = load_file(path)
+    kind = doc.data.get("kind") if isinstance(doc.data, dict) else None
+    if kind == "Task":
+        spec = load_task_spec(path, doc)
+        return kind, [compile_task(spec, s) for s in seeds]
+    if kind == "Run":
+        plan_from_run_spec(doc)
+        return kind, []
+    problems = validate_document(doc)
+    if problems:
+        raise SpecError(problems)
+    lib = library_for(find_root(path.resolve().parent))
+    name, where = doc.data["name"], doc.where(("name",))
+    if kind == "Persona" and path.parent.name == "personas":
+        lib.persona(name, where)
+    elif kind == "Skill":
+        lib.skill(path.parent.name, where)
+    elif kind == "Workspace":
+        lib.workspace(path.parent.name, where)
+    return kind, []
+
+
+def validate_paths(paths: list[Path], *, static: bool, seeds: str, jobs: int, console: Console) -> None:
+    """Validate every spec under `paths`; raise SpecError listing every problem found."""
+    seed_list = parse_seeds(seeds)
+    problems: list[Problem] = []
+    tasks: list[Task] = []
+    files = spec_files(paths)
+    for path in files:
+        try:
+            kind, compiled = validate_file(path, seed_list)
+            tasks += compiled
+            console.print(f"[green]ok[/green]   {path} ({kind}{f', {len(compiled)} instances' if compiled else ''})",
+                          highlight=False)
+        except SpecError as exc:
+            problems += exc.problems
+            console.print(f"[red]fail[/red] {path}", highlight=False)
+    if tasks and not static and not problems:
+        from .lint import lint_tasks
+
+        console.print(f"linting {len(tasks)} task instances (oracle must score 1.0, nop at most 0.1)...")
+        problems += lint_tasks(tasks, jobs=jobs)
+    if problems:
+        raise SpecError(problems)
+    console.print(f"[green]{len(files)} files valid[/green]" + ("" if static or not tasks else
+                  f"; {len(tasks)} instances: oracle 1.0, nop <= 0.1"))

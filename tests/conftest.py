@@ -1,0 +1,27 @@
+"""Shared fixtures: skip sandbox-dependent tests with a reason when bubblewrap cannot run."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+
+
+def _bwrap_works() -> str | None:
+    if shutil.which("bwrap") is None:
+        return "bubblewrap (bwrap) is not installed: apt-get install bubblewrap"
+    probe = subprocess.run(["bwrap", "--ro-bind", "/", "/", "--unshare-all", "true"], capture_output=True)
+    if probe.returncode != 0:
+        return f"bubblewrap cannot create namespaces here: {probe.stderr.decode().strip()}"
+    return None
+
+
+BWRAP_PROBLEM = _bwrap_works()
+
+
+@pytest.fixture
+def bwrap() -> None:
+    """Use in tests that run a local sandbox."""
+    if BWRAP_PROBLEM:
+        pytest.skip(BWRAP_PROBLEM)
