@@ -1,0 +1,47 @@
+"""Declarative checks that grade an agent's final workspace.
+
+Importing this package registers every built-in check type. `check_class`, `check_schema` and
+`check_types` look types up in the registry table without loading third-party plugins unless a
+type is not built in.
+"""
+
+from __future__ import annotations
+
+from ..errors import ClawgymError, did_you_mean
+from ..registry import _REGISTRY
+from . import exec as _exec  # noqa: F401
+from . import files as _files  # noqa: F401
+from . import structured as _structured  # noqa: F401
+from . import tabular as _tabular  # noqa: F401
+from . import text as _text  # noqa: F401
+from .base import Check, CheckContext, CheckFailure, CheckResult
+
+__all__ = ["Check", "CheckContext", "CheckFailure", "CheckResult", "check_class", "check_schema",
+           "check_types"]
+
+
+def check_class(type_name: str) -> type[Check]:
+    """The Check subclass registered as `type_name`; plugins are loaded only on a miss."""
+    table = _REGISTRY.get("check", {})
+    if type_name in table:
+        return table[type_name]
+    from .. import registry
+
+    try:
+        return registry.get("check", type_name)
+    except ClawgymError:
+        raise
+    except Exception as e:  # noqa: BLE001 - a broken plugin must not hide the real problem
+        hint = did_you_mean(type_name, table) or f"built-in: {', '.join(sorted(table))}"
+        raise ClawgymError(f"unknown check type {type_name!r} ({type(e).__name__} loading plugins)",
+                           hint=hint) from None
+
+
+def check_schema(type_name: str) -> dict:
+    """The full JSON Schema (draft 2020-12) of a check type, common keys included."""
+    return check_class(type_name).schema
+
+
+def check_types() -> list[str]:
+    """Every check type registered so far (all built-ins, plus plugins once loaded), sorted."""
+    return sorted(_REGISTRY.get("check", {}))

@@ -1,0 +1,305 @@
+"""Checks that execute code: `command` (in a fresh sandbox) and `python` (a grading script).
+
+Both run over a throwaway copy of the final workspace, so nothing they do can change what other
+checks grade. The copy keeps regular files, directories and symlinks that stay inside the
+workspace; symlinks leading outside it, FIFOs, sockets and devices are left out.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ..errors import InfraError, PrerequisiteError
+from ..registry import register
+from .base import Check, CheckContext, CheckFailure, as_list, check_rel, clip, short, strings
+
+MAX_OUTPUT = 1_000_000
+
+
+def copy_workspace(src: Path, dst: Path) -> list[str]:
+    """Copy `src` to a new folder `dst` without following symlinks; returns what was left out."""
+    src_root = os.path.realpath(src)
+    skipped: list[str] = []
+    os.makedirs(dst)
+    for dirpath, dirnames, filenames in os.walk(src_root, followlinks=False):
+        rel_dir = os.path.relpath(dirpath, src_root)
+        out_dir = os.path.normpath(os.path.join(dst, rel_dir))
+        for name in dirnames + filenames:
+            s, d = os.path.join(dirpath, name), os.path.join(out_dir, name)
+            rel = os.path.normpath(os.path.join(rel_dir, name))
+            try:
+                mode = os.lstat(s).st_mode
+                if stat.S_ISLNK(mode):
+                    target = os.path.realpath(s)
+                    if target == src_root or target.startswith(src_root + os.sep):
+                        inside = os.path.join(dst, os.path.relpath(target, src_root))
+                        os.symlink(os.path.relpath(inside, out_dir), d)
+                    else:
+                        skipped.append(f"{rel} (symlink outside the workspace)")
+                elif stat.S_ISDIR(mode):
+                    os.mkdir(d)
+                elif stat.S_ISREG(mode):
+                    shutil.copy2(s, d, follow_symlinks=False)
+                else:
+                    skipped.append(f"{rel} (not a regular file)")
+            except OSError as e:
+                skipped.append(f"{rel} ({e.strerror or e})")
+    return skipped
+
+
+def run_process(argv: list[str], *, cwd: Path, env: dict, timeout: float) -> tuple[int | None, str, str, bool]:
+    """(exit code, stdout, stderr, timed out); output capped, the whole process group killed at the end."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out,
+                                stderr=err, start_new_session=True)
+        timed_out = False
+        try:
+            code: int | None = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out, code = True, None
+        finally:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            proc.wait()
+        return code, _tail(out), _tail(err), timed_out
+
+
+def _tail(f: Any, limit: int = MAX_OUTPUT) -> str:
+    size = f.seek(0, os.SEEK_END)
+    f.seek(max(0, size - limit))
+    return f.read().decode("utf-8", "replace")
+
+
+@register("check", "command")
+class Command(Check):
+    """Run a shell command in a fresh sandbox over a copy of the final workspace.
+
+    Score = fraction of criteria met: the exit status, plus each `output_contains` string
+    (output is stdout and stderr together). A timeout scores 0.
+    """
+
+    type = "command"
+    schema = {
+        "type": "object",
+        "required": ["run"],
+        "properties": {
+            "run": {"type": "string", "minLength": 1, "x-template": "text",
+                    "description": "Shell command, run in the workspace copy inside the sandbox."},
+            "expect_exit": {"oneOf": [{"type": "integer"}, {"type": "array", "items": {"type": "integer"}}],
+                            "default": 0, "description": "Accepted exit status(es)."},
+            "output_contains": strings("String(s) the command output must contain."),
+            "timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": 3600, "default": 60,
+                        "description": "Seconds before the command is killed (scores 0)."},
+        },
+    }
+
+    def budget(self) -> float:
+        return float(self.get("timeout")) + self.base_budget
+
+    def run(self, ctx: CheckContext) -> tuple:
+        timeout = float(self.get("timeout"))
+        with tempfile.TemporaryDirectory(prefix="clawgym-check-") as tmp:
+            copy = Path(tmp) / "workspace"
+            skipped = copy_workspace(ctx.workspace, copy)
+            res = _sandbox_exec(ctx.sandbox, copy, self.get("run"), timeout)
+        output = res.output or ""
+        details: dict = {"exit_code": res.exit_code, "output_tail": output[-2000:]}
+        if skipped:
+            details["skipped"] = skipped[:20]
+        if res.timed_out:
+            return 0.0, f"command timed out after {timeout:g}s", details
+        want = [int(x) for x in as_list(self.get("expect_exit"))]
+        problems = []
+        if res.exit_code not in want:
+            why = f" ({res.killed_reason})" if getattr(res, "killed_reason", None) else ""
+            last = next((ln for ln in reversed(output.splitlines()) if ln.strip()), "")
+            problems.append(f"exit status {res.exit_code}{why}, expected {' or '.join(map(str, want))}"
+                            + (f"; last output: {clip(last)}" if last else ""))
+        needles = [str(s) for s in as_list(self.get("output_contains"))]
+        problems += [f"output lacks {short(s, 60)}" for s in needles if s not in output]
+        total = 1 + len(needles)
+        score = (total - len(problems)) / total
+        if not problems:
+            return score, f"exit status {res.exit_code}" + (f", output has all {len(needles)} string(s)"
+                                                           if needles else ""), details
+        return score, "; ".join(problems[:3]), details
+
+
+def _sandbox_exec(spec: dict | None, folder: Path, command: str, timeout: float) -> Any:
+    """Run `command` in a fresh sandbox over `folder` (no network); infra problems raise InfraError."""
+    try:
+        from ..sandbox import SandboxLimits, create_sandbox
+    except ImportError as e:
+        raise InfraError(f"the command check needs clawgym.sandbox: {e}") from None
+    try:
+        limits = SandboxLimits(wall_seconds=timeout + 30)
+    except TypeError:
+        limits = None
+    try:
+        sandbox = create_sandbox(spec, folder, limits=limits, network=False)
+    except (PrerequisiteError, InfraError):
+        raise
+    except Exception as e:  # noqa: BLE001 - any failure to start is infrastructure, not the agent's fault
+        raise InfraError(f"could not start a sandbox for the command check: {type(e).__name__}: {e}") from None
+    with sandbox:
+        try:
+            return sandbox.exec(command, timeout=timeout)
+        except (PrerequisiteError, InfraError):
+            raise
+        except Exception as e:  # noqa: BLE001
+            raise InfraError(f"sandbox failed while running the command check: {type(e).__name__}: {e}") from None
+
+
+def _number(text: Any) -> float | None:
+    if isinstance(text, bool):
+        return None
+    try:
+        f = float(text)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+def _subscores(items: Any) -> list[dict]:
+    out = []
+    for i, item in enumerate(items[:100] if isinstance(items, list) else []):
+        if isinstance(item, dict):
+            s = _number(item.get("score"))
+            out.append({"name": str(item.get("name", f"#{i + 1}"))[:100],
+                        "score": min(1.0, max(0.0, s)) if s is not None else 0.0,
+                        "reason": str(item.get("reason", ""))[:500]})
+    return out
+
+
+def parse_score(stdout: str, exit_code: int | None) -> tuple[float, str, dict]:
+    """Apply the grading-script protocol to its stdout (see the `python` check)."""
+    lines = [ln.strip() for ln in stdout.splitlines() if ln.strip()]
+    last = lines[-1] if lines else ""
+    value = _number(last)
+    if value is not None:
+        if not 0 <= value <= 1:
+            return 0.0, f"script printed {short(last, 40)}, outside [0, 1]", {}
+        return value, f"script score {value:g}", {}
+    obj = None
+    if last.startswith("{"):
+        try:
+            obj = json.loads(last)
+        except (ValueError, RecursionError):
+            obj = None
+    if isinstance(obj, dict) and "score" in obj:
+        score = _number(obj["score"])
+        if score is None or not 0 <= score <= 1:
+            return 0.0, f"script printed score {short(obj['score'], 40)}, not a number in [0, 1]", {}
+        subs = _subscores(obj.get("checks"))
+        reason = str(obj.get("reason") or "")[:1000] or f"script score {score:g}" + _list(subs)
+        return score, reason, ({"subscores": subs} if subs else {})
+    if isinstance(obj, dict) and obj and all(_number(v) is not None for v in obj.values()):
+        subs = [{"name": str(k)[:100], "score": _number(v), "reason": ""} for k, v in list(obj.items())[:100]]
+        bad = [s["name"] for s in subs if not 0 <= s["score"] <= 1]
+        if bad:
+            return 0.0, f"sub-score(s) outside [0, 1]: {', '.join(bad[:5])}", {"subscores": subs}
+        score = sum(s["score"] for s in subs) / len(subs)
+        return score, f"mean of {len(subs)} sub-scores" + _list(subs), {"subscores": subs}
+    if exit_code == 0:
+        return 1.0, "script exited 0", {}
+    return 0.0, f"script exited {exit_code}", {}
+
+
+def _list(subs: list[dict]) -> str:
+    if not subs:
+        return ""
+    more = ", …" if len(subs) > 6 else ""
+    return ": " + ", ".join(f"{s['name']}={s['score']:g}" for s in subs[:6]) + more
+
+
+@register("check", "python")
+class Python(Check):
+    """Run a grading script from the task folder against a copy of the final workspace.
+
+    The script runs with the checker's Python, cwd = a throwaway copy of the final workspace, and
+    env CLAWGYM_WORKSPACE (that copy), CLAWGYM_ORIGINAL (a copy of the original workspace),
+    CLAWGYM_PARAMS (JSON), CLAWGYM_TASK_DIR and, if recorded, CLAWGYM_TRAJECTORY (a JSON file).
+    Its last non-empty stdout line is read as: a float in [0, 1]; or a JSON object
+    `{"score": s, "reason": "...", "checks": [{"name", "score", "reason"}]}`; or a JSON object of
+    named sub-scores `{"name": s, ...}` (score = their mean). Otherwise exit status 0 scores 1.
+    """
+
+    type = "python"
+    schema = {
+        "type": "object",
+        "required": ["script"],
+        "properties": {
+            "script": {"type": "string", "minLength": 1, "x-template": "text",
+                       "description": "Grading script, relative to the task spec's folder."},
+            "args": {"type": "array", "items": {"type": "string", "x-template": "text"}, "default": [],
+                     "description": "Extra command-line arguments for the script."},
+            "timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": 3600, "default": 120,
+                        "description": "Seconds before the script is killed (scores 0)."},
+        },
+    }
+
+    def budget(self) -> float:
+        return float(self.get("timeout")) + self.base_budget
+
+    def _script(self, ctx: CheckContext) -> Path:
+        rel = check_rel(self.get("script"), "task folder")
+        if ctx.task_dir is None:
+            raise CheckFailure("the python check needs the task folder to find its script")
+        root = Path(ctx.task_dir).resolve()
+        path = (root / rel).resolve()
+        if not path.is_relative_to(root):
+            raise CheckFailure(f"grading script escapes the task folder: {rel}")
+        if not path.is_file():
+            raise CheckFailure(f"grading script not found: {rel}")
+        return path
+
+    def run(self, ctx: CheckContext) -> tuple:
+        script, timeout = self._script(ctx), float(self.get("timeout"))
+        with tempfile.TemporaryDirectory(prefix="clawgym-grade-") as tmp:
+            work, orig, home = Path(tmp) / "workspace", Path(tmp) / "original", Path(tmp) / "home"
+            skipped = copy_workspace(ctx.workspace, work)
+            copy_workspace(ctx.original, orig)
+            home.mkdir()
+            env = {k: v for k, v in os.environ.items()
+                   if k in ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "SYSTEMROOT", "TZ")}
+            # relative PYTHONPATH entries would resolve inside the workspace copy: pin them
+            pypath = [os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+            if pypath:
+                env["PYTHONPATH"] = os.pathsep.join(pypath)
+            env.update(HOME=str(home), TMPDIR=str(home), PYTHONDONTWRITEBYTECODE="1",
+                       PYTHONIOENCODING="utf-8", CLAWGYM_WORKSPACE=str(work), CLAWGYM_ORIGINAL=str(orig),
+                       CLAWGYM_TASK_DIR=str(script.parent if ctx.task_dir is None else ctx.task_dir),
+                       CLAWGYM_PARAMS=json.dumps(ctx.params or {}, default=str))
+            if ctx.trajectory is not None:
+                traj = Path(tmp) / "trajectory.json"
+                traj.write_text(json.dumps(ctx.trajectory, default=str), encoding="utf-8")
+                env["CLAWGYM_TRAJECTORY"] = str(traj)
+            argv = [sys.executable, str(script), *map(str, as_list(self.get("args")))]
+            code, out, err, timed_out = run_process(argv, cwd=work, env=env, timeout=timeout)
+        details: dict = {"exit_code": code}
+        if skipped:
+            details["skipped"] = skipped[:20]
+        if timed_out:
+            return 0.0, f"grading script timed out after {timeout:g}s", details
+        score, reason, extra = parse_score(out, code)
+        details.update(extra)
+        if code != 0:
+            last_err = next((ln for ln in reversed(err.splitlines()) if ln.strip()), "")
+            details["stderr_tail"] = err[-2000:]
+            if last_err and reason.startswith("script exited"):
+                reason += f": {clip(last_err, 200)}"
+            elif not reason.startswith("script exited"):
+                reason += f" (exit status {code})"
+        return score, reason, details

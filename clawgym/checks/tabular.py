@@ -1,0 +1,181 @@
+"""CSV check: rows of a CSV file equal an expected list of rows, with partial credit."""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+from ..registry import register
+from .base import Check, CheckContext, CheckFailure, as_list, parse_number, short, strings, tolerance_of
+from .structured import _TOL, values_equal
+
+MAX_FIELD = 1_000_000
+
+
+def read_csv(ctx: CheckContext, rel: str, delimiter: str) -> tuple[list[str], list[dict[str, str]]]:
+    """(header, rows) of a CSV file; fully blank rows are skipped. CheckFailure on bad content."""
+    text = ctx.read_text(rel)
+    old = csv.field_size_limit()
+    csv.field_size_limit(MAX_FIELD)
+    try:
+        if delimiter == "auto":
+            try:
+                delimiter = csv.Sniffer().sniff(text[:10000], delimiters=",;\t|").delimiter
+            except csv.Error:
+                delimiter = ","
+        reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=False)
+        raw = [r for r in reader if any(c.strip() for c in r)]
+    except csv.Error as e:
+        raise CheckFailure(f"malformed CSV in {rel}: {e}") from None
+    finally:
+        csv.field_size_limit(old)
+    if not raw:
+        raise CheckFailure(f"{rel} is empty (no header row)")
+    header = [h.strip() for h in raw[0]]
+    rows = [{h: (r[i] if i < len(r) else "") for i, h in enumerate(header)} for r in raw[1:]]
+    return header, rows
+
+
+def _resolve_columns(header: list[str], wanted: list[str], rel: str) -> dict[str, str]:
+    """Map wanted column → header column: exact match first, then a unique case-insensitive one."""
+    out = {}
+    for col in wanted:
+        if col in header:
+            out[col] = col
+            continue
+        alt = [h for h in header if h.casefold() == col.strip().casefold()]
+        if len(alt) != 1:
+            have = ", ".join(header[:20])
+            raise CheckFailure(f"column {col!r} missing from the header of {rel} (have: {have})")
+        out[col] = alt[0]
+    return out
+
+
+@register("check", "csv_rows_equal")
+class CsvRowsEqual(Check):
+    """A CSV file holds the expected rows (compared on the expected columns, or `columns`).
+
+    Score = matched / (expected + unexpected rows), so missing, wrong and (unless `extra_rows`)
+    surplus rows all cost credit. Rows pair up by `key` column(s) if given, else by content
+    (`ignore_order`) or position. Numbers compare numerically with `tolerance`.
+    """
+
+    type = "csv_rows_equal"
+    schema = {
+        "type": "object",
+        "required": ["path", "expected"],
+        "properties": {
+            "path": {"type": "string", "minLength": 1, "x-template": "text",
+                     "description": "CSV file to read, relative to the workspace (header row required)."},
+            "expected": {"type": "array", "x-template": "value",
+                         "items": {"type": "object", "additionalProperties": {"x-template": "value"}},
+                         "description": "Expected rows as a list of {column: value} mappings."},
+            "key": {**strings("Column(s) identifying a row, used to pair rows."), "minItems": 1},
+            "columns": {"type": "array", "items": {"type": "string", "x-template": "text"},
+                        "description": "Columns to compare (default: every column named in `expected`)."},
+            "ignore_order": {"type": "boolean", "default": True,
+                             "description": "Row order does not matter (ignored when `key` is set)."},
+            "ignore_case": {"type": "boolean", "default": False,
+                            "description": "Compare text cells case-insensitively."},
+            "strip": {"type": "boolean", "default": True,
+                      "description": "Strip surrounding whitespace from cells before comparing."},
+            "tolerance": _TOL,
+            "extra_rows": {"type": "boolean", "default": False,
+                           "description": "Allow rows beyond the expected ones without penalty."},
+            "delimiter": {"type": "string", "minLength": 1, "maxLength": 4, "default": ",",
+                          "description": "Field delimiter, or `auto` to sniff `,` `;` tab `|`."},
+        },
+    }
+
+    def run(self, ctx: CheckContext) -> tuple:
+        rel = self.get("path")
+        expected = self.config["expected"]
+        if not isinstance(expected, list) or not all(isinstance(r, dict) for r in expected):
+            raise CheckFailure("expected must be a list of row mappings")
+        header, rows = read_csv(ctx, rel, self.get("delimiter"))
+        keys = [str(k) for k in as_list(self.get("key"))]
+        cols = [str(c) for c in as_list(self.get("columns"))] or list(dict.fromkeys(
+            str(c) for r in expected for c in r))
+        cols = list(dict.fromkeys(keys + cols))
+        colmap = _resolve_columns(header, cols, rel)
+        tol = tolerance_of(self.get("tolerance"))
+        opts = {"coerce": True, "ignore_case": self.get("ignore_case"), "strip": self.get("strip")}
+
+        def diff(actual: dict, exp: dict) -> list[str]:
+            return [f"{c} expected {short(exp[c], 40)}, got {short(actual[colmap[c]], 40)}"
+                    for c in cols if c in exp and not values_equal(actual[colmap[c]], exp[c], tol, **opts)]
+
+        def label(exp: dict) -> str:
+            ks = keys or [c for c in cols if c in exp][:2]
+            return "row " + ", ".join(f"{k}={short(exp.get(k), 30)}" for k in ks)
+
+        problems: list[str] = []
+        matched = 0
+        if keys:
+            index: dict[tuple, list[int]] = {}
+            def norm(v: str) -> str:
+                num = parse_number(v)
+                v = repr(num) if num is not None else str(v).strip()
+                return v.casefold() if opts["ignore_case"] else v
+
+            for i, r in enumerate(rows):
+                index.setdefault(tuple(norm(r[colmap[k]]) for k in keys), []).append(i)
+            used: set[int] = set()
+            for exp in expected:
+                if any(k not in exp for k in keys):
+                    raise CheckFailure(f"expected row {short(exp)} lacks key column(s) {keys}")
+                hits = index.get(tuple(norm(_cell(exp[k])) for k in keys), [])
+                if not hits:
+                    problems.append(f"missing {label(exp)}")
+                    continue
+                used.add(hits[0])
+                d = diff(rows[hits[0]], exp)
+                if d:
+                    problems.append(f"{label(exp)}: " + "; ".join(d[:3]))
+                else:
+                    matched += 1
+            unexpected = len(rows) - len(used)
+        elif self.get("ignore_order"):
+            free = list(range(len(rows)))
+            for exp in expected:
+                hit = next((i for i in free if not diff(rows[i], exp)), None)
+                if hit is None:
+                    near = min(free, key=lambda i: len(diff(rows[i], exp)), default=None)
+                    hint = f" (closest: {'; '.join(diff(rows[near], exp)[:2])})" if near is not None else ""
+                    problems.append(f"no row matches {short({c: exp.get(c) for c in cols if c in exp}, 70)}{hint}")
+                else:
+                    free.remove(hit)
+                    matched += 1
+            unexpected = max(0, len(rows) - len(expected))
+        else:
+            for i, exp in enumerate(expected):
+                if i >= len(rows):
+                    problems.append(f"row {i + 1} missing")
+                    continue
+                d = diff(rows[i], exp)
+                if d:
+                    problems.append(f"row {i + 1}: " + "; ".join(d[:3]))
+                else:
+                    matched += 1
+            unexpected = max(0, len(rows) - len(expected))
+        if self.get("extra_rows"):
+            unexpected = 0
+        if unexpected:
+            problems.append(f"{unexpected} unexpected row(s)")
+        denom = len(expected) + unexpected
+        score = matched / denom if denom else 1.0
+        details = {"matched": matched, "expected": len(expected), "actual": len(rows),
+                   "unexpected": unexpected, "problems": problems[:20]}
+        head = f"{matched}/{len(expected)} expected rows matched"
+        if not problems:
+            return score, head, details
+        more = f"; +{len(problems) - 3} more" if len(problems) > 3 else ""
+        return score, f"{head}; " + "; ".join(problems[:3]) + more, details
+
+
+def _cell(value: Any) -> str:
+    """How an expected key value is written in a CSV cell (1.0 → "1.0", True → "true")."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if value is None else str(value)

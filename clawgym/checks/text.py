@@ -1,0 +1,264 @@
+"""Text checks: substrings, regexes, Markdown sections and line counts."""
+
+from __future__ import annotations
+
+import re
+
+from ..registry import register
+from .base import Check, CheckContext, CheckFailure, as_list, short, strings
+
+_PATH = {"type": "string", "minLength": 1, "x-template": "text",
+         "description": "File to read, relative to the workspace."}
+_FLAGS = {"multiline": re.M, "ignorecase": re.I, "dotall": re.S}
+
+
+def _norm(text: str, case_sensitive: bool, squash: bool) -> str:
+    if squash:
+        text = " ".join(text.split())
+    return text if case_sensitive else text.casefold()
+
+
+def _fraction_found(text: str, contains: list[str], not_contains: list[str], *, case_sensitive: bool,
+                    squash: bool) -> tuple[float, list[str], int]:
+    """(score, problems, total) for required and forbidden substrings in `text`."""
+    hay = _norm(text, case_sensitive, squash)
+    problems = []
+    for s in contains:
+        if _norm(str(s), case_sensitive, squash) not in hay:
+            problems.append(f"missing {short(s, 60)}")
+    for s in not_contains:
+        if _norm(str(s), case_sensitive, squash) in hay:
+            problems.append(f"forbidden {short(s, 60)} present")
+    total = len(contains) + len(not_contains)
+    return ((total - len(problems)) / total if total else 1.0), problems, total
+
+
+def _summary(problems: list[str], total: int, what: str) -> str:
+    if not problems:
+        return f"all {total} {what} satisfied"
+    more = f"; +{len(problems) - 3} more" if len(problems) > 3 else ""
+    return f"{total - len(problems)}/{total} {what} satisfied: " + "; ".join(problems[:3]) + more
+
+
+@register("check", "text_contains")
+class TextContains(Check):
+    """A text file contains every given string (score = fraction found) and none of `not_contains`."""
+
+    type = "text_contains"
+    schema = {
+        "type": "object",
+        "required": ["path"],
+        "anyOf": [{"required": ["contains"]}, {"required": ["not_contains"]}],
+        "properties": {
+            "path": _PATH,
+            "contains": strings("String or list of strings that must all appear."),
+            "not_contains": strings("String or list of strings that must not appear."),
+            "case_sensitive": {"type": "boolean", "default": True,
+                               "description": "Compare case-sensitively."},
+            "normalize_whitespace": {"type": "boolean", "default": False,
+                                     "description": "Collapse runs of whitespace (incl. newlines) "
+                                                    "to one space on both sides before comparing."},
+        },
+    }
+
+    def run(self, ctx: CheckContext) -> tuple:
+        text = ctx.read_text(self.get("path"))
+        score, problems, total = _fraction_found(
+            text, as_list(self.get("contains")), as_list(self.get("not_contains")),
+            case_sensitive=self.get("case_sensitive"), squash=self.get("normalize_whitespace"))
+        return score, _summary(problems, total, "string checks")
+
+
+def compile_patterns(patterns: list[str], flags: list[str]) -> list[re.Pattern]:
+    bits = 0
+    for f in flags:
+        if f not in _FLAGS:
+            raise CheckFailure(f"unknown regex flag {f!r} (use {', '.join(_FLAGS)})")
+        bits |= _FLAGS[f]
+    out = []
+    for p in patterns:
+        try:
+            out.append(re.compile(str(p), bits))
+        except re.error as e:
+            raise CheckFailure(f"invalid regex {p!r}: {e}") from None
+    return out
+
+
+@register("check", "text_matches")
+class TextMatches(Check):
+    """Every regex matches the file at least `count` times (score = fraction of patterns satisfied)."""
+
+    type = "text_matches"
+    schema = {
+        "type": "object",
+        "required": ["path", "pattern"],
+        "properties": {
+            "path": _PATH,
+            "pattern": strings("Python regex, or list of regexes that must all match."),
+            "flags": {"type": "array", "items": {"enum": list(_FLAGS)}, "default": [],
+                      "description": "Regex flags: `multiline`, `ignorecase`, `dotall`."},
+            "count": {"type": "integer", "minimum": 1, "default": 1,
+                      "description": "Minimum number of (non-overlapping) matches per pattern."},
+            "max_count": {"type": "integer", "minimum": 0,
+                          "description": "Maximum number of matches per pattern (0 = must not match)."},
+        },
+    }
+
+    def run(self, ctx: CheckContext) -> tuple:
+        text = ctx.read_text(self.get("path"))
+        pats = compile_patterns(as_list(self.get("pattern")), as_list(self.get("flags")))
+        lo, hi = int(self.get("count")), self.get("max_count")
+        problems, counts = [], {}
+        for rx in pats:
+            shown = rx.pattern[:60].replace("\n", "\\n").replace("\t", "\\t")
+            n = 0
+            for _ in rx.finditer(text):
+                n += 1
+                if n > max(lo, hi or 0):
+                    break
+            counts[rx.pattern] = n
+            if hi is not None and n > hi:
+                problems.append(f"/{shown}/ matched more than {hi} time(s)")
+            elif n < lo and not (hi == 0):
+                problems.append(f"/{shown}/ matched {n} time(s), need {lo}")
+        total = len(pats)
+        return (total - len(problems)) / total, _summary(problems, total, "patterns"), {"counts": counts}
+
+
+_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+\S")
+
+
+def _headings(lines: list[str]) -> list[tuple[int, int, str]]:
+    """(line index, level, text) of ATX and setext headings outside fenced code."""
+    out, fence = [], None
+    for i, line in enumerate(lines):
+        m = _FENCE.match(line)
+        if m:
+            if fence is None:
+                fence = m.group(1)[0]
+            elif m.group(1)[0] == fence:
+                fence = None
+            continue
+        if fence:
+            continue
+        m = _ATX.match(line)
+        if m:
+            out.append((i, len(m.group(1)), (m.group(2) or "").strip()))
+        elif (i > 0 and lines[i - 1].strip() and re.match(r"^ {0,3}(=+|-+)[ \t]*$", line)
+              and not _ATX.match(lines[i - 1]) and not _ITEM.match(lines[i - 1])
+              and not (out and out[-1][0] == i - 1)):
+            out.append((i - 1, 1 if line.strip()[0] == "=" else 2, lines[i - 1].strip()))
+    return out
+
+
+def _clean_heading(text: str) -> str:
+    text = re.sub(r"[*_`]+", "", text)
+    return " ".join(text.split()).casefold().rstrip(":")
+
+
+@register("check", "markdown_section")
+class MarkdownSection(Check):
+    """A Markdown file has a heading (or several), optionally with required text and list items.
+
+    A section runs to the next heading of the same or a higher level. Each heading scores the
+    fraction of its criteria met (found, each `contains` string, `min_items`), 0 if missing;
+    the check scores the mean over `heading`/`headings`.
+    """
+
+    type = "markdown_section"
+    schema = {
+        "type": "object",
+        "required": ["path"],
+        "oneOf": [{"required": ["heading"]}, {"required": ["headings"]}],
+        "properties": {
+            "path": _PATH,
+            "heading": {"type": "string", "minLength": 1, "x-template": "text",
+                        "description": "Heading text (case, emphasis and trailing colon ignored)."},
+            "headings": {"type": "array", "minItems": 1, "x-template": "value",
+                         "items": {"type": ["string", "number"], "x-template": "text"},
+                         "description": "Several headings that must all exist, each checked like `heading`."},
+            "match": {"enum": ["exact", "contains", "regex"], "default": "exact",
+                      "description": "How `heading` is compared with heading text."},
+            "level": {"type": "integer", "minimum": 1, "maximum": 6,
+                      "description": "Required heading level (1 = `#`); any level if omitted."},
+            "contains": strings("Strings that must appear inside the section (each section, with `headings`)."),
+            "case_sensitive": {"type": "boolean", "default": False,
+                               "description": "Compare `contains` strings case-sensitively."},
+            "min_items": {"type": "integer", "minimum": 0,
+                          "description": "Minimum number of list items (`-`, `*`, `+`, `1.`) in the section."},
+        },
+    }
+
+    def _is_match(self, want: str, text: str) -> bool:
+        mode = self.get("match")
+        if mode == "regex":
+            return compile_patterns([want], ["ignorecase"])[0].search(text) is not None
+        got, want = _clean_heading(text), _clean_heading(want)
+        return got == want if mode == "exact" else want in got
+
+    def _section(self, want: str, lines: list[str], heads: list) -> tuple[float, list[str], int]:
+        """(score, problems, list items) for one wanted heading."""
+        level = self.get("level")
+        found = [k for k, h in enumerate(heads) if (level is None or h[1] == level) and self._is_match(want, h[2])]
+        if not found:
+            have = ", ".join(short(h[2], 40) for h in heads[:8]) or "none"
+            return 0.0, [f"heading {want!r}{f' (level {level})' if level else ''} not found; headings: {have}"], 0
+        start, lvl, _ = heads[found[0]]
+        end = next((h[0] for h in heads[found[0] + 1:] if h[1] <= lvl), len(lines))
+        skip = 2 if start + 1 < len(lines) and re.match(r"^ {0,3}(=+|-+)[ \t]*$", lines[start + 1]) else 1
+        body_lines = lines[start + skip:end]
+        _, problems, total = _fraction_found("\n".join(body_lines), [str(c) for c in as_list(self.get("contains"))],
+                                             [], case_sensitive=self.get("case_sensitive"), squash=True)
+        problems = [f"{p} in section {want!r}" for p in problems]
+        items = sum(1 for ln in body_lines if _ITEM.match(ln))
+        if self.get("min_items") is not None:
+            total += 1
+            if items < self.get("min_items"):
+                problems.append(f"{items} list item(s) in section {want!r}, need {self.get('min_items')}")
+        return (1 + total - len(problems)) / (1 + total), problems, items
+
+    def run(self, ctx: CheckContext) -> tuple:
+        lines = ctx.read_text(self.get("path")).split("\n")
+        heads = _headings(lines)
+        wanted = [str(h) for h in as_list(self.get("headings"))] or [self.get("heading")]
+        scores, problems, items = [], [], {}
+        for want in wanted:
+            score, probs, items[want] = self._section(want, lines, heads)
+            scores.append(score)
+            problems += probs
+        score = sum(scores) / len(scores)
+        what = f"{len(wanted)} section(s)" if len(wanted) > 1 else f"section {wanted[0]!r}"
+        if not problems:
+            return score, f"{what} found with all criteria", {"items": items}
+        more = f"; +{len(problems) - 3} more" if len(problems) > 3 else ""
+        return score, "; ".join(problems[:3]) + more, {"items": items}
+
+
+@register("check", "line_count")
+class LineCount(Check):
+    """The number of lines in a text file lies within [min, max]."""
+
+    type = "line_count"
+    schema = {
+        "type": "object",
+        "required": ["path"],
+        "anyOf": [{"required": ["min"]}, {"required": ["max"]}],
+        "properties": {
+            "path": _PATH,
+            "min": {"type": "integer", "minimum": 0, "description": "Minimum number of lines."},
+            "max": {"type": "integer", "minimum": 0, "description": "Maximum number of lines."},
+            "count_blank": {"type": "boolean", "default": False,
+                            "description": "Count blank (whitespace-only) lines too."},
+        },
+    }
+
+    def run(self, ctx: CheckContext) -> tuple:
+        lines = ctx.read_text(self.get("path")).splitlines()
+        if not self.get("count_blank"):
+            lines = [ln for ln in lines if ln.strip()]
+        n, lo, hi = len(lines), self.get("min"), self.get("max")
+        ok = (lo is None or n >= lo) and (hi is None or n <= hi)
+        bounds = f"[{lo if lo is not None else 0}, {hi if hi is not None else '∞'}]"
+        return (1.0 if ok else 0.0), f"{n} line(s), {'within' if ok else 'outside'} {bounds}", {"lines": n}

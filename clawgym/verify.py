@@ -1,0 +1,211 @@
+"""Score a final workspace: run the checks (in a fresh process) and combine them into a Verdict.
+
+`verify` is what rollouts call: it starts `python -m clawgym.verify_worker`, sends it a JSON
+request on stdin and reads JSON results from its stdout, so check code never shares a process
+with anything the agent touched. `run_checks` is the in-process core the worker uses.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from .checks.base import MAX_REASON, CheckContext, CheckFailure, CheckResult
+from .errors import ClawgymError, InfraError, PrerequisiteError
+
+
+@dataclass
+class Verdict:
+    """The combined outcome: `reward` in [0, 1], `passed` if no gate failed and reward ≥ threshold."""
+
+    reward: float
+    passed: bool
+    results: list[CheckResult] = field(default_factory=list)
+    gate_failed: str | None = None
+    error: str | None = None
+
+    def to_dict(self) -> dict:
+        return {"reward": self.reward, "passed": self.passed, "gate_failed": self.gate_failed,
+                "error": self.error, "results": [r.to_dict() for r in self.results]}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Verdict":
+        return cls(reward=float(d["reward"]), passed=bool(d["passed"]),
+                   results=[CheckResult.from_dict(r) for r in d.get("results", [])],
+                   gate_failed=d.get("gate_failed"), error=d.get("error"))
+
+
+def _clean_score(score: Any) -> float:
+    try:
+        s = float(score)
+    except (TypeError, ValueError):
+        return 0.0
+    return min(1.0, max(0.0, s)) if math.isfinite(s) else 0.0
+
+
+def combine(results: list[CheckResult], *, pass_threshold: float = 1.0) -> Verdict:
+    """A failed gate gives reward 0; otherwise the weighted mean of scores (plain mean if all weights are 0)."""
+    results = list(results)
+    if not results:
+        return Verdict(0.0, False, [], error="no checks to score")
+    gate = next((r for r in results if r.gate and not r.passed), None)
+    if gate is not None:
+        return Verdict(0.0, False, results, gate_failed=gate.name)
+    weights = [max(0.0, w) if math.isfinite(w := float(r.weight)) else 0.0 for r in results]
+    scores = [_clean_score(r.score) for r in results]
+    total = sum(weights)
+    reward = sum(w * s for w, s in zip(weights, scores)) / total if total > 0 else sum(scores) / len(scores)
+    reward = min(1.0, max(0.0, reward))
+    return Verdict(reward, reward >= pass_threshold - 1e-9, results)
+
+
+class CheckTimeout(Exception):
+    """A check ran past its time budget."""
+
+
+@contextmanager
+def _time_limit(seconds: float | None) -> Iterator[None]:
+    """Raise CheckTimeout after `seconds` (main thread on POSIX only; otherwise no limit)."""
+    usable = (seconds and hasattr(signal, "SIGALRM")
+              and threading.current_thread() is threading.main_thread())
+    if not usable:
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        raise CheckTimeout(f"check timed out after {seconds:g}s")
+
+    old = signal.signal(signal.SIGALRM, handler)
+    signal.setitimer(signal.ITIMER_REAL, float(seconds))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def _unique(name: str, seen: set[str]) -> str:
+    out, n = name, 1
+    while out in seen:
+        n += 1
+        out = f"{name} #{n}"
+    seen.add(out)
+    return out
+
+
+def run_checks(checks: list[dict], ctx: CheckContext, *, check_timeout: float | None = 60.0) -> list[CheckResult]:
+    """Run every check in this process. A check that raises scores 0 with the error as reason;
+    only InfraError and PrerequisiteError (the machinery, not the agent) propagate.
+
+    `check_timeout` bounds each non-executing check (executing ones get their own timeout on top).
+    """
+    from .checks import check_class
+
+    results, seen = [], set()
+    for i, config in enumerate(checks):
+        ctype = str(config.get("type", "?")) if isinstance(config, dict) else "?"
+        name = str(config.get("name") or f"{ctype} #{i + 1}") if isinstance(config, dict) else f"check #{i + 1}"
+        weight = config.get("weight", 1) if isinstance(config, dict) else 1
+        gate = bool(config.get("gate", False)) if isinstance(config, dict) else False
+        details = None
+        t0 = time.monotonic()
+        try:
+            check = check_class(ctype)(config)
+            name, weight, gate = check.name, check.weight, check.gate
+            budget = None if check_timeout is None else check_timeout + max(0.0, check.budget() - check.base_budget)
+            with _time_limit(budget):
+                out = check.run(ctx)
+            score, reason = _clean_score(out[0]), str(out[1])
+            details = out[2] if len(out) > 2 else None
+        except (InfraError, PrerequisiteError):
+            raise
+        except CheckFailure as e:
+            score, reason = 0.0, str(e)
+        except ClawgymError as e:
+            score, reason = 0.0, e.format()
+        except RecursionError:
+            score, reason = 0.0, "check failed: input nested too deeply"
+        except Exception as e:  # noqa: BLE001 - hostile content must never crash the verifier
+            score, reason = 0.0, f"check raised {type(e).__name__}: {e}"
+        details = dict(details or {})
+        details["duration_s"] = round(time.monotonic() - t0, 4)
+        try:
+            weight = float(weight)
+        except (TypeError, ValueError):
+            weight = 1.0
+        results.append(CheckResult(name=_unique(name, seen), type=ctype, score=score, weight=weight,
+                                   gate=gate, reason=reason[:MAX_REASON], details=details))
+    return results
+
+
+def verify(checks: list[dict], *, workspace: Path, original: Path, task_dir: Path | None, params: dict,
+           trajectory: dict | None = None, sandbox: dict | None = None, timeout: float = 300,
+           pass_threshold: float = 1.0) -> Verdict:
+    """Run `checks` in a fresh `python -m clawgym.verify_worker` process and combine the results.
+
+    Raises InfraError if the worker cannot run, times out or answers garbage, and
+    PrerequisiteError if a check needs something missing on this machine (e.g. a sandbox tool).
+    """
+    for label, folder in (("workspace", workspace), ("original workspace", original)):
+        if not Path(folder).is_dir():
+            raise InfraError(f"cannot verify: the {label} folder {folder} does not exist")
+    request = {"checks": list(checks), "workspace": str(workspace), "original": str(original),
+               "task_dir": str(task_dir) if task_dir is not None else None, "params": params or {},
+               "trajectory": trajectory, "sandbox": sandbox}
+    try:
+        payload = json.dumps(request, default=str)
+    except (TypeError, ValueError) as e:
+        raise InfraError(f"cannot send the checks to the verifier: {e}") from None
+    pkg_root = str(Path(__file__).resolve().parent.parent)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (pkg_root, env.get("PYTHONPATH")) if p)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    proc = subprocess.Popen([sys.executable, "-m", "clawgym.verify_worker"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=pkg_root,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(payload.encode(), timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill(proc)
+        raise InfraError(f"the verifier timed out after {timeout:g}s") from None
+    except BaseException:
+        _kill(proc)
+        raise
+    err_tail = err.decode("utf-8", "replace").strip()[-2000:]
+    try:
+        answer = json.loads(out.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise InfraError(f"the verifier exited {proc.returncode} without a result"
+                         + (f": {err_tail}" if err_tail else "")) from None
+    if not isinstance(answer, dict):
+        raise InfraError("the verifier answered something other than a JSON object")
+    if answer.get("error"):
+        cls = PrerequisiteError if answer.get("kind") == "prerequisite" else InfraError
+        raise cls(str(answer["error"]))
+    try:
+        results = [CheckResult.from_dict(r) for r in answer["results"]]
+    except (KeyError, TypeError, ValueError) as e:
+        raise InfraError(f"the verifier sent malformed results: {e}") from None
+    return combine(results, pass_threshold=pass_threshold)
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    """Kill the worker's whole process group (it leads its own session)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        pass

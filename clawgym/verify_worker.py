@@ -1,0 +1,53 @@
+"""Verifier subprocess: `python -m clawgym.verify_worker` reads one JSON request on stdin and
+writes one JSON answer on stdout.
+
+Request: {"checks", "workspace", "original", "task_dir", "params", "trajectory", "sandbox",
+"check_timeout"?}. Answer: {"results": [CheckResult dicts]} or {"error": msg, "kind": "infra" |
+"prerequisite"}. Anything checks or their children print goes to stderr, never into the answer.
+Only the checks package is imported (not every plugin), so the worker starts fast.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+
+def main() -> int:
+    answer_fd = os.dup(1)
+    os.dup2(2, 1)  # stray prints from checks and their children land on stderr
+    sys.stdout = sys.stderr
+    try:
+        answer = handle(json.loads(sys.stdin.buffer.read().decode("utf-8")))
+        code = 0
+    except Exception as e:  # noqa: BLE001 - report, never hang the caller
+        answer, code = {"error": f"verifier failed: {type(e).__name__}: {e}", "kind": "infra"}, 1
+    with os.fdopen(answer_fd, "w", encoding="utf-8") as out:
+        out.write(json.dumps(answer, default=str))
+    return code
+
+
+def handle(request: dict) -> dict:
+    from pathlib import Path
+
+    from .checks.base import CheckContext
+    from .errors import InfraError, PrerequisiteError
+    from .verify import run_checks
+
+    task_dir = request.get("task_dir")
+    ctx = CheckContext(workspace=Path(request["workspace"]), original=Path(request["original"]),
+                       task_dir=Path(task_dir) if task_dir else None, params=request.get("params") or {},
+                       trajectory=request.get("trajectory"), sandbox=request.get("sandbox"))
+    try:
+        results = run_checks(list(request["checks"]), ctx,
+                             check_timeout=float(request.get("check_timeout") or 60))
+    except PrerequisiteError as e:
+        return {"error": str(e), "kind": "prerequisite"}
+    except InfraError as e:
+        return {"error": str(e), "kind": "infra"}
+    return {"results": [r.to_dict() for r in results]}
+
+
+if __name__ == "__main__":
+    sys.exit(main())
