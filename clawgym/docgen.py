@@ -23,7 +23,7 @@ def _type_of(schema: dict) -> str:
     if "const" in schema:
         return f"`{json.dumps(schema['const'])}`"
     if "enum" in schema:
-        return " \\| ".join(f"`{v}`" for v in schema["enum"])
+        return " | ".join(f"`{v}`" for v in schema["enum"])
     if "oneOf" in schema or "anyOf" in schema:
         return " or ".join(_type_of(s) for s in schema.get("oneOf", schema.get("anyOf")))
     t = schema.get("type")

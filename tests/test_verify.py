@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from clawgym.registry import _REGISTRY
+
 from clawgym.checks import Check, CheckContext, CheckResult
 from clawgym.errors import InfraError, PrerequisiteError
 from clawgym.registry import register
@@ -64,7 +66,6 @@ def test_round_trips():
 
 # -- run_checks in process ------------------------------------------------------------------------
 
-@register("check", "test_raises")
 class _Raises(Check):
     """Raises whatever `error` names."""
 
@@ -81,6 +82,14 @@ class _Raises(Check):
             print("noise on stdout")
             return 1.0, "printed"
         raise KeyError("boom")
+
+
+@pytest.fixture(autouse=True)
+def _raises_check_registered():
+    """Register the test-only check for this module's tests only (the reference docs list the rest)."""
+    register("check", "test_raises")(_Raises)
+    yield
+    _REGISTRY["check"].pop("test_raises", None)
 
 
 @pytest.fixture
