@@ -1,0 +1,13 @@
+"""Sandboxes: isolated environments over a workspace folder, as `sandbox` plugins.
+
+`create_sandbox({"type": "local"}, workspace)` builds one; every backend must pass
+`clawgym.sandbox.conformance`.
+"""
+
+from .base import DEFAULT_MOUNT, ExecResult, Sandbox, SandboxLimits, create_sandbox
+
+# Built-in backends: importing a module registers it under its `type` name.
+from . import local as _local  # noqa: F401,E402  ("local": bubblewrap)
+# A container backend (type "docker") will be imported here the same way.
+
+__all__ = ["DEFAULT_MOUNT", "ExecResult", "Sandbox", "SandboxLimits", "create_sandbox"]

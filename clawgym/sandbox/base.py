@@ -1,0 +1,133 @@
+"""The sandbox contract: an isolated environment over one host workspace folder.
+
+Every backend (``local`` bubblewrap, later others) implements :class:`Sandbox` and must pass the
+shared suite in :mod:`clawgym.sandbox.conformance`. Backends are plugins of kind ``"sandbox"``;
+:func:`create_sandbox` builds one from a spec such as ``{"type": "local"}``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import posixpath
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from ..errors import ClawgymError, did_you_mean
+
+DEFAULT_MOUNT = "/root/.openclaw/workspace"
+SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    """Resource limits applied to everything a sandbox runs."""
+
+    wall_seconds: float = 600.0      # default timeout of one exec
+    memory_mb: int = 2048            # address space / memory cap for the process tree
+    pids: int = 256                  # max processes/threads in the sandbox at once
+    output_bytes: int = 1_000_000    # captured output cap per exec (more is dropped, flooders killed)
+    file_size_mb: int = 256          # largest file a process may write (RLIMIT_FSIZE)
+
+    def __post_init__(self) -> None:
+        for name in ("wall_seconds", "memory_mb", "pids", "output_bytes", "file_size_mb"):
+            if not getattr(self, name) > 0:
+                raise ClawgymError(f"sandbox limit {name} must be positive, got {getattr(self, name)!r}")
+
+
+@dataclass
+class ExecResult:
+    """Outcome of one command run in a sandbox."""
+
+    exit_code: int | None            # None when killed
+    output: str                      # stdout and stderr interleaved, utf-8 with errors="replace"
+    timed_out: bool = False
+    truncated: bool = False          # output went past output_bytes
+    duration_s: float = 0.0
+    killed_reason: str | None = None  # "timeout", "output limit", "closed"
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0
+
+
+def home_for(mount: str) -> str:
+    """HOME inside the sandbox: the folder holding ``.openclaw`` in `mount`, else ``/root``."""
+    parts = mount.split("/")
+    if ".openclaw" in parts:
+        return "/".join(parts[: parts.index(".openclaw")]) or "/"
+    return "/root"
+
+
+def check_mount(mount: str) -> str:
+    """Validate and normalise the in-sandbox workspace path."""
+    if not isinstance(mount, str) or not mount.startswith("/"):
+        raise ClawgymError(f"sandbox mount must be an absolute path, got {mount!r}")
+    norm = posixpath.normpath(mount)
+    top = norm.split("/")[1]
+    if norm == "/" or top in {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "proc",
+                              "dev", "sys", "run"}:
+        raise ClawgymError(f"sandbox mount {mount!r} is not allowed",
+                           hint="use a folder such as /root/.openclaw/workspace or /workspace")
+    return norm
+
+
+class Sandbox(ABC):
+    """A live isolated environment over one workspace folder on the host.
+
+    The workspace is the only writable host folder and is shown inside at `mount`. Commands see
+    HOME (parent of ``.openclaw``), PATH, LANG=C.UTF-8 and TZ=UTC and nothing of the host
+    environment. Use as a context manager or call :meth:`close`.
+    """
+
+    workspace: Path
+    mount: str
+    network: bool
+    limits: SandboxLimits
+
+    @abstractmethod
+    def exec(self, command: str | Sequence[str], *, timeout: float | None = None,
+             env: Mapping[str, str] | None = None, workdir: str | None = None,
+             stdin: str | bytes | None = None) -> ExecResult:
+        """Run `command` (a string goes through ``bash -c``, falling back to ``sh``).
+
+        `timeout` defaults to ``limits.wall_seconds``; a relative `workdir` resolves against
+        `mount`, the default working folder is `mount`.
+        """
+
+    @abstractmethod
+    def close(self) -> None:
+        """Kill every process still alive and release resources. Idempotent."""
+
+    def default_env(self) -> dict[str, str]:
+        return {"HOME": home_for(self.mount), "PATH": SANDBOX_PATH, "LANG": "C.UTF-8", "TZ": "UTC"}
+
+    def resolve_workdir(self, workdir: str | None) -> str:
+        if not workdir:
+            return self.mount
+        return posixpath.normpath(posixpath.join(self.mount, workdir))
+
+    def __enter__(self) -> "Sandbox":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def create_sandbox(spec: Mapping[str, Any] | None, workspace: Path, *, limits: SandboxLimits | None = None,
+                   network: bool = False, mount: str = DEFAULT_MOUNT) -> Sandbox:
+    """Build a sandbox from `spec` (``{"type": "local", ...options}``; None means local)."""
+    from .. import registry
+
+    options = dict(spec or {})
+    kind = str(options.pop("type", "local"))
+    cls = registry.get("sandbox", kind)
+    params = inspect.signature(cls).parameters
+    if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        known = [n for n in params if n not in {"workspace", "limits", "network", "mount"}]
+        for key in options:
+            if key not in params:
+                raise ClawgymError(f"unknown option {key!r} for sandbox type {kind!r}", key=f"sandbox.{key}",
+                                   hint=did_you_mean(key, known) or f"options: {', '.join(known) or 'none'}")
+    return cls(Path(workspace), limits=limits, network=network, mount=mount, **options)

@@ -1,0 +1,544 @@
+"""Local sandbox backend on bubblewrap (``bwrap``).
+
+Each exec starts a fresh bwrap with new user, mount, pid, ipc, uts, cgroup and (unless
+``network=True``) net namespaces. Inside: the workspace read-write at `mount`; /usr, /bin, /lib*,
+/sbin and a minimal /etc read-only; private size-capped tmpfs /tmp, HOME and /dev/shm; a fresh
+/proc and a minimal /dev; nothing else of the host. Processes are uid 0 of their own user
+namespace, without capabilities, mapped on the host to:
+
+* as root: a dedicated unprivileged uid per sandbox (from a reserved range, claimed with an
+  abstract-socket lock). It owns the workspace while the sandbox lives; owners are restored on
+  close (hard-linked files are not handed over). RLIMIT_NPROC then caps the sandbox's processes
+  exactly, and a memory cgroup caps the whole tree's memory where one can be created.
+* as a normal user: the user's own uid. RLIMIT_NPROC is set inside through ``prlimit`` (exact on
+  kernels >= 5.14, which count it per user namespace; best effort elsewhere); no memory cgroup.
+
+Every process also gets RLIMIT_AS (memory_mb) and RLIMIT_FSIZE. The command runs under a small
+``sh`` as pid 1: when the command exits the pid namespace is torn down, so background or setsid'd
+children never outlive their exec; a timeout, an output flood or close() SIGKILLs pid 1, which
+takes the whole tree with it. Only the workspace persists between execs. There is no seccomp filter.
+
+bwrap is started through util-linux ``setpriv``/``prlimit`` (uid, limits), so spawning never forks
+this Python process; only when root's sandbox uid cannot walk down to the workspace is a
+``preexec_fn`` used, to bind the workspace onto /mnt (or similar) in a private mount namespace.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import logging
+import os
+import resource
+import secrets
+import selectors
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Iterator, Mapping, Sequence
+
+from ..errors import ClawgymError, InfraError, PrerequisiteError
+from ..registry import register
+from .base import DEFAULT_MOUNT, ExecResult, Sandbox, SandboxLimits, check_mount, home_for
+
+UID_BASE, UID_COUNT = 1_900_000_000, 65_536  # host uids reserved for sandboxes run by root
+KILL_GRACE = 5.0  # seconds a killed tree may take to disappear
+INSTALL_HINT = "install it: apt-get install bubblewrap (Debian/Ubuntu) or dnf install bubblewrap"
+USERNS_HINT = ("allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, "
+               "user.max_user_namespaces > 0, kernel.apparmor_restrict_unprivileged_userns=0)")
+SYSTEM_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
+ETC_ENTRIES = ("ld.so.cache", "alternatives", "nsswitch.conf", "protocols", "services", "mime.types",
+               "os-release", "ssl/certs", "ssl/openssl.cnf", "pki/tls/certs", "pki/tls/openssl.cnf",
+               "pki/ca-trust/extracted", "crypto-policies/back-ends")
+BRIDGES = ("/mnt", "/media", "/srv", "/opt", "/home")  # mount points for the root-only workspace bridge
+INIT = ["/bin/sh", "-c", 'cd -- "$1" || exit 1; shift; "$@"; exit $?', "sh"]  # pid 1: cd, run, report
+log = logging.getLogger(__name__)
+_probe_lock = threading.Lock()
+_probed: set[tuple[str, bool]] = set()
+_features: dict[str, frozenset[str]] = {}
+
+
+class _Run:
+    """One running bwrap: the host-side process and, once known, the sandbox's pid 1."""
+
+    def __init__(self, proc: subprocess.Popen, block_w: int | None) -> None:
+        self.proc, self.block_w, self.child_pid, self.reason = proc, block_w, None, None
+        self.done = threading.Event()
+
+    def kill(self, reason: str) -> None:
+        self.reason = self.reason or reason
+        if self.child_pid is None or not _kill_pid1(self.child_pid, self.proc.pid):
+            try:
+                self.proc.kill()  # pid 1 not started yet: --die-with-parent takes it down
+            except OSError:
+                pass
+
+
+def _kill_pid1(pid: int, parent: int) -> bool:
+    """SIGKILL the sandbox's pid 1 (so its whole pid namespace) if it still is bwrap's child."""
+    fd = None
+    try:
+        fd = os.pidfd_open(pid) if hasattr(os, "pidfd_open") else None
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            if int(f.read().rsplit(b")", 1)[1].split()[1]) != parent:
+                return False
+        signal.pidfd_send_signal(fd, signal.SIGKILL) if fd is not None else os.kill(pid, signal.SIGKILL)
+        return True
+    except (ProcessLookupError, FileNotFoundError):
+        return True  # already gone
+    except OSError:
+        return False
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def _claim_uid(base: int, count: int) -> tuple[int, socket.socket]:
+    start = secrets.randbelow(count)
+    for i in range(count):
+        uid, sock = base + (start + i) % count, socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.bind(f"\0clawgym-sandbox-uid-{uid}")
+            return uid, sock
+        except OSError:
+            sock.close()
+    raise InfraError(f"no free sandbox uid in {base}..{base + count - 1}")
+
+
+def _searchable(path: Path, uid: int) -> bool:
+    """Can `uid` walk down to `path` (mode bits only)?"""
+    for parent in path.parents:
+        st = parent.stat()
+        bit = stat.S_IXUSR if st.st_uid == uid else stat.S_IXGRP if st.st_gid == uid else stat.S_IXOTH
+        if not st.st_mode & bit:
+            return False
+    return True
+
+
+def _memory_cgroup(name: str, limit: int) -> Path | None:
+    """Create a memory cgroup below our own (v1, or v2 where the controller is delegated)."""
+    path, v1, v2 = None, None, None
+    try:
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            _, ctrls, rel = line.split(":", 2)
+            v1 = rel if "memory" in ctrls.split(",") else v1
+            v2 = rel if ctrls == "" else v2
+        for line in Path("/proc/self/mountinfo").read_text().splitlines():
+            f = line.split()
+            kind, opts = f[f.index("-") + 1], f[f.index("-") + 3].split(",")
+            if kind == "cgroup" and v1 is not None and "memory" in opts:
+                rel, files = v1, ("memory.limit_in_bytes", str(limit), "memory.memsw.limit_in_bytes", str(limit))
+            elif kind == "cgroup2" and v1 is None and v2 is not None:
+                rel, files = v2, ("memory.max", str(limit), "memory.swap.max", "0")
+            else:
+                continue
+            path = Path(f[4], os.path.relpath(rel, f[3]), name)
+            _sweep(path.parent)
+            path.mkdir()
+            (path / files[0]).write_text(files[1])
+            try:
+                (path / files[2]).write_text(files[3])
+            except OSError:
+                pass
+            return path
+    except (OSError, ValueError):
+        if path is not None and path.is_dir():
+            path.rmdir()
+    return None
+
+
+def _sweep(parent: Path) -> None:
+    """Remove cgroups left by sandboxes whose process died without close() (their uid is free)."""
+    for old in parent.glob("clawgym-sandbox-*-*"):
+        try:
+            uid = int(old.name.split("-")[2])
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+                sock.bind(f"\0clawgym-sandbox-uid-{uid}")
+                old.rmdir()
+        except (OSError, ValueError):
+            continue
+
+
+def _entries(root: Path) -> Iterator[tuple[int | None, str, os.stat_result]]:
+    """(dir_fd, name, lstat) for `root` itself and everything below it, never following links."""
+    yield None, str(root), os.stat(root, follow_symlinks=False)
+    for _, dirs, files, dfd in os.fwalk(root, follow_symlinks=False):
+        for name in dirs + files:
+            try:
+                yield dfd, name, os.stat(name, dir_fd=dfd, follow_symlinks=False)
+            except OSError:
+                continue
+
+
+@register("sandbox", "local")
+class LocalSandbox(Sandbox):
+    """Bubblewrap sandbox: each command runs in fresh Linux namespaces where only the workspace is
+    writable, system folders are read-only, nothing else of the host is visible and there is no
+    network unless the task allows it; time, memory, processes, output and file size are capped.
+
+    Options: `bwrap` (path of the binary; default: found on PATH), `uid_base` and `uid_count`
+    (host uids given to sandboxes when running as root). Keep one live sandbox per workspace.
+    """
+
+    def __init__(self, workspace: Path | str, *, limits: SandboxLimits | None = None, network: bool = False,
+                 mount: str = DEFAULT_MOUNT, bwrap: str | None = None, uid_base: int = UID_BASE,
+                 uid_count: int = UID_COUNT) -> None:
+        self.workspace, self.limits = Path(workspace).resolve(), limits or SandboxLimits()
+        self.network, self.mount = bool(network), check_mount(mount)
+        self._closed, self._lock, self._live = False, threading.Lock(), set()
+        self._uid_sock: socket.socket | None = None
+        self._owners: dict[tuple[int, int], tuple[int, int]] | None = None
+        self._cgroup: Path | None = None
+        self._bridge: str | None = None
+        found = bwrap or shutil.which("bwrap")
+        if not found or not os.access(found, os.X_OK):
+            raise PrerequisiteError("bubblewrap (bwrap) is not installed", hint=INSTALL_HINT)
+        self._bwrap = found
+        if found not in _features:
+            try:
+                out = subprocess.run([found, "--help"], capture_output=True, text=True, timeout=30)
+            except OSError as exc:
+                raise PrerequisiteError(f"bubblewrap at {found} cannot run: {exc}", hint=INSTALL_HINT) from None
+            _features[found] = frozenset(w for w in (out.stdout + out.stderr).split() if w.startswith("--"))
+        feats = _features[found]
+        if "--json-status-fd" not in feats or "--as-pid-1" not in feats:
+            raise PrerequisiteError(f"bubblewrap at {found} is too old (need 0.5 or newer)", hint=INSTALL_HINT)
+        if not self.workspace.is_dir():
+            raise ClawgymError(f"sandbox workspace {self.workspace} is not a folder")
+        self._root = os.geteuid() == 0
+        self._shell = "/bin/bash" if os.path.exists("/bin/bash") else "/bin/sh"
+        try:
+            self._uid = os.getuid()
+            if self._root:
+                self._uid, self._uid_sock = _claim_uid(uid_base, uid_count)
+                self._hand_over()
+                self._cgroup = _memory_cgroup(f"clawgym-sandbox-{self._uid}-{secrets.token_hex(3)}",
+                                              self.limits.memory_mb << 20)
+                if not _searchable(self.workspace, self._uid):  # bwrap resolves paths as that uid
+                    self._bridge = next((b for b in BRIDGES if os.path.isdir(b) and not os.path.islink(b)), None)
+                    if self._bridge is None:
+                        raise PrerequisiteError(f"the sandbox uid cannot reach {self.workspace}",
+                                                hint="put the workspace below world-searchable folders")
+                    self._libc = ctypes.CDLL(None, use_errno=True)
+                    self._libc.mount.argtypes = [ctypes.c_char_p] * 3 + [ctypes.c_ulong, ctypes.c_void_p]
+            self._build_args(feats)
+            self._probe()
+        except BaseException:
+            self.close()
+            raise
+
+    # ----------------------------------------------------------------- setup
+    def _hand_over(self) -> None:
+        """Give the workspace to the sandbox uid, remembering owners to restore on close."""
+        owners: dict[tuple[int, int], tuple[int, int]] = {}
+        st = os.stat(self.workspace)
+        self._default_owner, self._owners = (st.st_uid, st.st_gid), owners
+        for dfd, name, st in _entries(self.workspace):
+            if (st.st_uid, st.st_gid) == (self._uid, self._uid) or (stat.S_ISREG(st.st_mode) and st.st_nlink > 1):
+                continue  # a hard link may be shared with a file outside the workspace
+            owners[(st.st_dev, st.st_ino)] = (st.st_uid, st.st_gid)
+            os.chown(name, self._uid, self._uid, dir_fd=dfd, follow_symlinks=False)
+
+    def _restore_owners(self) -> None:
+        owners, self._owners = self._owners, None
+        if owners is None or not self.workspace.is_dir():
+            return
+        for dfd, name, st in _entries(self.workspace):
+            if self._uid in (st.st_uid, st.st_gid):
+                uid, gid = owners.get((st.st_dev, st.st_ino), self._default_owner)
+                try:
+                    os.chown(name, uid, gid, dir_fd=dfd, follow_symlinks=False)
+                except OSError as exc:
+                    log.warning("cannot restore the owner of %s: %s", name, exc)
+
+    def _build_args(self, feats: frozenset[str]) -> None:
+        home, mib = home_for(self.mount), 1 << 20
+        size = ["--size", str(self.limits.memory_mb * mib)] if "--size" in feats else []
+        perms = (lambda mode: ["--perms", mode]) if "--perms" in feats else (lambda mode: [])
+        head = [self._bwrap, "--unshare-all", "--unshare-user", "--uid", "0", "--gid", "0", "--die-with-parent",
+                "--new-session", "--as-pid-1", "--hostname", "sandbox"]
+        head += ["--share-net"] if self.network else []
+        head += ["--disable-userns"] if "--disable-userns" in feats else []
+        for name in SYSTEM_DIRS:
+            host = "/" + name
+            if os.path.islink(host):
+                head += ["--symlink", os.readlink(host), host]
+            elif os.path.isdir(host):
+                head += ["--ro-bind", host, host]
+        etc = [*ETC_ENTRIES, *sorted(p.name for p in Path("/etc").glob("python3*"))]
+        for name in etc + (["resolv.conf", "hosts"] if self.network else []):
+            if os.path.exists("/etc/" + name):
+                head += ["--ro-bind", "/etc/" + name, "/etc/" + name]
+        self._data = [("/etc/passwd", f"root:x:0:0:root:{home}:{self._shell}\n"
+                                      "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"),
+                      ("/etc/group", "root:x:0:\nnogroup:x:65534:\n"), ("/etc/hostname", "sandbox\n")]
+        if not self.network:
+            self._data.append(("/etc/hosts", "127.0.0.1\tlocalhost sandbox\n::1\tlocalhost ip6-localhost\n"))
+        self._perms = perms("0644")
+        tail = ["--proc", "/proc", "--dev", "/dev", *size, "--tmpfs", "/dev/shm",
+                *perms("1777"), *size, "--tmpfs", "/tmp"]
+        tail += [*perms("0700"), *size, "--tmpfs", home] if home not in ("/", "/tmp") else []
+        tail += ["--symlink", "../tmp", "/var/tmp"] if not (self.mount + "/").startswith("/var/tmp/") else []
+        tail += ["--bind", self._bridge or str(self.workspace), self.mount, "--remount-ro", "/dev", "--remount-ro", "/"]
+        self._head, self._tail = head, tail
+        # Limits and uid are applied by setpriv/prlimit in front of bwrap, so the spawn needs no fork
+        # of this (possibly big) Python process; without those tools a preexec_fn does the same.
+        # As root NPROC counts per uid: outer bwrap + pid 1 + the command's tree.
+        wanted = [("as", resource.RLIMIT_AS, self.limits.memory_mb * mib), ("core", resource.RLIMIT_CORE, 0),
+                  ("fsize", resource.RLIMIT_FSIZE, self.limits.file_size_mb * mib)]
+        wanted += [("nproc", resource.RLIMIT_NPROC, self.limits.pids + 2)] if self._root else []
+        self._rlimits = []
+        for name, res, value in wanted:
+            hard = resource.getrlimit(res)[1]
+            self._rlimits.append((name, res, value if hard == resource.RLIM_INFINITY else min(value, hard)))
+        tools = {t: shutil.which(t, path="/usr/bin:/bin:/usr/sbin:/sbin") for t in ("setpriv", "prlimit")}
+        self._launch: list[str] = []
+        if tools["prlimit"] and (tools["setpriv"] or not self._root):
+            if self._root:
+                self._launch = [tools["setpriv"], f"--reuid={self._uid}", f"--regid={self._uid}",
+                                "--clear-groups", "--"]
+            self._launch += [tools["prlimit"], *(f"--{n}={v}" for n, _, v in self._rlimits), "--"]
+        self._preexec_fn = self._preexec if (self._bridge or not self._launch) else None
+        # not root: NPROC is set inside, where it is counted per user namespace
+        self._inner = [] if self._root or not os.path.exists("/usr/bin/prlimit") else \
+            ["/usr/bin/prlimit", f"--nproc={self.limits.pids + 1}", "--"]
+
+    def _probe(self) -> None:
+        """Once per process and mode: check that bwrap can build a sandbox here at all."""
+        with _probe_lock:
+            if (self._bwrap, self._root) in _probed:
+                return
+            try:
+                res = self.exec(["true"], timeout=60)
+                problem = None if res.exit_code == 0 else res.output.strip() or f"exit code {res.exit_code}"
+            except InfraError as exc:
+                problem = str(exc)
+            if problem and any(w in problem for w in ("namespace", "uid map", "ermission", "not permitted")):
+                raise PrerequisiteError(f"bubblewrap cannot create a sandbox here: {problem}", hint=USERNS_HINT)
+            if problem:
+                raise InfraError(f"the sandbox self-test failed: {problem}")
+            _probed.add((self._bwrap, self._root))
+
+    def _preexec(self) -> None:  # in the forked child, before bwrap starts
+        if self._bridge is not None:  # private mount namespace where the uid can reach the workspace
+            libc = self._libc
+            if (libc.unshare(0x00020000) or libc.mount(None, b"/", None, 0x4000 | 0x40000, None)
+                    or libc.mount(os.fsencode(self.workspace), self._bridge.encode(), None, 0x1000 | 0x4000, None)):
+                raise OSError(ctypes.get_errno(), "cannot bridge the workspace")
+        if self._launch:
+            return
+        for _, res, value in self._rlimits:
+            resource.setrlimit(res, (value, value))
+        if self._root:
+            os.setgroups([])
+            os.setgid(self._uid)
+            os.setuid(self._uid)
+
+    # ------------------------------------------------------------------ exec
+    def exec(self, command: str | Sequence[str], *, timeout: float | None = None,
+             env: Mapping[str, str] | None = None, workdir: str | None = None,
+             stdin: str | bytes | None = None) -> ExecResult:
+        argv = [self._shell, "-c", command] if isinstance(command, str) else [str(a) for a in command]
+        if not argv:
+            raise ClawgymError("empty command")
+        run_env = self.default_env()
+        for key, value in (env or {}).items():
+            if not key or "=" in key or "\0" in key or "\0" in str(value):
+                raise ClawgymError(f"bad environment variable name or value: {key!r}")
+            run_env[key] = str(value)
+        data = stdin.encode() if isinstance(stdin, str) else stdin
+        limit = self.limits.wall_seconds if timeout is None else float(timeout)
+        if self._closed:
+            raise ClawgymError("sandbox is closed")
+        fds = [*os.pipe(), *os.pipe()]  # output r/w, status r/w
+        passed, data_args, block_w = [fds[3]], [], None
+        try:
+            if self._cgroup is not None:  # pid 1 waits until it is in the memory cgroup
+                r, block_w = os.pipe()
+                passed.append(r)
+                data_args += ["--block-fd", str(r)]
+            for path, content in self._data:
+                r, w = os.pipe()
+                os.write(w, content.encode())
+                os.close(w)
+                passed.append(r)
+                data_args += [*self._perms, "--ro-bind-data", str(r), path]
+            args = [*self._launch, *self._head, *data_args, *self._tail, "--json-status-fd", str(fds[3]), "--",
+                    *INIT, self.resolve_workdir(workdir), *self._inner, *argv]
+            start = time.monotonic()
+            proc = subprocess.Popen(args, stdin=subprocess.DEVNULL if data is None else subprocess.PIPE,
+                                    stdout=fds[1], stderr=fds[1], env=run_env, cwd="/", pass_fds=passed,
+                                    preexec_fn=self._preexec_fn)
+        except (OSError, subprocess.SubprocessError) as exc:
+            for fd in (fds[0], fds[2]) + ((block_w,) if block_w is not None else ()):
+                os.close(fd)
+            raise InfraError(f"cannot start bubblewrap: {exc}") from None
+        finally:
+            for fd in (fds[1], *passed):
+                os.close(fd)
+        run = _Run(proc, block_w)
+        with self._lock:
+            self._live.add(run)
+            if self._closed:
+                run.kill("closed")
+        try:
+            return self._collect(run, fds[0], fds[2], data, start, limit)
+        finally:
+            with self._lock:
+                self._live.discard(run)
+            run.done.set()
+            os.close(fds[0])
+            os.close(fds[2])
+
+    def _collect(self, run: _Run, out_r: int, st_r: int, data: bytes | None, start: float,
+                 limit: float) -> ExecResult:
+        cap = self.limits.output_bytes
+        flood = cap + max(cap, 4 << 20)  # past this much output the command is killed
+        buf, status, seen, hard_deadline = bytearray(), bytearray(), 0, None
+        deadline, reads, pending = start + max(limit, 0.0), {out_r, st_r}, memoryview(data or b"")
+        sel = selectors.DefaultSelector()
+        for fd in reads:
+            os.set_blocking(fd, False)
+            sel.register(fd, selectors.EVENT_READ)
+        stdin = run.proc.stdin
+        if stdin is not None and pending:
+            os.set_blocking(stdin.fileno(), False)
+            sel.register(stdin.fileno(), selectors.EVENT_WRITE)
+        elif stdin is not None:
+            stdin.close()
+
+        def kill(reason: str) -> None:
+            if run.child_pid is None:  # pick pid 1 up if bwrap already reported it
+                try:
+                    status.extend(os.read(st_r, 65536))
+                except OSError:
+                    pass
+                run.child_pid = _parse_status(status).get("child-pid")
+            run.kill(reason)
+
+        try:
+            while reads:
+                now = time.monotonic()
+                if run.reason is None and now >= deadline:
+                    kill("timeout")
+                if run.reason is not None and hard_deadline is None:
+                    hard_deadline = now + KILL_GRACE
+                if hard_deadline is not None and now >= hard_deadline:
+                    break
+                for key, _ in sel.select(max((hard_deadline or deadline) - now, 0.0)):
+                    if key.fd not in reads:  # stdin is writable
+                        try:
+                            pending = pending[os.write(key.fd, pending[:65536]):]
+                        except BlockingIOError:
+                            continue
+                        except OSError:
+                            pending = pending[:0]
+                        if not pending:
+                            sel.unregister(key.fd)
+                            stdin.close()
+                        continue
+                    try:
+                        chunk = os.read(key.fd, 1 << 18)
+                    except BlockingIOError:
+                        continue
+                    if not chunk:
+                        sel.unregister(key.fd)
+                        reads.discard(key.fd)
+                        self._release(run)
+                    elif key.fd == st_r:
+                        status += chunk
+                        run.child_pid = run.child_pid or _parse_status(status).get("child-pid")
+                        if run.child_pid is not None:
+                            self._release(run)
+                    else:
+                        seen += len(chunk)
+                        buf += chunk[: max(cap - len(buf), 0)]
+                        if seen > flood and run.reason is None:
+                            kill("output limit")
+        except BaseException:
+            kill("interrupted")
+            raise
+        finally:
+            sel.close()
+            self._release(run)
+            if stdin is not None and not stdin.closed:
+                try:
+                    stdin.close()
+                except OSError:
+                    pass
+            try:
+                run.proc.wait(KILL_GRACE)
+            except subprocess.TimeoutExpired:
+                run.proc.kill()
+                run.proc.wait()
+        info, output = _parse_status(status), bytes(buf).decode("utf-8", errors="replace")
+        if run.reason is None and "exit-code" not in info:
+            raise InfraError(f"sandbox failed to start: {output.strip() or f'bwrap exited {run.proc.returncode}'}")
+        return ExecResult(exit_code=None if run.reason else int(info["exit-code"]), output=output,
+                          timed_out=run.reason == "timeout", truncated=seen > cap,
+                          duration_s=time.monotonic() - start, killed_reason=run.reason)
+
+    def _release(self, run: _Run) -> None:
+        """Move the waiting pid 1 into the memory cgroup, then let it go on (EOF on --block-fd)."""
+        if run.block_w is None:
+            return
+        try:
+            if run.child_pid is not None and self._cgroup is not None and run.reason is None:
+                (self._cgroup / "cgroup.procs").write_text(str(run.child_pid))
+        except OSError as exc:
+            log.warning("cannot move sandbox pid %s into %s: %s", run.child_pid, self._cgroup, exc)
+        finally:
+            os.close(run.block_w)
+            run.block_w = None
+
+    # ----------------------------------------------------------------- close
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed, runs = True, list(self._live)
+        for run in runs:
+            run.kill("closed")
+        for run in runs:
+            run.done.wait(KILL_GRACE * 2)
+        try:
+            self._restore_owners()
+        finally:
+            for _ in range(200):  # tasks leave the cgroup shortly after they are reaped
+                try:
+                    if self._cgroup is not None:
+                        self._cgroup.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.01)
+            else:
+                log.warning("cannot remove sandbox cgroup %s", self._cgroup)
+            if self._uid_sock is not None:
+                self._uid_sock.close()
+
+    def __del__(self) -> None:
+        if not getattr(self, "_closed", True):
+            try:
+                self.close()
+            except Exception:  # noqa: BLE001 - best effort at garbage collection
+                pass
+
+    def __repr__(self) -> str:
+        return f"LocalSandbox({str(self.workspace)!r}, mount={self.mount!r}, network={self.network})"
+
+
+def _parse_status(raw: bytes | bytearray) -> dict:
+    info: dict = {}
+    for line in bytes(raw).splitlines():
+        try:
+            info.update(json.loads(line))
+        except ValueError:
+            continue
+    return info

@@ -1,0 +1,108 @@
+"""The shared sandbox conformance suite run against the bubblewrap backend, plus backend specifics."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from clawgym import registry
+from clawgym.errors import ClawgymError, PrerequisiteError
+from clawgym.sandbox import conformance, create_sandbox
+from clawgym.sandbox.base import SandboxLimits
+from clawgym.sandbox.local import LocalSandbox
+
+
+def _make(workspace: Path, limits: SandboxLimits, network: bool) -> LocalSandbox:
+    return LocalSandbox(workspace, limits=limits, network=network)
+
+
+def _unusable() -> str | None:
+    if not shutil.which("bwrap"):
+        return "bubblewrap (bwrap) is not installed"
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            LocalSandbox(Path(tmp)).close()
+    except PrerequisiteError as exc:
+        return str(exc)
+    return None
+
+
+_WHY = _unusable()
+needs_bwrap = pytest.mark.skipif(_WHY is not None, reason=f"local sandbox unavailable: {_WHY}")
+root_only = pytest.mark.skipif(os.geteuid() != 0, reason="exercises the dedicated-uid mode used as root")
+
+
+@needs_bwrap
+@pytest.mark.parametrize("check", conformance.ALL_CHECKS, ids=conformance.check_name)
+def test_conformance(check) -> None:
+    try:
+        check(_make)
+    except conformance.CheckSkipped as exc:
+        pytest.skip(str(exc))
+
+
+def test_missing_bwrap_is_a_prerequisite_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None)
+    with pytest.raises(PrerequisiteError) as info:
+        LocalSandbox(tmp_path)
+    assert "bubblewrap (bwrap) is not installed" in str(info.value)
+    assert "apt-get install bubblewrap" in str(info.value)
+    assert info.value.exit_code == 3
+
+
+def test_bad_bwrap_path_is_a_prerequisite_error(tmp_path: Path) -> None:
+    with pytest.raises(PrerequisiteError):
+        LocalSandbox(tmp_path, bwrap=str(tmp_path / "no-such-bwrap"))
+
+
+@needs_bwrap
+def test_create_sandbox_spec_and_custom_mount(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(registry, "_loaded", True)  # do not import the other built-in plugins
+    with pytest.raises(ClawgymError, match="unknown option 'colour'"):
+        create_sandbox({"type": "local", "colour": "red"}, tmp_path)
+    (tmp_path / "f.txt").write_text("hi")
+    with create_sandbox(None, tmp_path, mount="/workspace") as sb:
+        assert isinstance(sb, LocalSandbox)
+        r = sb.exec('pwd; echo "$HOME"; cat f.txt')
+        assert r.output.split() == ["/workspace", "/root", "hi"]
+    with pytest.raises(ClawgymError, match="closed"):
+        sb.exec("true")
+    with pytest.raises(ClawgymError):
+        LocalSandbox(tmp_path, mount="/usr/ws")
+
+
+@needs_bwrap
+@root_only
+def test_workspace_below_private_folder_and_owners_restored(tmp_path: Path) -> None:
+    private = tmp_path / "private"
+    (private / "ws").mkdir(parents=True)
+    private.chmod(0o700)  # the sandbox uid cannot walk through here: the bridge mount is used
+    ws = private / "ws"
+    (ws / "theirs.txt").write_text("x\n")
+    os.chown(ws / "theirs.txt", 1234, 4321)
+    with LocalSandbox(ws) as sb:
+        r = sb.exec("echo new > new.txt && cat theirs.txt && id -u")
+        assert r.exit_code == 0 and r.output.split() == ["x", "0"], r
+        assert (ws / "new.txt").stat().st_uid == sb._uid != 0
+    assert (ws / "new.txt").stat().st_uid == os.getuid()
+    assert ((ws / "theirs.txt").stat().st_uid, (ws / "theirs.txt").stat().st_gid) == (1234, 4321)
+
+
+def test_blocked_user_namespaces_is_a_prerequisite_error(tmp_path: Path) -> None:
+    tools = Path(tempfile.mkdtemp(prefix="clawgym-fake-bwrap-"))
+    try:
+        tools.chmod(0o755)  # runnable by the sandbox uid too
+        fake = tools / "bwrap"
+        fake.write_text('#!/bin/sh\n[ "$1" = --help ] && { echo "--json-status-fd --as-pid-1 --size"; exit 0; }\n'
+                        'echo "bwrap: No permissions to create new namespace" >&2\nexit 1\n')
+        fake.chmod(0o755)
+        with pytest.raises(PrerequisiteError) as info:
+            LocalSandbox(tmp_path, bwrap=str(fake))
+        assert "No permissions to create new namespace" in str(info.value)
+        assert "user namespaces" in str(info.value)
+    finally:
+        shutil.rmtree(tools)
