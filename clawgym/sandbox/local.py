@@ -33,17 +33,17 @@ import resource
 import secrets
 import selectors
 import shutil
-import signal
 import socket
 import stat
 import subprocess
 import threading
 import time
 from pathlib import Path
-from typing import Iterator, Mapping, Sequence
+from typing import Mapping, Sequence
 
 from ..errors import ClawgymError, InfraError, PrerequisiteError
 from ..registry import register
+from .host import claim_uid, kill_pid1, memory_cgroup, searchable, walk_entries
 from .base import DEFAULT_MOUNT, ExecResult, Sandbox, SandboxLimits, check_mount, home_for
 
 UID_BASE, UID_COUNT = 1_900_000_000, 65_536  # host uids reserved for sandboxes run by root
@@ -72,107 +72,11 @@ class _Run:
 
     def kill(self, reason: str) -> None:
         self.reason = self.reason or reason
-        if self.child_pid is None or not _kill_pid1(self.child_pid, self.proc.pid):
+        if self.child_pid is None or not kill_pid1(self.child_pid, self.proc.pid):
             try:
                 self.proc.kill()  # pid 1 not started yet: --die-with-parent takes it down
             except OSError:
                 pass
-
-
-def _kill_pid1(pid: int, parent: int) -> bool:
-    """SIGKILL the sandbox's pid 1 (so its whole pid namespace) if it still is bwrap's child."""
-    fd = None
-    try:
-        fd = os.pidfd_open(pid) if hasattr(os, "pidfd_open") else None
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            if int(f.read().rsplit(b")", 1)[1].split()[1]) != parent:
-                return False
-        signal.pidfd_send_signal(fd, signal.SIGKILL) if fd is not None else os.kill(pid, signal.SIGKILL)
-        return True
-    except (ProcessLookupError, FileNotFoundError):
-        return True  # already gone
-    except OSError:
-        return False
-    finally:
-        if fd is not None:
-            os.close(fd)
-
-
-def _claim_uid(base: int, count: int) -> tuple[int, socket.socket]:
-    start = secrets.randbelow(count)
-    for i in range(count):
-        uid, sock = base + (start + i) % count, socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            sock.bind(f"\0clawgym-sandbox-uid-{uid}")
-            return uid, sock
-        except OSError:
-            sock.close()
-    raise InfraError(f"no free sandbox uid in {base}..{base + count - 1}")
-
-
-def _searchable(path: Path, uid: int) -> bool:
-    """Can `uid` walk down to `path` (mode bits only)?"""
-    for parent in path.parents:
-        st = parent.stat()
-        bit = stat.S_IXUSR if st.st_uid == uid else stat.S_IXGRP if st.st_gid == uid else stat.S_IXOTH
-        if not st.st_mode & bit:
-            return False
-    return True
-
-
-def _memory_cgroup(name: str, limit: int) -> Path | None:
-    """Create a memory cgroup below our own (v1, or v2 where the controller is delegated)."""
-    path, v1, v2 = None, None, None
-    try:
-        for line in Path("/proc/self/cgroup").read_text().splitlines():
-            _, ctrls, rel = line.split(":", 2)
-            v1 = rel if "memory" in ctrls.split(",") else v1
-            v2 = rel if ctrls == "" else v2
-        for line in Path("/proc/self/mountinfo").read_text().splitlines():
-            f = line.split()
-            kind, opts = f[f.index("-") + 1], f[f.index("-") + 3].split(",")
-            if kind == "cgroup" and v1 is not None and "memory" in opts:
-                rel, files = v1, ("memory.limit_in_bytes", str(limit), "memory.memsw.limit_in_bytes", str(limit))
-            elif kind == "cgroup2" and v1 is None and v2 is not None:
-                rel, files = v2, ("memory.max", str(limit), "memory.swap.max", "0")
-            else:
-                continue
-            path = Path(f[4], os.path.relpath(rel, f[3]), name)
-            _sweep(path.parent)
-            path.mkdir()
-            (path / files[0]).write_text(files[1])
-            try:
-                (path / files[2]).write_text(files[3])
-            except OSError:
-                pass
-            return path
-    except (OSError, ValueError):
-        if path is not None and path.is_dir():
-            path.rmdir()
-    return None
-
-
-def _sweep(parent: Path) -> None:
-    """Remove cgroups left by sandboxes whose process died without close() (their uid is free)."""
-    for old in parent.glob("clawgym-sandbox-*-*"):
-        try:
-            uid = int(old.name.split("-")[2])
-            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-                sock.bind(f"\0clawgym-sandbox-uid-{uid}")
-                old.rmdir()
-        except (OSError, ValueError):
-            continue
-
-
-def _entries(root: Path) -> Iterator[tuple[int | None, str, os.stat_result]]:
-    """(dir_fd, name, lstat) for `root` itself and everything below it, never following links."""
-    yield None, str(root), os.stat(root, follow_symlinks=False)
-    for _, dirs, files, dfd in os.fwalk(root, follow_symlinks=False):
-        for name in dirs + files:
-            try:
-                yield dfd, name, os.stat(name, dir_fd=dfd, follow_symlinks=False)
-            except OSError:
-                continue
 
 
 @register("sandbox", "local")
@@ -215,11 +119,11 @@ class LocalSandbox(Sandbox):
         try:
             self._uid = os.getuid()
             if self._root:
-                self._uid, self._uid_sock = _claim_uid(uid_base, uid_count)
+                self._uid, self._uid_sock = claim_uid(uid_base, uid_count)
                 self._hand_over()
-                self._cgroup = _memory_cgroup(f"clawgym-sandbox-{self._uid}-{secrets.token_hex(3)}",
+                self._cgroup = memory_cgroup(f"clawgym-sandbox-{self._uid}-{secrets.token_hex(3)}",
                                               self.limits.memory_mb << 20)
-                if not _searchable(self.workspace, self._uid):  # bwrap resolves paths as that uid
+                if not searchable(self.workspace, self._uid):  # bwrap resolves paths as that uid
                     self._bridge = next((b for b in BRIDGES if os.path.isdir(b) and not os.path.islink(b)), None)
                     if self._bridge is None:
                         raise PrerequisiteError(f"the sandbox uid cannot reach {self.workspace}",
@@ -238,7 +142,7 @@ class LocalSandbox(Sandbox):
         owners: dict[tuple[int, int], tuple[int, int]] = {}
         st = os.stat(self.workspace)
         self._default_owner, self._owners = (st.st_uid, st.st_gid), owners
-        for dfd, name, st in _entries(self.workspace):
+        for dfd, name, st in walk_entries(self.workspace):
             if (st.st_uid, st.st_gid) == (self._uid, self._uid) or (stat.S_ISREG(st.st_mode) and st.st_nlink > 1):
                 continue  # a hard link may be shared with a file outside the workspace
             owners[(st.st_dev, st.st_ino)] = (st.st_uid, st.st_gid)
@@ -248,7 +152,7 @@ class LocalSandbox(Sandbox):
         owners, self._owners = self._owners, None
         if owners is None or not self.workspace.is_dir():
             return
-        for dfd, name, st in _entries(self.workspace):
+        for dfd, name, st in walk_entries(self.workspace):
             if self._uid in (st.st_uid, st.st_gid):
                 uid, gid = owners.get((st.st_dev, st.st_ino), self._default_owner)
                 try:

@@ -1,0 +1,113 @@
+"""Host resources a root-run local sandbox claims: a private uid, a memory cgroup, pid-1 kills.
+
+Kept apart from the bubblewrap command line in `local.py`; every function here is best effort
+and safe to call concurrently from many sandboxes.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import socket
+import stat
+from pathlib import Path
+from typing import Iterator
+
+from ..errors import InfraError
+
+
+def kill_pid1(pid: int, parent: int) -> bool:
+    """SIGKILL the sandbox's pid 1 (so its whole pid namespace) if it still is bwrap's child."""
+    fd = None
+    try:
+        fd = os.pidfd_open(pid) if hasattr(os, "pidfd_open") else None
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            if int(f.read().rsplit(b")", 1)[1].split()[1]) != parent:
+                return False
+        signal.pidfd_send_signal(fd, signal.SIGKILL) if fd is not None else os.kill(pid, signal.SIGKILL)
+        return True
+    except (ProcessLookupError, FileNotFoundError):
+        return True  # already gone
+    except OSError:
+        return False
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def claim_uid(base: int, count: int) -> tuple[int, socket.socket]:
+    start = secrets.randbelow(count)
+    for i in range(count):
+        uid, sock = base + (start + i) % count, socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.bind(f"\0clawgym-sandbox-uid-{uid}")
+            return uid, sock
+        except OSError:
+            sock.close()
+    raise InfraError(f"no free sandbox uid in {base}..{base + count - 1}")
+
+
+def searchable(path: Path, uid: int) -> bool:
+    """Can `uid` walk down to `path` (mode bits only)?"""
+    for parent in path.parents:
+        st = parent.stat()
+        bit = stat.S_IXUSR if st.st_uid == uid else stat.S_IXGRP if st.st_gid == uid else stat.S_IXOTH
+        if not st.st_mode & bit:
+            return False
+    return True
+
+
+def memory_cgroup(name: str, limit: int) -> Path | None:
+    """Create a memory cgroup below our own (v1, or v2 where the controller is delegated)."""
+    path, v1, v2 = None, None, None
+    try:
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            _, ctrls, rel = line.split(":", 2)
+            v1 = rel if "memory" in ctrls.split(",") else v1
+            v2 = rel if ctrls == "" else v2
+        for line in Path("/proc/self/mountinfo").read_text().splitlines():
+            f = line.split()
+            kind, opts = f[f.index("-") + 1], f[f.index("-") + 3].split(",")
+            if kind == "cgroup" and v1 is not None and "memory" in opts:
+                rel, files = v1, ("memory.limit_in_bytes", str(limit), "memory.memsw.limit_in_bytes", str(limit))
+            elif kind == "cgroup2" and v1 is None and v2 is not None:
+                rel, files = v2, ("memory.max", str(limit), "memory.swap.max", "0")
+            else:
+                continue
+            path = Path(f[4], os.path.relpath(rel, f[3]), name)
+            sweep(path.parent)
+            path.mkdir()
+            (path / files[0]).write_text(files[1])
+            try:
+                (path / files[2]).write_text(files[3])
+            except OSError:
+                pass
+            return path
+    except (OSError, ValueError):
+        if path is not None and path.is_dir():
+            path.rmdir()
+    return None
+
+
+def sweep(parent: Path) -> None:
+    """Remove cgroups left by sandboxes whose process died without close() (their uid is free)."""
+    for old in parent.glob("clawgym-sandbox-*-*"):
+        try:
+            uid = int(old.name.split("-")[2])
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+                sock.bind(f"\0clawgym-sandbox-uid-{uid}")
+                old.rmdir()
+        except (OSError, ValueError):
+            continue
+
+
+def walk_entries(root: Path) -> Iterator[tuple[int | None, str, os.stat_result]]:
+    """(dir_fd, name, lstat) for `root` itself and everything below it, never following links."""
+    yield None, str(root), os.stat(root, follow_symlinks=False)
+    for _, dirs, files, dfd in os.fwalk(root, follow_symlinks=False):
+        for name in dirs + files:
+            try:
+                yield dfd, name, os.stat(name, dir_fd=dfd, follow_symlinks=False)
+            except OSError:
+                continue
