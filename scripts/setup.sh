@@ -16,7 +16,16 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 PYTHON="${PYTHON:-python3}"
+if ! "$PYTHON" -m pip --version >/dev/null 2>&1; then
+  if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
+  $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-pip >/dev/null
+fi
 if ! "$PYTHON" -c "import clawgym, pytest" >/dev/null 2>&1 || [ "${CLAWGYM_REINSTALL:-0}" = 1 ]; then
   echo "installing clawgym (editable) with test extras"
-  "$PYTHON" -m pip install -q -e '.[test]'
+  # A Debian system Python refuses plain installs (PEP 668); inside a venv the first form works.
+  "$PYTHON" -m pip install -q -e '.[test]' 2>/dev/null \
+    || "$PYTHON" -m pip install -q --break-system-packages -e '.[test]'
 fi
+# pyenv puts console scripts behind shims that must be refreshed after an install
+if command -v pyenv >/dev/null 2>&1; then pyenv rehash || true; fi
+command -v clawgym >/dev/null 2>&1 || echo "note: add $("$PYTHON" -c 'import sysconfig; print(sysconfig.get_path("scripts"))') to PATH to use the clawgym command" >&2
