@@ -122,7 +122,8 @@ class TextMatches(Check):
             elif n < lo and not (hi == 0):
                 problems.append(f"/{shown}/ matched {n} time(s), need {lo}")
         total = len(pats)
-        return (total - len(problems)) / total, _summary(problems, total, "patterns"), {"counts": counts}
+        score = (total - len(problems)) / total if total else 1.0  # no patterns: nothing to miss
+        return score, _summary(problems, total, "patterns"), {"counts": counts}
 
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")

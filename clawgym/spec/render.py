@@ -79,10 +79,20 @@ def _count_by(items: list[dict], key: str) -> dict:
     return dict(sorted(out.items()))
 
 
+class SpecEnvironment(SandboxedEnvironment):
+    """Sandboxed Jinja where `mapping.name` means the key when there is one, so a var named `items`
+    or `keys` is the value the author defined, not the dict method."""
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        if isinstance(obj, dict) and attribute in obj:
+            return obj[attribute]
+        return super().getattr(obj, attribute)
+
+
 @lru_cache(maxsize=1)
 def environment() -> SandboxedEnvironment:
     """The one Jinja environment: sandboxed, strict about undefined names, no autoescape."""
-    env = SandboxedEnvironment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
+    env = SpecEnvironment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
                                autoescape=False, trim_blocks=True, lstrip_blocks=True)
     env.filters.update(tojson=_tojson, toyaml=_toyaml, date_add=_date_add, days_between=_days_between, weekday=_weekday,
                        money=_money, fmt=_fmt, sum_by=_sum_by, count_by=_count_by)

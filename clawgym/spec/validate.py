@@ -90,8 +90,19 @@ def plugin_schema(kind: str, type_name: str) -> dict:
     if kind == "generator":
         for name, sub in props.items():
             if name != "type":
-                sub.setdefault("x-template", "value")
+                _mark_values(sub)
     return schema
+
+
+def _mark_values(schema: dict) -> None:
+    """Generator params take Jinja anywhere: mark this node and everything nested as value templates."""
+    schema.setdefault("x-template", "value")
+    for sub in schema.get("properties", {}).values():
+        _mark_values(sub)
+    if isinstance(schema.get("items"), dict):
+        _mark_values(schema["items"])
+    if isinstance(schema.get("additionalProperties"), dict):
+        _mark_values(schema["additionalProperties"])
 
 
 def validate_document(doc: Document, expected_kind: str | None = None) -> list[Problem]:
