@@ -13,7 +13,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from .errors import Problem, SpecError
-from .spec.library import Library, find_root, library_for, read_tree
+from .spec.library import FileTree, Library, find_root, library_for, read_tree
 from .spec.load import Document, load_file
 from .spec.params import param_problems, sample_params
 from .spec.render import RenderError, is_template, problem, render_text, render_value
@@ -107,7 +107,7 @@ class _Compiler:
         file_schema = raw_schema("common")["$defs"]["file_entry"]
         entries = [(ws.doc, ("files", i), e, ws.folder) for i, e in enumerate(ws.doc.data.get("files", []))]
         entries += [(doc, ("files", i), e, doc.folder) for i, e in enumerate(data.get("files", []))]
-        self.files.update(ws.static)
+        self._add_tree(ws.static, "")
         for edoc, key, entry, base in entries:
             if "generate" in entry:
                 self._generated_file(edoc, key, self.render(file_schema, entry, key, edoc), base)
@@ -119,8 +119,7 @@ class _Compiler:
         self._bootstrap(ws.doc)
         self._memory()
         for skill in skills:
-            for rel, content in skill.files.items():
-                self.files[f"skills/{skill.spec['name']}/{rel}"] = content
+            self._add_tree(skill.tree, f"skills/{skill.spec['name']}")
         schema = raw_schema("task")["properties"]
         instruction = self.render(schema["instruction"], data["instruction"], ("instruction",))
         solution = [self._solution_step(schema["solution"]["items"], step, i)
@@ -214,8 +213,7 @@ class _Compiler:
         if "source" in entry:
             src = (base / entry["source"]).resolve()
             if src.is_dir():
-                for sub, content in read_tree(src).items():
-                    self.files[f"{rel}/{sub}" if rel else sub] = content
+                self._add_tree(read_tree(src), rel)
                 return
             if not src.is_file():
                 self.problems.append(Problem(f"source file {entry['source']!r} not found next to {doc.file}",
@@ -226,6 +224,13 @@ class _Compiler:
             self.files[rel] = str(entry.get("content", entry.get("template"))).encode("utf-8")
         if entry.get("executable"):
             self.executables.add(rel)
+
+    def _add_tree(self, tree: FileTree, prefix: str) -> None:
+        for sub, content in tree.files.items():
+            path = f"{prefix}/{sub}" if prefix else sub
+            self.files[path] = content
+            if sub in tree.executables:
+                self.executables.add(path)
 
     def _bootstrap(self, ws_doc: Document) -> None:
         overrides = {**(ws_doc.data.get("bootstrap") or {})}

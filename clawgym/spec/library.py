@@ -20,12 +20,20 @@ LIBRARY_DIRS = ("personas", "skills", "workspaces")
 
 
 @dataclass(frozen=True)
+class FileTree:
+    """Files read from a folder: {posix relative path: bytes} and which of them are executable."""
+
+    files: dict[str, bytes] = field(default_factory=dict)
+    executables: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
 class SkillEntry:
     """A loaded skill: its spec, folder, and the files mounted at skills/<name>/ in a workspace."""
 
     spec: dict
     folder: Path
-    files: dict[str, bytes]
+    tree: FileTree
     description: str
 
 
@@ -35,7 +43,7 @@ class WorkspaceEntry:
 
     doc: Document
     folder: Path
-    static: dict[str, bytes] = field(default_factory=dict)
+    static: FileTree = field(default_factory=FileTree)
 
 
 def find_root(start: Path) -> Path:
@@ -47,9 +55,10 @@ def find_root(start: Path) -> Path:
     return Path.cwd().resolve()
 
 
-def read_tree(folder: Path, skip: tuple[str, ...] = ()) -> dict[str, bytes]:
-    """All regular files under `folder` as {posix relative path: bytes}, in sorted order."""
+def read_tree(folder: Path, skip: tuple[str, ...] = ()) -> FileTree:
+    """All regular files under `folder`, in sorted order, keeping the executable bit."""
     out: dict[str, bytes] = {}
+    executables: set[str] = set()
     for dirpath, dirnames, filenames in os.walk(folder):
         dirnames[:] = sorted(d for d in dirnames if d not in ("__pycache__", ".git"))
         for name in sorted(filenames):
@@ -58,7 +67,9 @@ def read_tree(folder: Path, skip: tuple[str, ...] = ()) -> dict[str, bytes]:
             if rel in skip or name.endswith((".pyc", "~")):
                 continue
             out[rel] = path.read_bytes()
-    return out
+            if os.access(path, os.X_OK):
+                executables.add(rel)
+    return FileTree(out, frozenset(executables))
 
 
 class Library:
@@ -98,8 +109,8 @@ class Library:
                 raise self._missing("skill", name, "skills", f"skills/{name}/skill.yaml", where)
             doc = self._load(folder / "skill.yaml", "Skill", name)
             description = self._check_skill_md(folder, name)
-            files = read_tree(folder, skip=("skill.yaml",))
-            self._skills[name] = SkillEntry(doc.data, folder, files, description)
+            tree = read_tree(folder, skip=("skill.yaml",))
+            self._skills[name] = SkillEntry(doc.data, folder, tree, description)
         return self._skills[name]
 
     def workspace(self, name: str, where: dict) -> WorkspaceEntry:
@@ -109,7 +120,7 @@ class Library:
                 raise self._missing("workspace", name, "workspaces", f"workspaces/{name}/workspace.yaml", where)
             doc = self._load(folder / "workspace.yaml", "Workspace", name)
             static_dir = folder / doc.data.get("static", "files")
-            static = read_tree(static_dir) if static_dir.is_dir() else {}
+            static = read_tree(static_dir) if static_dir.is_dir() else FileTree()
             self._workspaces[name] = WorkspaceEntry(doc, folder, static)
         return self._workspaces[name]
 

@@ -87,7 +87,7 @@ def plugin_schema(kind: str, type_name: str) -> dict:
     schema = copy.deepcopy(getattr(plugin, "schema", None) or {"type": "object"})
     props = schema.setdefault("properties", {})
     props.setdefault("type", {"const": type_name, "description": f"Selects the `{type_name}` {kind}."})
-    if kind == "generator":
+    if kind in ("generator", "check"):  # plugin params take Jinja anywhere (explicit marks are kept)
         for name, sub in props.items():
             if name != "type":
                 _mark_values(sub)
@@ -95,7 +95,7 @@ def plugin_schema(kind: str, type_name: str) -> dict:
 
 
 def _mark_values(schema: dict) -> None:
-    """Generator params take Jinja anywhere: mark this node and everything nested as value templates."""
+    """Mark this node and everything nested under it as a value template unless already marked."""
     schema.setdefault("x-template", "value")
     for sub in schema.get("properties", {}).values():
         _mark_values(sub)
