@@ -17,7 +17,8 @@ from .spec.library import FileTree, Library, find_root, library_for, read_tree
 from .spec.load import Document, load_file
 from .spec.params import param_problems, sample_params
 from .spec.render import RenderError, is_template, problem, render_text, render_value
-from .spec.validate import plugin_schema, raw_schema, resolve, validate_document, validate_plugin
+from .errors import key_path
+from .spec.validate import plugin_schema, raw_schema, rendered_value_problems, resolve, validate_document
 from .task import Task
 
 BOOTSTRAP_FILES = ("AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "HEARTBEAT.md")
@@ -151,10 +152,13 @@ class _Compiler:
         mode = schema.get("x-template")
         if mode and is_template(value):
             try:
-                return render_text(value, self.ctx) if mode == "text" else render_value(value, self.ctx)
+                out = render_text(value, self.ctx) if mode == "text" else render_value(value, self.ctx)
             except RenderError as exc:
                 self.problems.append(problem(exc, doc.where(path)))
                 return value
+            self.problems += [Problem(f"after rendering: {p.what}", file=p.file, line=p.line, key=p.key, hint=p.hint)
+                              for p in rendered_value_problems(schema, out, doc, path)]
+            return out
         inherited = {"x-template": mode} if mode else {}  # a templated mapping or list: its strings too
         if isinstance(value, dict):
             props, extra = schema.get("properties", {}), schema.get("additionalProperties")
@@ -180,9 +184,7 @@ class _Compiler:
 
         rel = self._safe_path(entry["path"], doc, key + ("path",))
         gen = dict(entry["generate"])
-        problems = validate_plugin("generator", gen, doc, key + ("generate",), strict=True)
-        if rel is None or problems:
-            self.problems += problems
+        if rel is None or any(p.key and p.key.startswith(key_path(key)) for p in self.problems):
             return
         gen_type = gen.pop("type")
         try:
@@ -279,16 +281,8 @@ class _Compiler:
         return out
 
     def _check(self, schema: dict, check: dict, i: int) -> dict:
-        key = ("checks", i)
-        problems = validate_plugin("check", check, self.doc, key)
-        if problems:
-            self.problems += problems
-            return check
-        out = self.render(schema, check, key)
-        if any(p.key and p.key.startswith(f"checks[{i}]") for p in self.problems):
-            return out
-        self.problems += [Problem(f"after rendering: {p.what}", file=p.file, line=p.line, key=p.key, hint=p.hint)
-                          for p in validate_plugin("check", out, self.doc, key, strict=True)]
+        key = ("checks", i)  # the declared check was validated when the spec was loaded
+        out = self.render(schema, check, key)  # rendered fields are checked against their schema
         script = out.get("script")
         if isinstance(script, str):
             src = self.doc.folder / script

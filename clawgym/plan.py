@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .compile import compile_task, load_task_spec
-from .errors import Problem, SpecError
+from .batch import compile_many
+from .errors import SpecError
 from .rollout import Trial
-from .spec.load import Document, load_file
+from .spec.load import Document
 from .spec.render import RenderError, render_text
 from .spec.validate import validate_document
 from .task import Task
@@ -108,24 +108,6 @@ def plan_for_task(doc: Document, *, agents: list[dict], seeds: list[int], attemp
     return RunPlan(name=name, trials=trials, out=Path(out or f"runs/{name}"), concurrency=concurrency,
                    sandbox=sandbox, source={"spec_file": doc.file, "spec_sha256": _sha(doc.file),
                                             "agents": agents, "seeds": seeds})
-
-
-def compile_many(paths: list[Path], seeds: list[int], docs: dict[Path, Document] | None = None) -> list[Task]:
-    """Compile every (spec, seed); all problems across all files are reported together."""
-    problems: list[Problem] = []
-    tasks: list[Task] = []
-    for path in paths:
-        try:
-            doc = (docs or {}).get(path) or load_file(path)
-            if isinstance(doc.data, dict) and doc.data.get("kind") not in (None, "Task"):
-                continue  # personas or other kinds living among the tasks
-            spec = load_task_spec(path, doc)
-            tasks += [compile_task(spec, seed) for seed in seeds]
-        except SpecError as exc:
-            problems += exc.problems
-    if problems:
-        raise SpecError(problems)
-    return tasks
 
 
 def _sha(path: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any, Mapping
 
@@ -19,11 +19,18 @@ CATEGORY_LABELS = {
 
 
 def _freeze(value: Any) -> Any:
-    if isinstance(value, dict):
+    """Read-only copy: mappings become MappingProxyType, lists and tuples become tuples."""
+    if isinstance(value, Mapping):
         return MappingProxyType({k: _freeze(v) for k, v in value.items()})
-    if isinstance(value, list):
+    if isinstance(value, (list, tuple)):
         return tuple(_freeze(v) for v in value)
     return value
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return dict(value)
+    return str(value)
 
 
 def thaw(value: Any) -> Any:
@@ -33,6 +40,9 @@ def thaw(value: Any) -> Any:
     if isinstance(value, (tuple, list)):
         return [thaw(v) for v in value]
     return value
+
+
+_FROZEN_FIELDS = ("params", "solution", "checks", "rubric", "limits", "extra_hashed")
 
 
 @dataclass(frozen=True)
@@ -66,10 +76,18 @@ class Task:
     hash: str = ""
 
     def __post_init__(self) -> None:
-        for name in ("params", "solution", "checks", "rubric", "limits", "extra_hashed"):
-            object.__setattr__(self, name, _freeze(thaw(getattr(self, name))))
+        for name in _FROZEN_FIELDS:
+            object.__setattr__(self, name, _freeze(getattr(self, name)))
         object.__setattr__(self, "files", MappingProxyType(dict(self.files)))
         object.__setattr__(self, "hash", self.compute_hash())
+
+    def __reduce__(self) -> tuple:
+        """Pickle as plain data (for process pools); the hash travels along, not recomputed."""
+        state = {f.name: getattr(self, f.name) for f in fields(self)}
+        for name in _FROZEN_FIELDS:
+            state[name] = thaw(state[name])
+        state["files"] = dict(self.files)
+        return (_restore_task, (state,))
 
     @property
     def id(self) -> str:
@@ -83,15 +101,15 @@ class Task:
     def compute_hash(self) -> str:
         """sha256 over everything that affects running or grading (not the spec's file name)."""
         body = {
-            "name": self.name, "category": self.category, "seed": self.seed, "params": thaw(self.params),
+            "name": self.name, "category": self.category, "seed": self.seed, "params": self.params,
             "instruction": self.instruction,
             "files": {p: hashlib.sha256(b).hexdigest() for p, b in sorted(self.files.items())},
-            "executables": sorted(self.executables), "solution": thaw(self.solution),
-            "checks": thaw(self.checks), "rubric": thaw(self.rubric), "rubric_weight": self.rubric_weight,
-            "limits": thaw(self.limits), "network": self.network, "mount": self.mount,
-            "extra": thaw(self.extra_hashed),
+            "executables": sorted(self.executables), "solution": self.solution,
+            "checks": self.checks, "rubric": self.rubric, "rubric_weight": self.rubric_weight,
+            "limits": self.limits, "network": self.network, "mount": self.mount,
+            "extra": self.extra_hashed,
         }
-        text = json.dumps(body, sort_keys=True, ensure_ascii=False, default=str)
+        text = json.dumps(body, sort_keys=True, ensure_ascii=False, default=_json_default)
         return hashlib.sha256(text.encode()).hexdigest()
 
     def summary(self) -> dict[str, Any]:
@@ -110,6 +128,14 @@ class Task:
         if with_files:
             out["files"] = {p: _text_or_note(b) for p, b in sorted(self.files.items())}
         return out
+
+
+def _restore_task(state: dict[str, Any]) -> Task:
+    task = object.__new__(Task)
+    for name, value in state.items():
+        object.__setattr__(task, name, _freeze(value) if name in _FROZEN_FIELDS else value)
+    object.__setattr__(task, "files", MappingProxyType(state["files"]))
+    return task
 
 
 def _text_or_note(data: bytes) -> str:

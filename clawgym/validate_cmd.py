@@ -6,7 +6,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from .compile import compile_task, load_task_spec
+from .batch import compile_files
 from .errors import Problem, SpecError
 from .plan import parse_seeds, plan_from_run_spec
 from .spec.library import find_root, library_for
@@ -28,16 +28,13 @@ def spec_files(paths: list[Path]) -> list[Path]:
     return list(out)
 
 
-def validate_file(path: Path, seeds: list[int]) -> tuple[str, list[Task]]:
-    """Validate one spec file; returns its kind and (for tasks) the compiled instances."""
+def validate_other(path: Path) -> str | None:
+    """Validate one non-task spec file (Run, Persona, Skill, Workspace); returns its kind."""
     doc = load_file(path)
     kind = doc.data.get("kind") if isinstance(doc.data, dict) else None
-    if kind == "Task":
-        spec = load_task_spec(path, doc)
-        return kind, [compile_task(spec, s) for s in seeds]
     if kind == "Run":
         plan_from_run_spec(doc)
-        return kind, []
+        return kind
     problems = validate_document(doc)
     if problems:
         raise SpecError(problems)
@@ -49,21 +46,29 @@ def validate_file(path: Path, seeds: list[int]) -> tuple[str, list[Task]]:
         lib.skill(path.parent.name, where)
     elif kind == "Workspace":
         lib.workspace(path.parent.name, where)
-    return kind, []
+    return kind
 
 
 def validate_paths(paths: list[Path], *, static: bool, seeds: str, jobs: int, console: Console) -> None:
-    """Validate every spec under `paths`; raise SpecError listing every problem found."""
+    """Validate every spec under `paths`; raise SpecError listing every problem found.
+
+    Task specs are compiled for every seed (in parallel processes for large batches), then,
+    unless `static`, linted: the oracle must score 1.0 and the nop agent at most 0.1.
+    """
     seed_list = parse_seeds(seeds)
     problems: list[Problem] = []
     tasks: list[Task] = []
     files = spec_files(paths)
+    compiled = {c.path: c for c in compile_files(files, seed_list)}
     for path in files:
+        result = compiled[path]
         try:
-            kind, compiled = validate_file(path, seed_list)
-            tasks += compiled
-            console.print(f"[green]ok[/green]   {path} ({kind}{f', {len(compiled)} instances' if compiled else ''})",
-                          highlight=False)
+            if result.problems:
+                raise SpecError(result.problems)
+            kind = result.kind if result.kind == "Task" else validate_other(path)
+            tasks += result.tasks
+            count = f", {len(result.tasks)} instances" if result.tasks else ""
+            console.print(f"[green]ok[/green]   {path} ({kind}{count})", highlight=False)
         except SpecError as exc:
             problems += exc.problems
             console.print(f"[red]fail[/red] {path}", highlight=False)

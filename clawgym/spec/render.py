@@ -16,6 +16,7 @@ from typing import Any, Callable
 import jinja2
 import yaml
 from jinja2.sandbox import SandboxedEnvironment
+from jinja2.utils import Namespace
 
 from ..errors import Problem, did_you_mean
 
@@ -84,9 +85,21 @@ class SpecEnvironment(SandboxedEnvironment):
     or `keys` is the value the author defined, not the dict method."""
 
     def getattr(self, obj: Any, attribute: str) -> Any:
+        kind = type(obj)
+        if kind is dict and attribute in obj:  # plain data: no sandbox check needed
+            return obj[attribute]
+        if kind is Namespace:
+            attrs = object.__getattribute__(obj, "_Namespace__attrs")
+            if attribute in attrs:
+                return attrs[attribute]
         if isinstance(obj, dict) and attribute in obj:
             return obj[attribute]
         return super().getattr(obj, attribute)
+
+    def getitem(self, obj: Any, argument: Any) -> Any:
+        if type(obj) is dict and argument in obj:
+            return obj[argument]
+        return super().getitem(obj, argument)
 
 
 @lru_cache(maxsize=1)

@@ -79,8 +79,11 @@ def resolve(schema: dict) -> dict:
     return schema
 
 
+@lru_cache(maxsize=None)
 def plugin_schema(kind: str, type_name: str) -> dict:
-    """The JSON Schema of one plugin; generator params are all value templates."""
+    """The JSON Schema of one plugin; check and generator params all accept templates.
+
+    Cached: callers must treat the result as read-only."""
     from .. import registry
 
     plugin = registry.get(kind, type_name)
@@ -129,12 +132,40 @@ def validate_plugin(kind: str, config: Any, doc: Document, path: tuple, *, stric
         return [Problem(f"a {kind} needs a 'type' key naming the {kind}", **doc.where(path),
                         hint=f"known {kind} types: {', '.join(registry.names(kind))}")]
     try:
-        schema = plugin_schema(kind, config["type"])
+        plugin_schema(kind, config["type"])  # an unknown type is reported with the closest names
     except ClawgymError as exc:
         p = exc.problems[0]
         return [Problem(p.what, hint=p.hint, **doc.where(path + ("type",)))]
-    validator = Draft202012Validator(schema if strict else relax_templates(schema))
+    validator = _plugin_validator(kind, config["type"], strict)
     return [p for e in validator.iter_errors(config) for p in _to_problems(e, doc, prefix=path)]
+
+
+_TEMPLATE_ONLY_KEYS = {"x-template", "description", "default", "title"}
+_field_validators: dict[int, tuple[dict, Draft202012Validator]] = {}
+
+
+def rendered_value_problems(schema: dict, value: Any, doc: Document, path: tuple) -> list[Problem]:
+    """Problems of one rendered template field against its own schema (strict, templates resolved)."""
+    rules = schema.keys() - _TEMPLATE_ONLY_KEYS
+    if not rules:
+        return []
+    if isinstance(value, str) and schema.get("type") == "string" and rules <= {"type", "minLength"} \
+            and len(value) >= schema.get("minLength", 0):
+        return []  # the common case, without the validator's overhead
+    entry = _field_validators.get(id(schema))
+    if entry is None or entry[0] is not schema:  # keep the schema alive so its id stays unique
+        entry = (schema, Draft202012Validator({k: v for k, v in schema.items() if k != "x-template"}))
+        _field_validators[id(schema)] = entry
+    problems = []
+    for error in entry[1].iter_errors(value):
+        problems += _to_problems(error, doc, prefix=path)
+    return problems
+
+
+@lru_cache(maxsize=None)
+def _plugin_validator(kind: str, type_name: str, strict: bool) -> Draft202012Validator:
+    schema = plugin_schema(kind, type_name)
+    return Draft202012Validator(schema if strict else relax_templates(schema))
 
 
 def _check_head(doc: Document, expected_kind: str | None) -> list[Problem]:
