@@ -8,9 +8,14 @@ templates render to text, which is parsed when it is a JSON list or object. Unde
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import json
+import marshal
+import os
 import re
+import sys
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Callable
 
 import jinja2
@@ -114,9 +119,42 @@ def environment() -> SandboxedEnvironment:
     return env
 
 
+_CACHE_VERSION = "1"  # bump when the environment's parse options change
+
+
+def _cache_dir() -> Path | None:
+    """Where compiled templates are kept between runs (CLAWGYM_CACHE_DIR=off disables it)."""
+    root = os.environ.get("CLAWGYM_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "clawgym")
+    if root == "off":
+        return None
+    tag = f"jinja-{jinja2.__version__}-py{sys.version_info[0]}{sys.version_info[1]}-v{_CACHE_VERSION}"
+    return Path(root) / tag
+
+
 @lru_cache(maxsize=4096)
 def _template(source: str) -> jinja2.Template:
-    return environment().from_string(source)
+    """Compile a template once per process, and once per machine through a bytecode cache."""
+    env = environment()
+    folder = _cache_dir()
+    path = folder / (hashlib.sha256(source.encode()).hexdigest() + ".bin") if folder else None
+    code = None
+    if path is not None and path.is_file():
+        try:
+            code = marshal.loads(path.read_bytes())
+        except (OSError, ValueError, EOFError, TypeError):
+            code = None
+    if code is None:
+        code = env.compile(source)
+        if path is not None:
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                tmp = path.with_name(f".{path.name}.{os.getpid()}")
+                tmp.write_bytes(marshal.dumps(code))
+                os.replace(tmp, path)
+            except OSError:
+                pass  # a read-only home only costs speed
+    return env.template_class.from_code(env, code, env.make_globals(None))
 
 
 @lru_cache(maxsize=4096)
