@@ -21,8 +21,9 @@ if ! "$PYTHON" -m pip --version >/dev/null 2>&1; then
   $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-pip >/dev/null
 fi
 # (re)install unless this very checkout is already the installed clawgym
+here="$PWD"
 if ! (cd / && "$PYTHON" -c "import clawgym, pytest, sys; sys.exit(clawgym.__file__ != sys.argv[1])" \
-      "$PWD/clawgym/__init__.py") >/dev/null 2>&1 || [ "${CLAWGYM_REINSTALL:-0}" = 1 ]; then
+      "$here/clawgym/__init__.py") >/dev/null 2>&1 || [ "${CLAWGYM_REINSTALL:-0}" = 1 ]; then
   echo "installing clawgym (editable) with test extras"
   # A Debian system Python refuses plain installs (PEP 668); inside a venv the first form works.
   "$PYTHON" -m pip install -q -e '.[test]' 2>/dev/null \
