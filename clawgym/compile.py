@@ -127,6 +127,8 @@ class _Compiler:
                     for i, step in enumerate(data["solution"])]
         checks = [self._check(schema["checks"]["items"], check, i) for i, check in enumerate(data["checks"])]
         rubric = self.render(schema["rubric"], data.get("rubric", []), ("rubric",))
+        tools = self.render(schema["tools"], data.get("tools", {}), ("tools",))
+        clock = self.render(schema["clock"], data.get("clock", schema["clock"]["default"]), ("clock",))
         if self.problems:
             raise SpecError(self.problems)
         return Task(
@@ -136,7 +138,8 @@ class _Compiler:
             solution=tuple(solution), checks=tuple(checks), rubric=tuple(rubric),
             rubric_weight=float(data.get("rubric_weight", 0.3)),
             limits={**DEFAULT_LIMITS, **(data.get("limits") or {})}, network=bool(data.get("network", False)),
-            mount=data.get("mount", "/root/.openclaw/workspace"), title=data.get("title", ""),
+            mount=data.get("mount", "/root/.openclaw/workspace"), tools=tools, clock=clock,
+            title=data.get("title", ""),
             subcategory=data.get("subcategory", ""), difficulty=data.get("difficulty", ""),
             spec_file=doc.file, task_dir=str(doc.folder), extra_hashed=self.extra,
             solution_lines=tuple(doc.line(("solution", i)) for i in range(len(solution))),

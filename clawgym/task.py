@@ -42,7 +42,7 @@ def thaw(value: Any) -> Any:
     return value
 
 
-_FROZEN_FIELDS = ("params", "solution", "checks", "rubric", "limits", "extra_hashed")
+_FROZEN_FIELDS = ("params", "solution", "checks", "rubric", "limits", "tools", "extra_hashed")
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,8 @@ class Task:
     limits: Mapping[str, Any] = field(default_factory=dict)
     network: bool = False
     mount: str = "/root/.openclaw/workspace"
+    tools: Mapping[str, Any] = field(default_factory=dict)   # enable / disable / corpus for the claw agent
+    clock: str = "2026-03-02T09:00:00Z"
     title: str = ""
     subcategory: str = ""
     difficulty: str = ""
@@ -107,7 +109,8 @@ class Task:
             "executables": sorted(self.executables), "solution": self.solution,
             "checks": self.checks, "rubric": self.rubric, "rubric_weight": self.rubric_weight,
             "limits": self.limits, "network": self.network, "mount": self.mount,
-            "extra": self.extra_hashed,
+            "extra": self.extra_hashed, **({"tools": self.tools} if self.tools else {}),
+            **({"clock": self.clock} if self.clock != "2026-03-02T09:00:00Z" else {}),
         }
         text = json.dumps(body, sort_keys=True, ensure_ascii=False, default=_json_default)
         return hashlib.sha256(text.encode()).hexdigest()
@@ -124,7 +127,7 @@ class Task:
                "difficulty": self.difficulty, "skills": list(self.skills), "workspace": self.workspace,
                "instruction": self.instruction, "solution": thaw(self.solution), "checks": thaw(self.checks),
                "rubric": thaw(self.rubric), "limits": thaw(self.limits), "network": self.network,
-               "mount": self.mount}
+               "mount": self.mount, "tools": thaw(self.tools), "clock": self.clock}
         if with_files:
             out["files"] = {p: _text_or_note(b) for p, b in sorted(self.files.items())}
         return out

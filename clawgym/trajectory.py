@@ -12,8 +12,19 @@ OUTCOMES = ("completed", "failed", "timeout", "error")
 
 @dataclass
 class Trajectory:
-    """Steps an agent took. `outcome`: completed (agent stopped by itself), failed (agent gave up or a
-    scripted step failed), timeout (a budget ran out) or error (infrastructure; retried, never graded 0)."""
+    """What one agent did on one task instance.
+
+    - `outcome`: completed (the agent stopped by itself), failed (it gave up, or a scripted step
+      failed), timeout (a budget ran out) or error (infrastructure; retried, never graded 0).
+    - `steps`: what happened in the sandbox (exec results, tool calls with their results).
+    - `messages`: for model-driven agents, the full conversation in OpenAI chat format (system,
+      user, assistant with `tool_calls`, tool results), and `tools` the function schemas offered.
+    - `turns`: one entry per model call: index, finish_reason, usage, latency_s, and when the
+      backend gives them `prompt_token_ids`, `token_ids` and `logprobs` (for RL).
+    - `side_effects`: recorded simulated effects for checks: {"outbox": [...], "cron": [...],
+      "web": [...]}.
+    - `verdict` and `diff` are attached after verification when trajectories are exported.
+    """
 
     task: dict[str, Any]
     agent: dict[str, Any]
@@ -24,6 +35,13 @@ class Trajectory:
     usage: dict[str, Any] = field(default_factory=dict)
     started_at: float = field(default_factory=time.time)
     ended_at: float | None = None
+    policy: dict[str, Any] | None = None
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    turns: list[dict[str, Any]] = field(default_factory=list)
+    side_effects: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    verdict: dict[str, Any] | None = None
+    diff: str | None = None
     format: str = FORMAT
 
     def add(self, kind: str, **fields: Any) -> dict[str, Any]:

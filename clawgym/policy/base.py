@@ -1,0 +1,88 @@
+"""The Policy interface: messages (+ tool schemas) in, the next assistant message out.
+
+Every backend (an OpenAI-compatible endpoint, an in-process Hugging Face model, a scripted
+replay) returns a `Completion` in OpenAI chat format, plus token ids and log-probabilities when
+it has them (needed for RL). A backend that cannot answer after its retries raises PolicyError,
+an InfraError: the trial becomes `error`, never reward 0.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar
+
+from ..errors import InfraError
+from ..registry import get
+
+COMMON_POLICY_PROPS: dict[str, Any] = {
+    "type": {"type": "string", "description": "Policy backend name."},
+    "temperature": {"type": "number", "minimum": 0, "default": 0.7, "description": "Sampling temperature."},
+    "top_p": {"type": "number", "exclusiveMinimum": 0, "maximum": 1, "default": 1.0,
+              "description": "Nucleus sampling mass."},
+    "max_tokens": {"type": "integer", "minimum": 1, "default": 1024,
+                   "description": "Most tokens generated per turn."},
+    "seed": {"type": ["integer", "null"], "default": None, "description": "Sampling seed, where supported."},
+}
+
+
+class PolicyError(InfraError):
+    """The model backend failed after its retries (timeout, HTTP error, unparseable output...)."""
+
+
+@dataclass
+class Completion:
+    """One assistant turn. `message` is an OpenAI chat message:
+    {"role": "assistant", "content": str | None, "tool_calls": [{"id", "type": "function",
+    "function": {"name", "arguments": JSON string}}]} (tool_calls omitted when there are none)."""
+
+    message: dict[str, Any]
+    finish_reason: str = "stop"
+    usage: dict[str, int] = field(default_factory=dict)        # prompt_tokens, completion_tokens
+    prompt_token_ids: list[int] | None = None
+    token_ids: list[int] | None = None                          # sampled completion tokens
+    logprobs: list[float] | None = None                         # one per sampled token
+    raw_text: str | None = None                                 # decoded completion before parsing
+    latency_s: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @property
+    def tool_calls(self) -> list[dict[str, Any]]:
+        return list(self.message.get("tool_calls") or [])
+
+
+class Policy(ABC):
+    """A model backend. Must be safe to call from several threads at once."""
+
+    type: ClassVar[str]
+    schema: ClassVar[dict[str, Any]] = {"type": "object", "additionalProperties": False,
+                                        "properties": COMMON_POLICY_PROPS}
+
+    def __init__(self, config: dict[str, Any]):
+        self.config = dict(config)
+
+    def sampling(self, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Sampling settings: the config's, with per-call overrides."""
+        out = {k: self.config.get(k, COMMON_POLICY_PROPS[k]["default"])
+               for k in ("temperature", "top_p", "max_tokens", "seed")}
+        out.update({k: v for k, v in (overrides or {}).items() if v is not None})
+        return out
+
+    def describe(self) -> dict[str, Any]:
+        """What results record about the policy (never secrets)."""
+        return {k: v for k, v in self.config.items() if "key" not in k.lower()} | {"type": self.type}
+
+    @abstractmethod
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
+                 **sampling: Any) -> Completion:
+        """The next assistant message for `messages`, offered `tools` (OpenAI function schemas)."""
+
+    def close(self) -> None:
+        """Release connections or memory."""
+
+
+def make_policy(config: dict[str, Any]) -> Policy:
+    """Build a policy from its config (`type:` picks the backend)."""
+    return get("policy", config["type"])(config)

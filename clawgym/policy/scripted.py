@@ -1,0 +1,54 @@
+"""`scripted`: replays canned assistant turns. For unit tests and demos, never for evaluation."""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+from ..registry import register
+from .base import COMMON_POLICY_PROPS, Completion, Policy, PolicyError
+
+
+def tool_call(name: str, call_id: str | None = None, **arguments: Any) -> dict[str, Any]:
+    """An OpenAI-format tool call (helper for writing scripts)."""
+    return {"id": call_id or f"call_{name}", "type": "function",
+            "function": {"name": name, "arguments": json.dumps(arguments)}}
+
+
+@register("policy", "scripted")
+class ScriptedPolicy(Policy):
+    """Returns `turns` in order, one per call. A turn is an assistant message (a dict with
+    `content` and/or `tool_calls`), a plain string (a final answer), or {"error": "..."} to
+    simulate a backend failure. After the last turn it answers "done" with no tool call."""
+
+    type = "scripted"
+    schema = {"type": "object", "additionalProperties": False, "properties": {
+        **COMMON_POLICY_PROPS,
+        "turns": {"type": "array", "description": "Assistant turns to replay, in order."},
+    }}
+
+    def __init__(self, config: dict[str, Any]):
+        super().__init__(config)
+        self.turns = list(config.get("turns") or [])
+        self.calls: list[dict[str, Any]] = []  # what the policy was asked, for tests
+        self._lock = threading.Lock()
+
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
+                 **sampling: Any) -> Completion:
+        with self._lock:
+            index = len(self.calls)
+            self.calls.append({"messages": [dict(m) for m in messages], "tools": tools, "sampling": sampling})
+        turn = self.turns[index] if index < len(self.turns) else "done"
+        if isinstance(turn, dict) and "error" in turn:
+            raise PolicyError(str(turn["error"]))
+        if isinstance(turn, str):
+            message: dict[str, Any] = {"role": "assistant", "content": turn}
+        else:
+            message = {"role": "assistant", "content": turn.get("content")}
+            if turn.get("tool_calls"):
+                message["tool_calls"] = [dict(c) for c in turn["tool_calls"]]
+        text = json.dumps(message)
+        return Completion(message=message, finish_reason="tool_calls" if message.get("tool_calls") else "stop",
+                          usage={"prompt_tokens": sum(len(str(m.get("content") or "")) // 4 for m in messages),
+                                 "completion_tokens": len(text) // 4})
