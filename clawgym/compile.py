@@ -24,6 +24,7 @@ from .task import Task
 BOOTSTRAP_FILES = ("AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "HEARTBEAT.md")
 PERSONA_DEFAULTS = {"pronouns": None, "organization": None, "location": None, "timezone": "UTC", "email": None,
                     "tone": None, "bio": None, "habits": [], "preferences": [], "facts": {}, "contacts": []}
+STEP_KINDS = ("exec", "python", "script", "write", "message", "cron")
 DEFAULT_LIMITS = {"turns": 30, "seconds": 600, "memory_mb": 2048, "pids": 256, "output_bytes": 1_000_000}
 
 
@@ -265,9 +266,9 @@ class _Compiler:
     # -- solution and checks ---------------------------------------------------------------
     def _solution_step(self, schema: dict, step: dict, i: int) -> dict:
         key = ("solution", i)
-        kinds = [k for k in ("exec", "python", "script", "write") if k in step]
+        kinds = [k for k in STEP_KINDS if k in step]
         if len(kinds) != 1:
-            self.problems.append(Problem(f"a solution step needs exactly one of exec, python, script, write "
+            self.problems.append(Problem(f"a solution step needs exactly one of {', '.join(STEP_KINDS)} "
                                          f"(found {', '.join(kinds) or 'none'})", **self.doc.where(key)))
             return step
         out = self.render(schema, step, key)

@@ -28,6 +28,7 @@ class RunPlan:
     concurrency: int = 4
     sandbox: dict[str, Any] | None = None
     pass_threshold: float = 1.0
+    judge: dict[str, Any] | None = None
     source: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -95,7 +96,7 @@ def plan_from_run_spec(doc: Document, *, out: str | None = None) -> RunPlan:
         raise SpecError.one(exc.what, **doc.where(("out",)), hint=exc.hint)
     return RunPlan(name=data["name"], trials=trials, out=Path(out_dir),
                    concurrency=int(data.get("concurrency", 4)), sandbox=data.get("sandbox"),
-                   pass_threshold=float(data.get("pass_threshold", 1.0)),
+                   pass_threshold=float(data.get("pass_threshold", 1.0)), judge=data.get("judge"),
                    source={"spec_file": doc.file, "spec_sha256": _sha(doc.file), "spec": data})
 
 

@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.tree import Tree
 
+from .compile import STEP_KINDS
 from .task import Task, thaw
 
 
@@ -30,8 +31,9 @@ def print_task(task: Task, console: Console, *, show_files: bool = False) -> Non
             console.print(Panel(text, title=path, expand=False), highlight=False, markup=False)
     console.print(f"solution: {len(task.solution)} step(s)")
     for i, step in enumerate(task.solution):
-        kind = next(k for k in ("exec", "python", "script", "write") if k in step)
-        body = step[kind] if kind != "write" else f"{step['write']['path']} ({len(step['write']['content'])} chars)"
+        kind = next(k for k in STEP_KINDS if k in step)
+        body = (f"{step['write']['path']} ({len(step['write']['content'])} chars)" if kind == "write"
+                else json.dumps(step[kind], ensure_ascii=False) if kind in ("message", "cron") else step[kind])
         first = str(body).strip().splitlines()[0] if str(body).strip() else ""
         console.print(f"  {i + 1}. {kind}: {first[:100]}", highlight=False, markup=False)
     console.print(f"checks: {len(task.checks)}")

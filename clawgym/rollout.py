@@ -17,7 +17,7 @@ from .errors import InfraError, PrerequisiteError
 from .sandbox import SandboxLimits, create_sandbox
 from .task import Task
 from .trajectory import Trajectory
-from .verify import verify
+from .verify import combine_hybrid, verify
 from .workspace import diff, materialize
 
 RECORD_FORMAT = "clawgym.trial/v1"
@@ -59,11 +59,15 @@ def write_text_atomic(path: Path, text: str) -> None:
 
 
 def execute_trial(trial: Trial, *, sandbox_spec: dict | None = None, pass_threshold: float = 1.0,
-                  trial_dir: Path | None = None, keep_workspace: Path | None = None) -> dict[str, Any]:
+                  trial_dir: Path | None = None, keep_workspace: Path | None = None,
+                  judge: dict[str, Any] | None = None) -> dict[str, Any]:
     """Run one trial end to end and return its record (also written to `trial_dir` if given).
 
-    Infrastructure failures give status `error` (never reward 0); a missing prerequisite such as
-    bubblewrap raises PrerequisiteError so the whole run stops with a clear message.
+    Status is `passed`, `failed` or `error`. Infrastructure failures (sandbox, model endpoint,
+    verifier, judge) give `error` with the `error` text and reward None, never 0; a missing
+    prerequisite such as bubblewrap raises PrerequisiteError so the whole run stops.
+    `judge` is a policy config (plus judge options, see `clawgym.judge`) that scores the task's
+    rubric after the code checks when no gate failed; without it a rubric is noted as unscored.
     """
     task = trial.task
     timings: dict[str, float] = {}
@@ -90,6 +94,15 @@ def execute_trial(trial: Trial, *, sandbox_spec: dict | None = None, pass_thresh
                          task_dir=Path(task.task_dir) if task.task_dir else None, params=_thaw(task.params),
                          trajectory=trajectory.to_dict(), sandbox=sandbox_spec, pass_threshold=pass_threshold)
         timings["verify_s"] = time.monotonic() - t2
+        if task.rubric:
+            rubric = None
+            if judge is not None and verdict.gate_failed is None and not verdict.error:
+                t3 = time.monotonic()
+                rubric = _judge(judge, task, trajectory.to_dict(), workspace, original, trial_dir)
+                timings["judge_s"] = time.monotonic() - t3
+                record["judge"] = rubric.judge
+            verdict = combine_hybrid(verdict, rubric, task.rubric_weight, has_rubric=True,
+                                     pass_threshold=pass_threshold)
         record.update(status="passed" if verdict.passed else "failed", reward=verdict.reward,
                       verdict=verdict.to_dict(), outcome=trajectory.outcome, note=trajectory.error)
         if trial_dir is not None:
@@ -100,7 +113,7 @@ def execute_trial(trial: Trial, *, sandbox_spec: dict | None = None, pass_thresh
     except PrerequisiteError:
         raise
     except Exception as exc:  # noqa: BLE001 - any failure of the machinery is an `error` trial
-        record["error"] = f"{type(exc).__name__}: {exc}"
+        record.update(status="error", reward=None, verdict=None, error=f"{type(exc).__name__}: {exc}")
         record["traceback"] = traceback.format_exc(limit=8)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -113,6 +126,22 @@ def execute_trial(trial: Trial, *, sandbox_spec: dict | None = None, pass_thresh
             write_json_atomic(trial_dir / "trajectory.json", trajectory.to_dict())
         write_json_atomic(trial_dir / "record.json", record)  # last: its presence marks the trial done
     return record
+
+
+def _judge(config: dict[str, Any], task: Task, trajectory: dict, workspace: Path, original: Path,
+           trial_dir: Path | None) -> Any:
+    """Score the rubric; any judge failure becomes a JudgeError (an InfraError: the trial is `error`)."""
+    from .judge import JudgeError, judge_policy, judge_rubric, split_judge_config
+    from .policy import PolicyError
+
+    _, options = split_judge_config(config)
+    cache_dir = options.get("cache_dir") or (trial_dir.parent.parent / "judge_cache" if trial_dir else None)
+    try:
+        return judge_rubric(task, trajectory, workspace, judge_policy(config), original=original,
+                            cache_dir=Path(cache_dir) if cache_dir else None,
+                            **{k: int(v) for k, v in options.items() if k != "cache_dir"})
+    except PolicyError as e:
+        raise JudgeError(f"the rubric judge failed: {e}") from None
 
 
 def _thaw(value: Any) -> Any:

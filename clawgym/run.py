@@ -37,6 +37,7 @@ def manifest(plan: RunPlan) -> dict[str, Any]:
         "format": "clawgym.run/v1", "name": plan.name, "created_at": time.time(),
         "source": plan.source, "sandbox": plan.sandbox or {"type": "local"},
         "pass_threshold": plan.pass_threshold, "concurrency": plan.concurrency,
+        "judge": {k: v for k, v in (plan.judge or {}).items() if "key" not in k.lower()} or None,
         "agents": _unique([t.agent for t in plan.trials]),
         "tasks": [{"id": t.id, "hash": t.hash, "spec_file": t.spec_file, "params": thaw(t.params)}
                   for t in plan.tasks],
@@ -85,7 +86,7 @@ def execute(plan: RunPlan, *, resume: bool = False,
         on_start(len(plan.trials) - len(todo), len(plan.trials))
     results = {tid: rec for tid, rec in existing.items() if tid in {t.id for t in plan.trials}}
     with ThreadPoolExecutor(max_workers=max(1, plan.concurrency)) as pool:
-        futures = {pool.submit(execute_trial, trial, sandbox_spec=plan.sandbox,
+        futures = {pool.submit(execute_trial, trial, sandbox_spec=plan.sandbox, judge=plan.judge,
                                pass_threshold=plan.pass_threshold, trial_dir=out / TRIALS / trial.id): trial
                    for trial in todo}
         try:

@@ -18,10 +18,13 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from .checks.base import MAX_REASON, CheckContext, CheckFailure, CheckResult
 from .errors import ClawgymError, InfraError, PrerequisiteError
+
+if TYPE_CHECKING:
+    from .judge import RubricResult
 
 
 @dataclass
@@ -33,16 +36,24 @@ class Verdict:
     results: list[CheckResult] = field(default_factory=list)
     gate_failed: str | None = None
     error: str | None = None
+    code_reward: float | None = None     # set by combine_hybrid when the task has a rubric
+    rubric_score: float | None = None    # None when the rubric was not scored
+    notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return {"reward": self.reward, "passed": self.passed, "gate_failed": self.gate_failed,
-                "error": self.error, "results": [r.to_dict() for r in self.results]}
+        out = {"reward": self.reward, "passed": self.passed, "gate_failed": self.gate_failed,
+               "error": self.error, "results": [r.to_dict() for r in self.results]}
+        if self.code_reward is not None or self.notes:
+            out.update(code_reward=self.code_reward, rubric_score=self.rubric_score, notes=list(self.notes))
+        return out
 
     @classmethod
     def from_dict(cls, d: dict) -> "Verdict":
         return cls(reward=float(d["reward"]), passed=bool(d["passed"]),
                    results=[CheckResult.from_dict(r) for r in d.get("results", [])],
-                   gate_failed=d.get("gate_failed"), error=d.get("error"))
+                   gate_failed=d.get("gate_failed"), error=d.get("error"),
+                   code_reward=d.get("code_reward"), rubric_score=d.get("rubric_score"),
+                   notes=list(d.get("notes") or []))
 
 
 def _clean_score(score: Any) -> float:
@@ -67,6 +78,38 @@ def combine(results: list[CheckResult], *, pass_threshold: float = 1.0) -> Verdi
     reward = sum(w * s for w, s in zip(weights, scores)) / total if total > 0 else sum(scores) / len(scores)
     reward = min(1.0, max(0.0, reward))
     return Verdict(reward, reward >= pass_threshold - 1e-9, results)
+
+
+def combine_hybrid(code: Verdict, rubric: "RubricResult | None", rubric_weight: float = 0.3, *,
+                   has_rubric: bool | None = None, pass_threshold: float = 1.0) -> Verdict:
+    """Hybrid reward = (1 - w) * code reward + w * rubric score.
+
+    A failed gate keeps reward 0 (the judge is not consulted). `rubric=None` with `has_rubric`
+    (default: False) means the task has a rubric nobody scored: reward = code reward, and a note
+    says so. `passed` means no gate failed and the hybrid reward reaches `pass_threshold`.
+    """
+    has_rubric = rubric is not None if has_rubric is None else (has_rubric or rubric is not None)
+    if not has_rubric:
+        return code
+    out = Verdict(code.reward, code.passed, list(code.results), code.gate_failed, code.error,
+                  code_reward=code.reward, notes=list(code.notes))
+    if code.gate_failed is not None or code.error:
+        out.notes.append("rubric not scored (" + (f"gate {code.gate_failed!r} failed" if code.gate_failed
+                                                  else "the code checks gave no verdict") + ")")
+        return out
+    if rubric is None:
+        out.notes.append("rubric not scored (no judge configured)")
+        out.passed = out.reward >= pass_threshold - 1e-9
+        return out
+    w = min(1.0, max(0.0, float(rubric_weight))) if math.isfinite(float(rubric_weight)) else 0.3
+    seen = {r.name for r in out.results}
+    for r in rubric.results:
+        out.results.append(CheckResult(name=_unique(r.name, seen), type="rubric", score=r.score, weight=r.weight,
+                                       gate=False, reason=r.reason, details=r.details))
+    out.rubric_score = _clean_score(rubric.score)
+    out.reward = min(1.0, max(0.0, (1 - w) * code.reward + w * out.rubric_score))
+    out.passed = out.reward >= pass_threshold - 1e-9
+    return out
 
 
 class CheckTimeout(Exception):

@@ -29,9 +29,24 @@ def run_step(step: dict, sandbox: Sandbox, timeout: float) -> ExecResult:
     return sandbox.exec(command, stdin=step["write"]["content"], timeout=timeout)
 
 
+def record_effect(traj: Trajectory, step: dict, turn: int) -> None:
+    """A simulated action of the reference solution, recorded like the claw agent's tools do."""
+    if "message" in step:
+        msg = step["message"]
+        traj.side_effects.setdefault("outbox", []).append(
+            {"channel": msg.get("channel"), "target": msg.get("target"), "message": msg["message"], "turn": turn})
+        traj.add("tool", step=turn, name="message", arguments=dict(msg), ok=True)
+    else:
+        job = {"id": f"job-{len(traj.side_effects.get('cron', [])) + 1}", **step["cron"]}
+        traj.side_effects.setdefault("cron", []).append(job)
+        traj.add("tool", step=turn, name="cron", arguments={"action": "add", "job": dict(step["cron"])}, ok=True)
+
+
 def describe_step(step: dict) -> str:
     if "name" in step:
         return str(step["name"])
+    if "message" in step or "cron" in step:
+        return "message" if "message" in step else f"cron {step['cron']['name']}"
     for key in ("exec", "python", "script"):
         if key in step:
             first = str(step[key]).strip().splitlines()[0] if str(step[key]).strip() else ""
@@ -49,6 +64,9 @@ class OracleAgent(Agent):
         traj = self.new_trajectory(task)
         deadline = time.monotonic() + float(task.limits.get("seconds", 600))
         for i, step in enumerate(task.solution):
+            if "message" in step or "cron" in step:
+                record_effect(traj, step, turn=i)
+                continue
             left = deadline - time.monotonic()
             if left <= 0:
                 return traj.finish("timeout", f"time budget of {task.limits['seconds']} s ran out before step {i + 1}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..errors import ClawgymError, did_you_mean
 from ..registry import _REGISTRY
+from . import effects as _effects  # noqa: F401
 from . import exec as _exec  # noqa: F401
 from . import files as _files  # noqa: F401
 from . import structured as _structured  # noqa: F401
