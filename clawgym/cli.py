@@ -114,6 +114,33 @@ def report(run_dir: str) -> None:
 
 
 @main.command()
+@click.argument("run_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
+@click.option("--out", "out_jsonl", type=click.Path(dir_okay=False), help="Write trajectories as JSONL here.")
+@click.option("--hf", "hf_dir", type=click.Path(file_okay=False),
+              help="Also save a Hugging Face dataset (messages + tools columns) to this folder.")
+@click.option("--min-reward", type=float, help="Keep trajectories with at least this reward.")
+@click.option("--status", "statuses", multiple=True, type=click.Choice(["passed", "failed", "error"]),
+              help="Keep only these statuses (repeatable).")
+@click.option("--category", "categories", multiple=True, help="Keep only these categories (repeatable).")
+@_friendly
+def export(run_dirs: tuple[str, ...], out_jsonl: str | None, hf_dir: str | None, min_reward: float | None,
+           statuses: tuple[str, ...], categories: tuple[str, ...]) -> None:
+    """Export the trajectories of run folders (with verdicts and diffs) to JSONL and/or a dataset."""
+    from .trajectories import collect_run, to_hf_dataset, write_jsonl
+
+    if not out_jsonl and not hf_dir:
+        raise ClawgymError("nothing to write", hint="give --out FILE.jsonl and/or --hf FOLDER")
+    trajs = [t for d in run_dirs for t in collect_run(Path(d), min_reward=min_reward, status=statuses or None,
+                                                       category=categories or None)]
+    if out_jsonl:
+        count = write_jsonl(Path(out_jsonl), trajs)
+        console.print(f"wrote {count} trajectories to {out_jsonl}")
+    if hf_dir:
+        to_hf_dataset(trajs).save_to_disk(hf_dir)
+        console.print(f"saved a dataset of {len(trajs)} rows to {hf_dir}")
+
+
+@main.command()
 @click.option("--out", type=click.Path(dir_okay=False), help="Write the reference to this file instead of stdout.")
 @_friendly
 def docs(out: str | None) -> None:
