@@ -88,14 +88,24 @@ def render(spec: str, seed: int, as_json: bool, show_files: bool, out: str | Non
 @click.option("--out", type=click.Path(file_okay=False), help="Results folder (default: runs/<name>).")
 @click.option("--resume", "resume_dir", type=click.Path(exists=True, file_okay=False),
               help="Continue a results folder: re-run only missing and errored trials.")
+@click.option("--model", help="Model for model-driven agents (claw): 'embedded' (default, the bundled "
+                              "SmolLM2-135M-Instruct), a local model folder or hub id, or with --base-url an "
+                              "endpoint's model name.")
+@click.option("--base-url", help="OpenAI-compatible endpoint for --model (key from $OPENAI_API_KEY).")
+@click.option("--temperature", type=float, help="Sampling temperature of the agent's model.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @_friendly
 def run(spec: str | None, agents: tuple[str, ...], seeds: str, attempts: int, jobs: int | None,
-        out: str | None, resume_dir: str | None, quiet: bool) -> None:
-    """Run a run spec (kind: Run), or one task spec with --agent/--seeds, and print the results table."""
-    from .run_cmd import run_command
+        out: str | None, resume_dir: str | None, model: str | None, base_url: str | None,
+        temperature: float | None, quiet: bool) -> None:
+    """Run a run spec (kind: Run), or one task spec with --agent/--seeds, and print the results table.
 
-    run_command(spec, agents=list(agents), seeds=seeds, attempts=attempts, jobs=jobs, out=out,
+    Examples: clawgym run specs/quickstart.yaml; clawgym run TASK.yaml --agent claw --model embedded
+    """
+    from .run_cmd import agent_configs, run_command
+
+    configs = agent_configs(list(agents), model=model, base_url=base_url, temperature=temperature)
+    run_command(spec, agents=configs, seeds=seeds, attempts=attempts, jobs=jobs, out=out,
                 resume_dir=resume_dir, quiet=quiet, console=console)
 
 

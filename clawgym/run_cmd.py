@@ -16,7 +16,41 @@ from .run import MANIFEST, execute
 from .spec.load import load_file
 
 
-def build_plan(spec: str | None, *, agents: list[str], seeds: str, attempts: int, jobs: int | None,
+MODEL_AGENTS = ("claw", "command")
+
+
+def policy_config(model: str | None, base_url: str | None, temperature: float | None) -> dict:
+    """The policy a model-driven agent uses, from the command-line options."""
+    if base_url:
+        if not model:
+            raise ClawgymError("--base-url needs --model (the endpoint's model name)")
+        config = {"type": "openai", "model": model, "base_url": base_url}
+    else:
+        config = {"type": "hf", "model": model or "embedded"}
+    if temperature is not None:
+        config["temperature"] = temperature
+    return config
+
+
+def agent_configs(agents: list[str], *, model: str | None = None, base_url: str | None = None,
+                  temperature: float | None = None) -> list[dict]:
+    """Agent configs for `--agent` options; model options apply to model-driven agents."""
+    from .registry import get
+
+    configs = []
+    for name in agents:
+        get("agent", name)  # an unknown agent fails here, with the closest names
+        config: dict = {"type": name}
+        if name in MODEL_AGENTS:
+            config["policy"] = policy_config(model, base_url, temperature)
+        configs.append(config)
+    if (model or base_url) and not any(a in MODEL_AGENTS for a in agents):
+        raise ClawgymError("--model and --base-url apply to model-driven agents",
+                           hint="add --agent claw")
+    return configs
+
+
+def build_plan(spec: str | None, *, agents: list[dict], seeds: str, attempts: int, jobs: int | None,
                out: str | None, resume_dir: str | None) -> tuple[RunPlan, bool]:
     """The plan to run and whether it resumes an existing folder."""
     if resume_dir:
@@ -42,8 +76,7 @@ def build_plan(spec: str | None, *, agents: list[str], seeds: str, attempts: int
                            hint="for example: clawgym run specs/quickstart.yaml")
     doc = load_file(spec)
     if isinstance(doc.data, dict) and doc.data.get("kind") == "Task":
-        agent_cfgs = [{"type": a} for a in (agents or ["oracle"])]
-        plan = plan_for_task(doc, agents=agent_cfgs, seeds=parse_seeds(seeds), attempts=attempts,
+        plan = plan_for_task(doc, agents=agents or [{"type": "oracle"}], seeds=parse_seeds(seeds), attempts=attempts,
                              concurrency=jobs or 4, out=out)
         plan.source["attempts"] = attempts
     else:
@@ -56,7 +89,7 @@ def build_plan(spec: str | None, *, agents: list[str], seeds: str, attempts: int
     return plan, False
 
 
-def run_command(spec: str | None, *, agents: list[str], seeds: str, attempts: int, jobs: int | None,
+def run_command(spec: str | None, *, agents: list[dict], seeds: str, attempts: int, jobs: int | None,
                 out: str | None, resume_dir: str | None, quiet: bool, console: Console) -> None:
     plan, resume = build_plan(spec, agents=agents, seeds=seeds, attempts=attempts, jobs=jobs, out=out,
                               resume_dir=resume_dir)

