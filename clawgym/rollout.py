@@ -74,8 +74,9 @@ def execute_trial(trial: Trial, *, sandbox_spec: dict | None = None, pass_thresh
     t0 = time.monotonic()
     tmp = Path(tempfile.mkdtemp(prefix="clawgym-trial-"))
     original, workspace = tmp / "original", tmp / "workspace"
+    agent = make_agent(trial.agent)
     record: dict[str, Any] = {"format": RECORD_FORMAT, "trial_id": trial.id, "task": task.summary(),
-                              "agent": make_agent(trial.agent).describe(), "attempt": trial.attempt,
+                              "agent": agent.describe(), "attempt": trial.attempt,
                               "status": "error", "reward": None, "verdict": None, "error": None}
     trajectory: Trajectory | None = None
     try:
@@ -83,9 +84,11 @@ def execute_trial(trial: Trial, *, sandbox_spec: dict | None = None, pass_thresh
         materialize(task, workspace)
         timings["setup_s"] = time.monotonic() - t0
         t1 = time.monotonic()
-        with create_sandbox(sandbox_spec, workspace, limits=sandbox_limits(task),
+        extra = agent.sandbox_options(task)
+        spec = {**(sandbox_spec or {"type": "local"}), **extra} if extra else sandbox_spec
+        with create_sandbox(spec, workspace, limits=sandbox_limits(task),
                             network=task.network, mount=task.mount) as sandbox:
-            trajectory = make_agent(trial.agent).run(task, sandbox)
+            trajectory = agent.run(task, sandbox)
         timings["agent_s"] = time.monotonic() - t1
         if trajectory.outcome == "error":
             raise InfraError(trajectory.error or "the agent reported an infrastructure error")

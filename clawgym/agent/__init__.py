@@ -3,5 +3,6 @@
 from .base import Agent, agent_label, make_agent
 from . import scripted_steps as _scripted_steps  # noqa: F401  (registers oracle and nop)
 from .claw import ClawAgent  # noqa: F401  (registers claw)
+from .command import CommandAgent  # noqa: F401  (registers command)
 
 __all__ = ["Agent", "agent_label", "make_agent"]

@@ -35,6 +35,10 @@ class Agent(ABC):
         """What a trajectory records about the agent (type, label, settings)."""
         return {**self.config, "type": self.type, "name": self.label}
 
+    def sandbox_options(self, task: Task) -> dict[str, Any]:
+        """Extra options this agent needs from the sandbox (e.g. read-only binds of its program)."""
+        return {}
+
     def new_trajectory(self, task: Task) -> Trajectory:
         return Trajectory(task=task.summary(), agent=self.describe())
 

@@ -86,12 +86,14 @@ class LocalSandbox(Sandbox):
     network unless the task allows it; time, memory, processes, output and file size are capped.
 
     Options: `bwrap` (path of the binary; default: found on PATH), `uid_base` and `uid_count`
-    (host uids given to sandboxes when running as root). Keep one live sandbox per workspace.
+    (host uids given to sandboxes when running as root), `ro_binds` (extra host folders shown
+    read-only: "PATH" or ["HOST", "INSIDE"]; they must be world-readable, since the sandbox's uid
+    resolves them). Keep one live sandbox per workspace.
     """
 
     def __init__(self, workspace: Path | str, *, limits: SandboxLimits | None = None, network: bool = False,
                  mount: str = DEFAULT_MOUNT, bwrap: str | None = None, uid_base: int = UID_BASE,
-                 uid_count: int = UID_COUNT) -> None:
+                 uid_count: int = UID_COUNT, ro_binds: Sequence[str | Sequence[str]] = ()) -> None:
         self.workspace, self.limits = Path(workspace).resolve(), limits or SandboxLimits()
         self.network, self.mount = bool(network), check_mount(mount)
         self._closed, self._lock, self._live = False, threading.Lock(), set()
@@ -99,6 +101,7 @@ class LocalSandbox(Sandbox):
         self._owners: dict[tuple[int, int], tuple[int, int]] | None = None
         self._cgroup: Path | None = None
         self._bridge: str | None = None
+        self._ro_binds = [_bind_pair(b) for b in ro_binds]
         found = bwrap or shutil.which("bwrap")
         if not found or not os.access(found, os.X_OK):
             raise PrerequisiteError("bubblewrap (bwrap) is not installed", hint=INSTALL_HINT)
@@ -188,6 +191,11 @@ class LocalSandbox(Sandbox):
                 *perms("1777"), *size, "--tmpfs", "/tmp"]
         tail += [*perms("0700"), *size, "--tmpfs", home] if home not in ("/", "/tmp") else []
         tail += ["--symlink", "../tmp", "/var/tmp"] if not (self.mount + "/").startswith("/var/tmp/") else []
+        for host_path, inside in self._ro_binds:  # e.g. a black-box agent's own install, read-only
+            if self._root and not searchable(Path(host_path) / "x", self._uid):
+                raise ClawgymError(f"read-only bind {host_path} is not reachable by the sandbox's uid",
+                                   hint="keep it below world-searchable folders (mode o+x), e.g. under /opt")
+            tail += ["--ro-bind", host_path, inside]
         tail += ["--bind", self._bridge or str(self.workspace), self.mount, "--remount-ro", "/dev", "--remount-ro", "/"]
         self._head, self._tail = head, tail
         # Limits and uid are applied by setpriv/prlimit in front of bwrap, so the spawn needs no fork
@@ -446,3 +454,12 @@ def _parse_status(raw: bytes | bytearray) -> dict:
         except ValueError:
             continue
     return info
+
+
+def _bind_pair(spec: str | Sequence[str]) -> tuple[str, str]:
+    """("HOST", "INSIDE") from "PATH" or ["HOST", "INSIDE"]; both absolute, the host one existing."""
+    host, inside = (spec, spec) if isinstance(spec, str) else (spec[0], spec[1])
+    if not os.path.isabs(host) or not os.path.isabs(inside) or not os.path.exists(host):
+        raise ClawgymError(f"read-only bind {spec!r} needs an existing absolute host path and an absolute "
+                           "path inside", hint="write it as '/opt/agent' or ['/opt/agent', '/agent']")
+    return host, inside

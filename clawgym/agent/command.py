@@ -1,0 +1,93 @@
+"""`command`: run any agent program (real OpenClaw, another CLI agent, a script) inside the
+task's sandbox, pointed at a recording proxy, so black-box runs give the same trajectories as the
+built-in agent: every model request and response, the tool schemas offered, token ids when the
+upstream policy gives them, plus the program's own output and version."""
+
+from __future__ import annotations
+
+import shlex
+import time
+from typing import Any
+
+from ..errors import InfraError
+from ..policy.base import PolicyError, make_policy
+from ..registry import register
+from ..sandbox import Sandbox
+from ..task import Task
+from ..trajectory import Trajectory
+from .base import COMMON_AGENT_PROPS, Agent
+from .proxy import PROXY_DIR, RecordingProxy
+
+INSIDE_PORT = 18080  # on the sandbox's private loopback: no clash with the host is possible
+_TAIL = 20_000
+
+
+@register("agent", "command")
+class CommandAgent(Agent):
+    """Runs `run` in the sandbox with OPENAI_BASE_URL/OPENAI_API_KEY/OPENAI_MODEL pointing at the
+    recording proxy, the instruction in $CLAWGYM_INSTRUCTION and on stdin. `version` is a command
+    whose output is recorded as the agent's version; `ro_binds` shows the program's own install
+    read-only in the sandbox."""
+
+    type = "command"
+    schema = {"type": "object", "additionalProperties": False, "required": ["run", "policy"], "properties": {
+        **COMMON_AGENT_PROPS,
+        "run": {"type": "string", "minLength": 1, "description": "Shell command that runs the agent."},
+        "policy": {"type": "object", "required": ["type"],
+                   "description": "Upstream policy the proxy forwards to (openai, hf, scripted...)."},
+        "version": {"type": "string", "description": "Shell command printing the agent's version."},
+        "env": {"type": "object", "additionalProperties": {"type": "string"},
+                "description": "Extra environment variables for the agent."},
+        "ro_binds": {"type": "array", "items": {}, "default": [],
+                     "description": "Host folders the agent needs, shown read-only: 'PATH' or ['HOST', 'INSIDE']."},
+        "model_name": {"type": "string", "default": "clawgym",
+                       "description": "Model name the proxy reports (OPENAI_MODEL)."},
+    }}
+
+    def __init__(self, config: dict[str, Any]):
+        super().__init__(config)
+        self.policy = make_policy(dict(config["policy"]))
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "policy": self.policy.describe()}
+
+    def sandbox_options(self, task: Task) -> dict[str, Any]:
+        return {"ro_binds": list(self.config.get("ro_binds") or [])}
+
+    def run(self, task: Task, sandbox: Sandbox) -> Trajectory:
+        traj = self.new_trajectory(task)
+        traj.policy = self.policy.describe()
+        timeout = float(task.limits.get("seconds", 600))
+        if self.config.get("version"):
+            result = sandbox.exec(self.config["version"], timeout=min(60.0, timeout))
+            traj.agent["version"] = result.output.strip()[:200] or f"exit {result.exit_code}"
+        proxy = RecordingProxy(self.policy, traj, sandbox.workspace, self.config.get("model_name", "clawgym"))
+        inside = f"{sandbox.mount}/{PROXY_DIR}"
+        env = {**(self.config.get("env") or {}), "OPENAI_BASE_URL": f"http://127.0.0.1:{INSIDE_PORT}/v1",
+               "OPENAI_API_KEY": "clawgym-proxy", "OPENAI_MODEL": self.config.get("model_name", "clawgym"),
+               "CLAWGYM_INSTRUCTION": task.instruction}
+        script = (f"python3 {shlex.quote(inside + '/forward.py')} {shlex.quote(inside + '/proxy.sock')} "
+                  f"{INSIDE_PORT} /tmp/.proxy-ready & "
+                  "for i in $(seq 200); do [ -e /tmp/.proxy-ready ] && break; sleep 0.01; done; "
+                  f"{self.config['run']}")
+        started = time.monotonic()
+        try:
+            result = sandbox.exec(script, timeout=timeout, env=env, stdin=task.instruction)
+        finally:
+            proxy.stop()
+        traj.add("exec", command=self.config["run"], exit_code=result.exit_code, output=result.output[-_TAIL:],
+                 duration_s=round(time.monotonic() - started, 4), timed_out=result.timed_out)
+        errors = [t for t in traj.turns if t.get("error")]
+        if errors:
+            raise InfraError(f"the upstream policy failed: {errors[-1]['error']}")
+        if result.timed_out:
+            return traj.finish("timeout", f"the agent ran past the task's {timeout:.0f} s")
+        if result.exit_code != 0:
+            return traj.finish("failed", f"the agent exited with code {result.exit_code}")
+        return traj.finish("completed")
+
+    def close(self) -> None:
+        self.policy.close()
+
+
+__all__ = ["CommandAgent", "PolicyError"]
