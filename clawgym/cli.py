@@ -124,6 +124,27 @@ def report(run_dir: str) -> None:
 
 
 @main.command()
+@click.option("--model", default="embedded", show_default=True,
+              help="A local model folder, a hub id, or 'embedded' (the bundled SmolLM2-135M-Instruct).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=8000, show_default=True, help="Port to listen on.")
+@click.option("--device", default="auto", show_default=True, help="auto, cpu or cuda.")
+@click.option("--dtype", default="auto", show_default=True, help="auto, float32, bfloat16 or float16.")
+@click.option("--max-tokens", type=int, help="Default most tokens generated per request.")
+@click.option("--temperature", type=float, help="Default sampling temperature.")
+@click.option("--chat-template", help="A chat template (text or file) to use instead of the model's.")
+@_friendly
+def serve(model: str, host: str, port: int, device: str, dtype: str, max_tokens: int | None,
+          temperature: float | None, chat_template: str | None) -> None:
+    """Serve a Hugging Face model as an OpenAI-compatible chat endpoint (with tool calls)."""
+    from .serve import serve as run_server
+
+    options = {"device": device, "dtype": dtype, "max_tokens": max_tokens, "temperature": temperature,
+               "chat_template": chat_template}
+    run_server(model, host=host, port=port, **{k: v for k, v in options.items() if v is not None})
+
+
+@main.command()
 @click.argument("run_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
 @click.option("--out", "out_jsonl", type=click.Path(dir_okay=False), help="Write trajectories as JSONL here.")
 @click.option("--hf", "hf_dir", type=click.Path(file_okay=False),
