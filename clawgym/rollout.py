@@ -89,6 +89,7 @@ def execute_trial(trial: Trial, *, sandbox_spec: dict | None = None, pass_thresh
         with create_sandbox(spec, workspace, limits=sandbox_limits(task),
                             network=task.network, mount=task.mount) as sandbox:
             trajectory = agent.run(task, sandbox)
+        record["agent"] = {**record["agent"], **trajectory.agent}  # e.g. a black-box agent's version
         timings["agent_s"] = time.monotonic() - t1
         if trajectory.outcome == "error":
             raise InfraError(trajectory.error or "the agent reported an infrastructure error")

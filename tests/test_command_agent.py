@@ -110,7 +110,7 @@ def test_black_box_agent_is_recorded_like_the_builtin_agent(tmp_path, openai_lib
     record, traj = _trial(tmp_path, openai_lib, turns)
     assert record["status"] == "passed", record.get("error") or record.get("verdict")
     assert record["reward"] == 1.0
-    assert traj["agent"]["version"] == "demo-agent 1.2.3"
+    assert traj["agent"]["version"] == record["agent"]["version"] == "demo-agent 1.2.3"
     roles = [m["role"] for m in traj["messages"]]
     assert roles == ["user", "assistant", "tool", "assistant"]
     assert traj["messages"][1]["tool_calls"][0]["function"]["name"] == "write"
