@@ -65,13 +65,13 @@ def _validate(body: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | N
     return messages, tools
 
 
-class ChatServer(ThreadingHTTPServer):
-    """The HTTP server; holds the policy and the served model name."""
+class ChatServing:
+    """What a chat-completions server holds (the policy, the served name) and how it shapes
+    answers; mixed into a TCP server here and into a Unix-socket server by the recording proxy."""
 
     daemon_threads = True
 
-    def __init__(self, address: tuple[str, int], policy: Policy, model_name: str):
-        super().__init__(address, _Handler)
+    def setup_chat(self, policy: Policy, model_name: str) -> None:
         self.policy, self.model_name, self.created = policy, model_name, int(time.time())
 
     def completion_body(self, body: dict[str, Any], out: Completion) -> dict[str, Any]:
@@ -114,8 +114,16 @@ class ChatServer(ThreadingHTTPServer):
         return chunks
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server: ChatServer
+class ChatServer(ChatServing, ThreadingHTTPServer):
+    """The HTTP server on a TCP address."""
+
+    def __init__(self, address: tuple[str, int], policy: Policy, model_name: str):
+        ThreadingHTTPServer.__init__(self, address, ChatHandler)
+        self.setup_chat(policy, model_name)
+
+
+class ChatHandler(BaseHTTPRequestHandler):
+    server: ChatServing
     protocol_version = "HTTP/1.1"
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet by default

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..policy.base import Completion, Policy
-from ..serve import ChatServer, _Handler
+from ..serve import ChatHandler, ChatServing
 from ..trajectory import Trajectory
 
 PROXY_DIR = ".clawgym-proxy"
@@ -87,18 +87,12 @@ class RecordingPolicy(Policy):
         return out
 
 
-class _UnixChatServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
-    """ChatServer's handler and helpers over a Unix socket."""
-
-    daemon_threads = True
-    completion_body = ChatServer.completion_body
-    stream_chunks = ChatServer.stream_chunks
-    _usage = ChatServer._usage
-    _logprobs = ChatServer._logprobs
+class _UnixChatServer(ChatServing, socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    """The chat-completions server over a Unix socket."""
 
     def __init__(self, path: str, policy: Policy, model_name: str):
-        super().__init__(path, _Handler)
-        self.policy, self.model_name, self.created = policy, model_name, int(time.time())
+        socketserver.UnixStreamServer.__init__(self, path, ChatHandler)
+        self.setup_chat(policy, model_name)
 
 
 class RecordingProxy:
