@@ -93,18 +93,21 @@ def render(spec: str, seed: int, as_json: bool, show_files: bool, out: str | Non
                               "endpoint's model name.")
 @click.option("--base-url", help="OpenAI-compatible endpoint for --model (key from $OPENAI_API_KEY).")
 @click.option("--temperature", type=float, help="Sampling temperature of the agent's model.")
+@click.option("--max-tokens", type=int, help="Most tokens the agent's model generates per turn.")
+@click.option("--max-turns", type=int, help="Most model turns per trial (the task's limit still applies).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @_friendly
 def run(spec: str | None, agents: tuple[str, ...], seeds: str, attempts: int, jobs: int | None,
         out: str | None, resume_dir: str | None, model: str | None, base_url: str | None,
-        temperature: float | None, quiet: bool) -> None:
+        temperature: float | None, max_tokens: int | None, max_turns: int | None, quiet: bool) -> None:
     """Run a run spec (kind: Run), or one task spec with --agent/--seeds, and print the results table.
 
     Examples: clawgym run specs/quickstart.yaml; clawgym run TASK.yaml --agent claw --model embedded
     """
     from .run_cmd import agent_configs, run_command
 
-    configs = agent_configs(list(agents), model=model, base_url=base_url, temperature=temperature)
+    configs = agent_configs(list(agents), model=model, base_url=base_url, temperature=temperature,
+                            max_tokens=max_tokens, max_turns=max_turns)
     run_command(spec, agents=configs, seeds=seeds, attempts=attempts, jobs=jobs, out=out,
                 resume_dir=resume_dir, quiet=quiet, console=console)
 

