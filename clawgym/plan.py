@@ -29,6 +29,8 @@ class RunPlan:
     sandbox: dict[str, Any] | None = None
     pass_threshold: float = 1.0
     judge: dict[str, Any] | None = None
+    retries: int = 2                 # extra tries for a trial that ends in `error` (infrastructure)
+    retry_backoff: float = 1.0       # seconds before the first retry, doubled each time
     source: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -97,6 +99,8 @@ def plan_from_run_spec(doc: Document, *, out: str | None = None) -> RunPlan:
     return RunPlan(name=data["name"], trials=trials, out=Path(out_dir),
                    concurrency=int(data.get("concurrency", 4)), sandbox=data.get("sandbox"),
                    pass_threshold=float(data.get("pass_threshold", 1.0)), judge=data.get("judge"),
+                   retries=int((data.get("retries") or {}).get("max", 2)),
+                   retry_backoff=float((data.get("retries") or {}).get("backoff", 1.0)),
                    source={"spec_file": doc.file, "spec_sha256": _sha(doc.file), "spec": data})
 
 

@@ -60,7 +60,7 @@ def write_text_atomic(path: Path, text: str) -> None:
 
 def execute_trial(trial: Trial, *, sandbox_spec: dict | None = None, pass_threshold: float = 1.0,
                   trial_dir: Path | None = None, keep_workspace: Path | None = None,
-                  judge: dict[str, Any] | None = None) -> dict[str, Any]:
+                  judge: dict[str, Any] | None = None, tries: int = 1) -> dict[str, Any]:
     """Run one trial end to end and return its record (also written to `trial_dir` if given).
 
     Status is `passed`, `failed` or `error`. Infrastructure failures (sandbox, model endpoint,
@@ -76,7 +76,7 @@ def execute_trial(trial: Trial, *, sandbox_spec: dict | None = None, pass_thresh
     original, workspace = tmp / "original", tmp / "workspace"
     agent = make_agent(trial.agent)
     record: dict[str, Any] = {"format": RECORD_FORMAT, "trial_id": trial.id, "task": task.summary(),
-                              "agent": agent.describe(), "attempt": trial.attempt,
+                              "agent": agent.describe(), "attempt": trial.attempt, "tries": tries,
                               "status": "error", "reward": None, "verdict": None, "error": None}
     trajectory: Trajectory | None = None
     try:

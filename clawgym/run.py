@@ -6,7 +6,7 @@ import json
 import platform
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Callable
@@ -85,22 +85,41 @@ def execute(plan: RunPlan, *, resume: bool = False,
     if on_start:
         on_start(len(plan.trials) - len(todo), len(plan.trials))
     results = {tid: rec for tid, rec in existing.items() if tid in {t.id for t in plan.trials}}
+    tries: dict[str, int] = {}
     with ThreadPoolExecutor(max_workers=max(1, plan.concurrency)) as pool:
-        futures = {pool.submit(execute_trial, trial, sandbox_spec=plan.sandbox, judge=plan.judge,
-                               pass_threshold=plan.pass_threshold, trial_dir=out / TRIALS / trial.id): trial
-                   for trial in todo}
+        def submit(trial: Trial, delay: float = 0.0) -> Future:
+            tries[trial.id] = tries.get(trial.id, 0) + 1
+            return pool.submit(_after, delay, execute_trial, trial, sandbox_spec=plan.sandbox, judge=plan.judge,
+                               pass_threshold=plan.pass_threshold, trial_dir=out / TRIALS / trial.id,
+                               tries=tries[trial.id])
+
+        pending = {submit(trial): trial for trial in todo}
         try:
-            for future in as_completed(futures):
-                record = future.result()
-                results[record["trial_id"]] = record
-                if on_result:
-                    on_result(record)
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    trial = pending.pop(future)
+                    record = future.result()
+                    if record["status"] == "error" and tries[trial.id] <= plan.retries:
+                        delay = plan.retry_backoff * 2 ** (tries[trial.id] - 1)
+                        pending[submit(trial, delay)] = trial  # infrastructure errors get another go
+                        continue
+                    results[record["trial_id"]] = record
+                    if on_result:
+                        on_result(record)
         except BaseException:
-            for f in futures:
+            for f in pending:
                 f.cancel()
             raise
     order = {t.id: i for i, t in enumerate(plan.trials)}
     return sorted(results.values(), key=lambda r: order.get(r["trial_id"], 0))
+
+
+def _after(delay: float, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Call `fn` after `delay` seconds (the backoff before retrying an errored trial)."""
+    if delay > 0:
+        time.sleep(delay)
+    return fn(*args, **kwargs)
 
 
 def _unique(items: list[dict]) -> list[dict]:
