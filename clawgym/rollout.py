@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 import time
 import traceback
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from .errors import InfraError, PrerequisiteError
 from .sandbox import SandboxLimits, create_sandbox
 from .task import Task
 from .trajectory import Trajectory
+from .tempdirs import make_temp
 from .verify import combine_hybrid, verify
 from .workspace import diff, materialize
 
@@ -72,7 +72,7 @@ def execute_trial(trial: Trial, *, sandbox_spec: dict | None = None, pass_thresh
     task = trial.task
     timings: dict[str, float] = {}
     t0 = time.monotonic()
-    tmp = Path(tempfile.mkdtemp(prefix="clawgym-trial-"))
+    tmp = make_temp("trial")
     original, workspace = tmp / "original", tmp / "workspace"
     agent = make_agent(trial.agent)
     record: dict[str, Any] = {"format": RECORD_FORMAT, "trial_id": trial.id, "task": task.summary(),

@@ -16,6 +16,7 @@ from .errors import ClawgymError
 from .plan import RunPlan
 from .rollout import Trial, execute_trial, write_json_atomic
 from .task import thaw
+from .tempdirs import sweep_stale
 
 MANIFEST = "run.json"
 TRIALS = "trials"
@@ -77,6 +78,7 @@ def execute(plan: RunPlan, *, resume: bool = False,
     if existing and not resume:
         raise ClawgymError(f"results folder {out} already holds {len(existing)} finished trials",
                            hint=f"continue it with 'clawgym run --resume {out}' or choose another --out")
+    sweep_stale()  # work folders of earlier runs that were killed
     out.mkdir(parents=True, exist_ok=True)
     (out / TRIALS).mkdir(exist_ok=True)
     if not (out / MANIFEST).exists():

@@ -109,6 +109,8 @@ def test_kill_9_loses_no_finished_trial(lib):
     assert result.exit_code == 0, result.output + result.stderr
     done = records(out)
     assert len(done) == 24
+    import tempfile
+    assert not list(Path(tempfile.gettempdir()).glob(f"clawgym-*-{proc.pid}-*")), "the killed run's work folders"
     assert all(done[tid]["finished_at"] == ts for tid, ts in stamps.items() if finished[tid]["status"] != "error")
     assert all(r["status"] in ("passed", "failed") for r in done.values())
 

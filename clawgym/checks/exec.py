@@ -267,7 +267,7 @@ class Python(Check):
 
     def run(self, ctx: CheckContext) -> tuple:
         script, timeout = self._script(ctx), float(self.get("timeout"))
-        with tempfile.TemporaryDirectory(prefix="clawgym-grade-") as tmp:
+        with tempfile.TemporaryDirectory(prefix=f"clawgym-grade-{os.getpid()}-") as tmp:
             work, orig, home = Path(tmp) / "workspace", Path(tmp) / "original", Path(tmp) / "home"
             skipped = copy_workspace(ctx.workspace, work)
             copy_workspace(ctx.original, orig)
