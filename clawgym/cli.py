@@ -113,17 +113,40 @@ def run(spec: str | None, agents: tuple[str, ...], seeds: str, attempts: int, jo
 
 
 @main.command()
-@click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
+@click.argument("run_dirs", metavar="RUN_DIR [RUN_DIR...]", nargs=-1, required=True,
+                type=click.Path(exists=True, file_okay=False))
+@click.option("--html", "html_out", type=click.Path(dir_okay=False),
+              help="Also write one static page (plots and a trial browser) to this file.")
+@click.option("--k", "ks", default="1,5", show_default=True, help="k values for pass@k and pass^k, e.g. '1,5'.")
 @_friendly
-def report(run_dir: str) -> None:
-    """Print the results table of a finished (or partial) run folder."""
-    from .report import print_summary, summarize
+def report(run_dirs: tuple[str, ...], html_out: str | None, ks: str) -> None:
+    """Print the results table of run folders (finished or partial); several folders side by side.
+
+    Mean reward, pass rate, pass@k and pass^k by agent and category, with bootstrap 95% CIs.
+    """
+    from .report import compare_table, print_summary, run_labels, summarize
+    from .report_stats import parse_ks
     from .run import load_records
 
-    records = list(load_records(Path(run_dir)).values())
-    if not records:
-        raise ClawgymError(f"no finished trials in {run_dir}", hint="is this a results folder of 'clawgym run'?")
-    print_summary(summarize(records), console, title=f"Results: {run_dir}")
+    try:
+        k_values = parse_ks(ks)
+    except ValueError:
+        raise ClawgymError(f"--k {ks}: not a list of integers >= 1", hint="for example --k 1,5") from None
+    runs = []
+    for run_dir, label in zip(run_dirs, run_labels(run_dirs)):
+        records = list(load_records(Path(run_dir)).values())
+        if not records:
+            raise ClawgymError(f"no finished trials in {run_dir}", hint="is this a results folder of 'clawgym run'?")
+        runs.append((label, summarize(records, ks=k_values)))
+    if len(runs) == 1:
+        print_summary(runs[0][1], console, title=f"Results: {run_dirs[0]}")
+    else:
+        console.print(compare_table(runs, title=f"Comparison of {len(runs)} runs"))
+    if html_out:
+        from .report_html import write_html
+
+        info = write_html([Path(d) for d in run_dirs], Path(html_out), ks=k_values)
+        console.print(f"wrote {html_out} ({info['trials']} trials, {info['bytes'] / 1e6:.1f} MB)")
 
 
 @main.command()

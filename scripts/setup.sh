@@ -8,6 +8,7 @@ need_apt=()
 command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)
 command -v git >/dev/null 2>&1 || need_apt+=(git)
 command -v setpriv >/dev/null 2>&1 || need_apt+=(util-linux)
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)  # for the HTML report's browser tests
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
   echo "installing system packages: ${need_apt[*]}"
