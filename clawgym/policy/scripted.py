@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from typing import Any
 
 from ..registry import register
@@ -26,6 +27,8 @@ class ScriptedPolicy(Policy):
     schema = {"type": "object", "additionalProperties": False, "properties": {
         **COMMON_POLICY_PROPS,
         "turns": {"type": "array", "description": "Assistant turns to replay, in order."},
+        "latency_s": {"type": "number", "minimum": 0, "default": 0,
+                      "description": "Seconds each call waits, to simulate a model's latency (benchmarks)."},
     }}
 
     def __init__(self, config: dict[str, Any]):
@@ -39,6 +42,8 @@ class ScriptedPolicy(Policy):
         with self._lock:
             index = len(self.calls)
             self.calls.append({"messages": [dict(m) for m in messages], "tools": tools, "sampling": sampling})
+        if self.config.get("latency_s"):
+            time.sleep(float(self.config["latency_s"]))
         turn = self.turns[index] if index < len(self.turns) else "done"
         if isinstance(turn, dict) and "error" in turn:
             raise PolicyError(str(turn["error"]))

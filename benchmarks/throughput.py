@@ -1,0 +1,60 @@
+"""Rollouts per minute with a policy that simulates model latency, at several concurrencies.
+
+Usage: python benchmarks/throughput.py [--latency 2] [--turns 5] [--concurrency 1,8,64,256]
+
+Each trial: the claw agent on a small real task (the authoring guide's), a scripted policy that
+waits --latency seconds per call, --turns calls (reads of the task's input, then a final answer),
+the full trial machinery (materialised workspace, bubblewrap sandbox, fresh-process verifier,
+records written). Ideal = concurrency × 60 / (latency × turns) rollouts per minute.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--latency", type=float, default=2.0)
+    ap.add_argument("--turns", type=int, default=5)
+    ap.add_argument("--concurrency", default="1,8,64,256")
+    ap.add_argument("--rounds", type=float, default=2.0, help="trials = rounds × concurrency (at least 4)")
+    args = ap.parse_args()
+
+    from clawgym.compile import compile_task, load_task_spec
+    from clawgym.plan import RunPlan
+    from clawgym.policy.scripted import tool_call
+    from clawgym.rollout import Trial
+    from clawgym.run import execute
+
+    spec = load_task_spec(ROOT / "benchmarks" / "fixtures" / "light" / "receipts-total.yaml")
+    turns = [{"tool_calls": [tool_call("read", call_id=f"c{i}", path="input/receipts.csv")]}
+             for i in range(args.turns - 1)] + ["Done."]
+    agent = {"type": "claw", "policy": {"type": "scripted", "turns": turns, "latency_s": args.latency}}
+    print(f"latency {args.latency:g} s × {args.turns} turns per trial")
+    print(f"{'concurrency':>11} {'trials':>7} {'wall s':>8} {'rollouts/min':>13} {'ideal':>8} {'% ideal':>8}")
+    for conc in (int(c) for c in args.concurrency.split(",")):
+        n = max(4, int(conc * args.rounds))
+        trials = [Trial(compile_task(spec, seed), agent) for seed in range(n)]
+        out = Path(tempfile.mkdtemp(prefix="clawgym-throughput-"))
+        plan = RunPlan(name="throughput", trials=trials, out=out / "run", concurrency=conc, retries=0)
+        t0 = time.perf_counter()
+        records = execute(plan)
+        wall = time.perf_counter() - t0
+        errors = sum(r["status"] == "error" for r in records)
+        rate, ideal = len(records) * 60 / wall, conc * 60 / (args.latency * args.turns)
+        print(f"{conc:>11} {n:>7} {wall:>8.1f} {rate:>13.1f} {ideal:>8.1f} {100 * rate / ideal:>7.0f}%"
+              + (f"  ({errors} errors)" if errors else ""), flush=True)
+        shutil.rmtree(out, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
