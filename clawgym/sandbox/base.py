@@ -114,6 +114,14 @@ class Sandbox(ABC):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def __del__(self) -> None:
+        """Close a sandbox nobody closed (backends set `_closed` once they hold resources)."""
+        if not getattr(self, "_closed", True):
+            try:
+                self.close()
+            except Exception:  # noqa: BLE001 - best effort at garbage collection
+                pass
+
 
 def create_sandbox(spec: Mapping[str, Any] | None, workspace: Path, *, limits: SandboxLimits | None = None,
                    network: bool = False, mount: str = DEFAULT_MOUNT) -> Sandbox:

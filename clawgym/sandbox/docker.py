@@ -360,13 +360,6 @@ class DockerSandbox(Sandbox):
             except self._errors.DockerException as exc:
                 log.warning("cannot remove docker sandbox %s: %s", container.short_id, exc)
 
-    def __del__(self) -> None:
-        if not getattr(self, "_closed", True):
-            try:
-                self.close()
-            except Exception:  # noqa: BLE001 - best effort at garbage collection
-                pass
-
     def __repr__(self) -> str:
         return f"DockerSandbox({str(self.workspace)!r}, image={self.image!r}, mount={self.mount!r})"
 

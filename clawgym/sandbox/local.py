@@ -435,13 +435,6 @@ class LocalSandbox(Sandbox):
             if self._uid_sock is not None:
                 self._uid_sock.close()
 
-    def __del__(self) -> None:
-        if not getattr(self, "_closed", True):
-            try:
-                self.close()
-            except Exception:  # noqa: BLE001 - best effort at garbage collection
-                pass
-
     def __repr__(self) -> str:
         return f"LocalSandbox({str(self.workspace)!r}, mount={self.mount!r}, network={self.network})"
 
