@@ -103,6 +103,19 @@ class Sandbox(ABC):
     def default_env(self) -> dict[str, str]:
         return {"HOME": home_for(self.mount), "PATH": SANDBOX_PATH, "LANG": "C.UTF-8", "TZ": "UTC"}
 
+    def command_env(self, command: str | Sequence[str], env: Mapping[str, str] | None,
+                    shell: str = "/bin/bash") -> tuple[list[str], dict[str, str]]:
+        """The argv (a string runs with `shell -c`) and the full environment of one exec, checked."""
+        argv = [shell, "-c", command] if isinstance(command, str) else [str(a) for a in command]
+        if not argv:
+            raise ClawgymError("empty command")
+        run_env = self.default_env()
+        for key, value in (env or {}).items():
+            if not key or "=" in key or "\0" in key or "\0" in str(value):
+                raise ClawgymError(f"bad environment variable name or value: {key!r}")
+            run_env[key] = str(value)
+        return argv, run_env
+
     def resolve_workdir(self, workdir: str | None) -> str:
         if not workdir:
             return self.mount

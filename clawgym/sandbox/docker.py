@@ -202,14 +202,7 @@ class DockerSandbox(Sandbox):
     def exec(self, command: str | Sequence[str], *, timeout: float | None = None,
              env: Mapping[str, str] | None = None, workdir: str | None = None,
              stdin: str | bytes | None = None) -> ExecResult:
-        argv = ["/bin/bash", "-c", command] if isinstance(command, str) else [str(a) for a in command]
-        if not argv:
-            raise ClawgymError("empty command")
-        run_env = self.default_env()
-        for key, value in (env or {}).items():
-            if not key or "=" in key or "\0" in key or "\0" in str(value):
-                raise ClawgymError(f"bad environment variable name or value: {key!r}")
-            run_env[key] = str(value)
+        argv, run_env = self.command_env(command, env)
         data = stdin.encode() if isinstance(stdin, str) else (stdin or b"")
         limit = self.limits.wall_seconds if timeout is None else float(timeout)
         if self._closed:
