@@ -1,8 +1,9 @@
 """Score a final workspace: run the checks (in a fresh process) and combine them into a Verdict.
 
-`verify` is what rollouts call: it starts `python -m clawgym.verify_worker`, sends it a JSON
-request on stdin and reads JSON results from its stdout, so check code never shares a process
-with anything the agent touched. `run_checks` is the in-process core the worker uses.
+`verify` is what rollouts call: it forks a fresh verifier process (from a server that has the
+checks imported), sends it a JSON request and reads JSON results back, so check code never
+shares a process with anything the agent touched. `run_checks` is the in-process core the
+verifier runs; `python -m clawgym.verify_worker` runs it from stdin/stdout.
 """
 
 from __future__ import annotations
@@ -11,8 +12,6 @@ import json
 import math
 import os
 import signal
-import subprocess
-import sys
 import threading
 import time
 from contextlib import contextmanager
@@ -194,9 +193,12 @@ def run_checks(checks: list[dict], ctx: CheckContext, *, check_timeout: float | 
 def verify(checks: list[dict], *, workspace: Path, original: Path, task_dir: Path | None, params: dict,
            trajectory: dict | None = None, sandbox: dict | None = None, timeout: float = 300,
            pass_threshold: float = 1.0) -> Verdict:
-    """Run `checks` in a fresh `python -m clawgym.verify_worker` process and combine the results.
+    """Run `checks` in a fresh process and combine the results.
 
-    Raises InfraError if the worker cannot run, times out or answers garbage, and
+    The process is forked from a verifier server that has the checks already imported (so a
+    verification costs milliseconds, not an interpreter start, see `clawgym.verify_server`); it
+    leads its own process group, killed with everything it started on timeout or cancellation.
+    Raises InfraError if the verifier cannot run, times out or answers garbage, and
     PrerequisiteError if a check needs something missing on this machine (e.g. a sandbox tool).
     """
     for label, folder in (("workspace", workspace), ("original workspace", original)):
@@ -209,27 +211,12 @@ def verify(checks: list[dict], *, workspace: Path, original: Path, task_dir: Pat
         payload = json.dumps(request, default=str)
     except (TypeError, ValueError) as e:
         raise InfraError(f"cannot send the checks to the verifier: {e}") from None
-    pkg_root = str(Path(__file__).resolve().parent.parent)
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (pkg_root, env.get("PYTHONPATH")) if p)
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    proc = subprocess.Popen([sys.executable, "-m", "clawgym.verify_worker"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=pkg_root,
-                            start_new_session=True)
-    try:
-        out, err = proc.communicate(payload.encode(), timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _kill(proc)
-        raise InfraError(f"the verifier timed out after {timeout:g}s") from None
-    except BaseException:
-        _kill(proc)
-        raise
-    err_tail = err.decode("utf-8", "replace").strip()[-2000:]
-    try:
-        answer = json.loads(out.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        raise InfraError(f"the verifier exited {proc.returncode} without a result"
-                         + (f": {err_tail}" if err_tail else "")) from None
+    from . import control
+    from .verify_server import ask
+
+    token = control.current().token
+    token.check()
+    answer = ask(payload.encode("utf-8"), timeout, token)
     if not isinstance(answer, dict):
         raise InfraError("the verifier answered something other than a JSON object")
     if answer.get("error"):
@@ -240,15 +227,3 @@ def verify(checks: list[dict], *, workspace: Path, original: Path, task_dir: Pat
     except (KeyError, TypeError, ValueError) as e:
         raise InfraError(f"the verifier sent malformed results: {e}") from None
     return combine(results, pass_threshold=pass_threshold)
-
-
-def _kill(proc: subprocess.Popen) -> None:
-    """Kill the worker's whole process group (it leads its own session)."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except OSError:
-        pass
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        pass

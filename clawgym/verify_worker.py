@@ -5,6 +5,7 @@ Request: {"checks", "workspace", "original", "task_dir", "params", "trajectory",
 "check_timeout"?}. Answer: {"results": [CheckResult dicts]} or {"error": msg, "kind": "infra" |
 "prerequisite"}. Anything checks or their children print goes to stderr, never into the answer.
 Only the checks package is imported (not every plugin), so the worker starts fast.
+`answer_bytes` is the same for a process forked from the verifier server (`clawgym.verify_server`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,15 @@ def main() -> int:
     with os.fdopen(answer_fd, "w", encoding="utf-8") as out:
         out.write(json.dumps(answer, default=str))
     return code
+
+
+def answer_bytes(request: bytes) -> bytes:
+    """The JSON answer to one JSON request (used by processes forked from the verifier server)."""
+    try:
+        answer = handle(json.loads(request.decode("utf-8")))
+    except Exception as e:  # noqa: BLE001 - report, never hang the caller
+        answer = {"error": f"verifier failed: {type(e).__name__}: {e}", "kind": "infra"}
+    return json.dumps(answer, default=str).encode("utf-8")
 
 
 def handle(request: dict) -> dict:

@@ -57,11 +57,24 @@ def copy_workspace(src: Path, dst: Path) -> list[str]:
     return skipped
 
 
+_LIVE_GROUPS: set[int] = set()  # process groups of grading processes running now
+
+
+def kill_live_groups() -> None:
+    """Kill every grading process group still running (the verifier is being stopped)."""
+    for pgid in list(_LIVE_GROUPS):
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
 def run_process(argv: list[str], *, cwd: Path, env: dict, timeout: float) -> tuple[int | None, str, str, bool]:
     """(exit code, stdout, stderr, timed out); output capped, the whole process group killed at the end."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out,
                                 stderr=err, start_new_session=True)
+        _LIVE_GROUPS.add(proc.pid)
         timed_out = False
         try:
             code: int | None = proc.wait(timeout=timeout)
@@ -73,6 +86,7 @@ def run_process(argv: list[str], *, cwd: Path, env: dict, timeout: float) -> tup
             except OSError:
                 pass
             proc.wait()
+            _LIVE_GROUPS.discard(proc.pid)
         return code, _tail(out), _tail(err), timed_out
 
 

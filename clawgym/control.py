@@ -1,0 +1,176 @@
+"""Per-trial controls the runner hands to the code a trial runs: cancellation, and the run's
+caps on live sandboxes and concurrent model requests.
+
+Trials run blocking code (agents, sandboxes, model clients) in worker threads; the runner sets a
+`Controls` for the thread with :func:`use`, and library code reads it with :func:`current`:
+
+- `CancelToken`: set when the trial times out or the run is interrupted. Waits in the trial
+  (`sleep`, a slot, the verifier) return early; callbacks (closing the sandbox) run at once.
+- `sandbox_slot()`: held while a sandbox is alive, at most `sandboxes` at once.
+- `model_request()`: held around each model call (agent and judge), at most `model_requests`.
+
+Outside a run (tests, a single `execute_trial`) the defaults impose no cap and never cancel.
+"""
+
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Callable, Iterator
+
+from .errors import InfraError
+
+POLL_S = 0.2
+
+
+class TrialCancelled(InfraError):
+    """The trial was cancelled (timed out, or the run was interrupted)."""
+
+
+class CancelToken:
+    """A one-shot, thread-safe cancellation flag with callbacks.
+
+    `finish()` and `cancel()` race for the trial's outcome: whichever comes first wins, so a
+    trial that finished is never also recorded as timed out, and a timed-out one never writes.
+    """
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._callbacks: list[Callable[[], None]] = []
+        self._finished = False
+        self.reason: str | None = None
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+    def cancel(self, reason: str) -> bool:
+        """Cancel unless the trial already finished; returns whether this call cancelled it."""
+        with self._lock:
+            if self._finished or self._event.is_set():
+                return False
+            self.reason = reason
+            self._event.set()
+            callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            try:
+                callback()
+            except Exception:  # noqa: BLE001 - a failing cleanup must not stop the others
+                pass
+        return True
+
+    def finish(self) -> bool:
+        """Claim the outcome for the trial; False if it was cancelled first."""
+        with self._lock:
+            if self._event.is_set():
+                return False
+            self._finished = True
+            return True
+
+    def on_cancel(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Run `callback` when cancelled (at once if already); returns a function that unregisters it."""
+        with self._lock:
+            if not self._event.is_set():
+                self._callbacks.append(callback)
+                return lambda: self._discard(callback)
+        callback()
+        return lambda: None
+
+    def _discard(self, callback: Callable[[], None]) -> None:
+        with self._lock:
+            if callback in self._callbacks:
+                self._callbacks.remove(callback)
+
+    def wait(self, seconds: float) -> bool:
+        """Sleep up to `seconds`; True if cancelled meanwhile."""
+        return self._event.wait(max(0.0, seconds))
+
+    def check(self) -> None:
+        """Raise TrialCancelled if cancelled."""
+        if self._event.is_set():
+            raise TrialCancelled(self.reason or "the trial was cancelled")
+
+
+class Slots:
+    """A counting cap that a cancelled trial stops waiting for (None = no cap)."""
+
+    def __init__(self, limit: int | None):
+        self.limit = limit if limit and limit > 0 else None
+        self._sem = threading.BoundedSemaphore(self.limit) if self.limit else None
+
+    @contextmanager
+    def hold(self, token: CancelToken) -> Iterator[None]:
+        if self._sem is None:
+            token.check()
+            yield
+            return
+        while not self._sem.acquire(timeout=POLL_S):
+            token.check()
+        try:
+            token.check()
+            yield
+        finally:
+            self._sem.release()
+
+
+@dataclass
+class Controls:
+    """What one trial shares with its run."""
+
+    token: CancelToken = field(default_factory=CancelToken)
+    sandboxes: Slots = field(default_factory=lambda: Slots(None))
+    model_requests: Slots = field(default_factory=lambda: Slots(None))
+
+
+_local = threading.local()
+
+
+def current() -> Controls:
+    """The controls of the trial this thread runs (a no-cap, never-cancelled default outside runs)."""
+    controls = getattr(_local, "controls", None)
+    if controls is None:
+        controls = _local.controls = Controls()
+    return controls
+
+
+@contextmanager
+def use(controls: Controls) -> Iterator[Controls]:
+    """Make `controls` current in this thread for the duration of the block."""
+    previous = getattr(_local, "controls", None)
+    _local.controls = controls
+    try:
+        yield controls
+    finally:
+        _local.controls = previous
+
+
+@contextmanager
+def sandbox_slot() -> Iterator[None]:
+    controls = current()
+    with controls.sandboxes.hold(controls.token):
+        yield
+
+
+@contextmanager
+def model_request() -> Iterator[None]:
+    """Hold one of the run's model-request slots (re-entrant within a thread)."""
+    if getattr(_local, "in_request", False):
+        yield
+        return
+    controls = current()
+    with controls.model_requests.hold(controls.token):
+        _local.in_request = True
+        try:
+            yield
+        finally:
+            _local.in_request = False
+    controls.token.check()  # an answer that arrives after cancellation is not used
+
+
+def sleep(seconds: float) -> None:
+    """Sleep, but raise TrialCancelled as soon as the current trial is cancelled."""
+    token = current().token
+    if token.wait(seconds):
+        token.check()
