@@ -95,11 +95,21 @@ def render(spec: str, seed: int, as_json: bool, show_files: bool, out: str | Non
 @click.option("--temperature", type=float, help="Sampling temperature of the agent's model.")
 @click.option("--max-tokens", type=int, help="Most tokens the agent's model generates per turn.")
 @click.option("--max-turns", type=int, help="Most model turns per trial (the task's limit still applies).")
+@click.option("--max-sandboxes", type=click.IntRange(min=1), help="Most live sandboxes at once (default: -j).")
+@click.option("--max-model-requests", type=click.IntRange(min=1),
+              help="Most model requests in flight at once, agents' and judge's (default: no cap).")
+@click.option("--trial-timeout", type=click.FloatRange(min=0, min_open=True),
+              help="Seconds per trial before it is cancelled as `error` (default: task limit + 600).")
+@click.option("--executor", type=click.Choice(["local", "ray"]),
+              help="Where trials run: this machine (local) or an existing Ray cluster (ray).")
+@click.option("--ray-address", help="Ray cluster address for --executor ray (default: $RAY_ADDRESS or auto).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @_friendly
 def run(spec: str | None, agents: tuple[str, ...], seeds: str, attempts: int, jobs: int | None,
         out: str | None, resume_dir: str | None, model: str | None, base_url: str | None,
-        temperature: float | None, max_tokens: int | None, max_turns: int | None, quiet: bool) -> None:
+        temperature: float | None, max_tokens: int | None, max_turns: int | None,
+        max_sandboxes: int | None, max_model_requests: int | None, trial_timeout: float | None,
+        executor: str | None, ray_address: str | None, quiet: bool) -> None:
     """Run a run spec (kind: Run), or one task spec with --agent/--seeds, and print the results table.
 
     Examples: clawgym run specs/quickstart.yaml; clawgym run TASK.yaml --agent claw --model embedded
@@ -108,7 +118,13 @@ def run(spec: str | None, agents: tuple[str, ...], seeds: str, attempts: int, jo
 
     configs = agent_configs(list(agents), model=model, base_url=base_url, temperature=temperature,
                             max_tokens=max_tokens, max_turns=max_turns)
-    run_command(spec, agents=configs, seeds=seeds, attempts=attempts, jobs=jobs, out=out,
+    if ray_address and executor not in (None, "ray"):
+        raise ClawgymError("--ray-address applies to --executor ray")
+    overrides = {"concurrency": jobs, "max_sandboxes": max_sandboxes, "max_model_requests": max_model_requests,
+                 "trial_timeout": trial_timeout,
+                 "executor": ({"type": executor or "ray", **({"address": ray_address} if ray_address else {})}
+                              if executor or ray_address else None)}
+    run_command(spec, agents=configs, seeds=seeds, attempts=attempts, overrides=overrides, out=out,
                 resume_dir=resume_dir, quiet=quiet, console=console)
 
 

@@ -25,7 +25,8 @@ BOOTSTRAP_FILES = ("AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "HEARTBEAT
 PERSONA_DEFAULTS = {"pronouns": None, "organization": None, "location": None, "timezone": "UTC", "email": None,
                     "tone": None, "bio": None, "habits": [], "preferences": [], "facts": {}, "contacts": []}
 STEP_KINDS = ("exec", "python", "script", "write", "message", "cron")
-DEFAULT_LIMITS = {"turns": 30, "seconds": 600, "memory_mb": 2048, "pids": 256, "output_bytes": 1_000_000}
+DEFAULT_LIMITS = {"turns": 30, "seconds": 600, "memory_mb": 2048, "pids": 256, "output_bytes": 1_000_000,
+                  "verify_seconds": 300}
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,10 @@ class RunPlan:
     judge: dict[str, Any] | None = None
     retries: int = 2                 # extra tries for a trial that ends in `error` (infrastructure)
     retry_backoff: float = 1.0       # seconds before the first retry, doubled each time
+    max_sandboxes: int | None = None         # live sandboxes at once (default: concurrency)
+    max_model_requests: int | None = None    # model requests in flight at once (default: no cap)
+    trial_timeout: float | None = None       # seconds per trial (default: task limit + 600)
+    executor: dict[str, Any] | None = None   # {type: local|ray, ...}
     source: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -101,6 +105,8 @@ def plan_from_run_spec(doc: Document, *, out: str | None = None) -> RunPlan:
                    pass_threshold=float(data.get("pass_threshold", 1.0)), judge=data.get("judge"),
                    retries=int((data.get("retries") or {}).get("max", 2)),
                    retry_backoff=float((data.get("retries") or {}).get("backoff", 1.0)),
+                   max_sandboxes=data.get("max_sandboxes"), max_model_requests=data.get("max_model_requests"),
+                   trial_timeout=data.get("trial_timeout"), executor=data.get("executor"),
                    source={"spec_file": doc.file, "spec_sha256": _sha(doc.file), "spec": data})
 
 

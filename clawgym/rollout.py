@@ -11,7 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import control
 from .agent import agent_label, make_agent
+from .control import TrialCancelled
 from .errors import InfraError, PrerequisiteError
 from .sandbox import SandboxLimits, create_sandbox
 from .task import Task
@@ -58,37 +60,87 @@ def write_text_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+@dataclass
+class TrialOutcome:
+    """What one trial produced: its record, trajectory and workspace diff (written by `write_outcome`)."""
+
+    record: dict[str, Any]
+    trajectory: dict[str, Any] | None = None
+    diff: str | None = None
+
+
+def write_outcome(trial_dir: Path, outcome: TrialOutcome) -> None:
+    """Write a trial's files atomically; record.json goes last, its presence marks the trial done."""
+    trial_dir.mkdir(parents=True, exist_ok=True)
+    if outcome.diff is not None:
+        write_text_atomic(trial_dir / "workspace.diff", outcome.diff)
+    if outcome.trajectory is not None:
+        write_json_atomic(trial_dir / "trajectory.json", outcome.trajectory)
+    write_json_atomic(trial_dir / "record.json", outcome.record)
+
+
+def error_record(trial: Trial, message: str, *, tries: int = 1, **extra: Any) -> dict[str, Any]:
+    """The record of a trial that ended in an infrastructure error outside `run_trial` (e.g. a timeout)."""
+    return {"format": RECORD_FORMAT, "trial_id": trial.id, "task": trial.task.summary(),
+            "agent": {**trial.agent, "name": agent_label(trial.agent)}, "attempt": trial.attempt,
+            "tries": tries, "status": "error", "reward": None, "verdict": None, "error": message,
+            "finished_at": time.time(), **extra}
+
+
 def execute_trial(trial: Trial, *, sandbox_spec: dict | None = None, pass_threshold: float = 1.0,
                   trial_dir: Path | None = None, keep_workspace: Path | None = None,
                   judge: dict[str, Any] | None = None, tries: int = 1) -> dict[str, Any]:
-    """Run one trial end to end and return its record (also written to `trial_dir` if given).
+    """Run one trial end to end and return its record (its files also written to `trial_dir` if given)."""
+    cache_dir = trial_dir.parent.parent / "judge_cache" if trial_dir is not None else None
+    outcome = run_trial(trial, sandbox_spec=sandbox_spec, pass_threshold=pass_threshold,
+                        keep_workspace=keep_workspace, judge=judge, tries=tries, judge_cache=cache_dir)
+    if trial_dir is not None:
+        write_outcome(trial_dir, outcome)
+    return outcome.record
+
+
+def run_trial(trial: Trial, *, sandbox_spec: dict | None = None, pass_threshold: float = 1.0,
+              keep_workspace: Path | None = None, judge: dict[str, Any] | None = None, tries: int = 1,
+              judge_cache: Path | None = None) -> TrialOutcome:
+    """Run one trial: materialise, agent in a fresh sandbox, verify, judge. Writes nothing.
 
     Status is `passed`, `failed` or `error`. Infrastructure failures (sandbox, model endpoint,
-    verifier, judge) give `error` with the `error` text and reward None, never 0; a missing
-    prerequisite such as bubblewrap raises PrerequisiteError so the whole run stops.
+    verifier, judge, cancellation) give `error` with the `error` text and reward None, never 0; a
+    missing prerequisite such as bubblewrap raises PrerequisiteError so the whole run stops.
     `judge` is a policy config (plus judge options, see `clawgym.judge`) that scores the task's
     rubric after the code checks when no gate failed; without it a rubric is noted as unscored.
+    The run's caps and cancellation come from `clawgym.control.current()`.
     """
     task = trial.task
+    token = control.current().token
     timings: dict[str, float] = {}
     t0 = time.monotonic()
     tmp = make_temp("trial")
     original, workspace = tmp / "original", tmp / "workspace"
-    agent = make_agent(trial.agent)
     record: dict[str, Any] = {"format": RECORD_FORMAT, "trial_id": trial.id, "task": task.summary(),
-                              "agent": agent.describe(), "attempt": trial.attempt, "tries": tries,
+                              "agent": {**trial.agent, "name": agent_label(trial.agent)},
+                              "attempt": trial.attempt, "tries": tries,
                               "status": "error", "reward": None, "verdict": None, "error": None}
     trajectory: Trajectory | None = None
+    workspace_diff: str | None = None
     try:
+        agent = make_agent(trial.agent)
+        record["agent"] = agent.describe()
         materialize(task, original)
         materialize(task, workspace)
         timings["setup_s"] = time.monotonic() - t0
-        t1 = time.monotonic()
         extra = agent.sandbox_options(task)
         spec = {**(sandbox_spec or {"type": "local"}), **extra} if extra else sandbox_spec
-        with create_sandbox(spec, workspace, limits=sandbox_limits(task),
-                            network=task.network, mount=task.mount) as sandbox:
-            trajectory = agent.run(task, sandbox)
+        with control.sandbox_slot():
+            t1 = time.monotonic()
+            with create_sandbox(spec, workspace, limits=sandbox_limits(task),
+                                network=task.network, mount=task.mount) as sandbox:
+                unregister = token.on_cancel(sandbox.close)  # a timeout kills what the agent runs
+                try:
+                    trajectory = agent.run(task, sandbox)
+                finally:
+                    unregister()
+        token.check()
         record["agent"] = {**record["agent"], **trajectory.agent}  # e.g. a black-box agent's version
         timings["agent_s"] = time.monotonic() - t1
         if trajectory.outcome == "error":
@@ -96,50 +148,45 @@ def execute_trial(trial: Trial, *, sandbox_spec: dict | None = None, pass_thresh
         t2 = time.monotonic()
         verdict = verify([dict(c) for c in _thaw(task.checks)], workspace=workspace, original=original,
                          task_dir=Path(task.task_dir) if task.task_dir else None, params=_thaw(task.params),
-                         trajectory=trajectory.to_dict(), sandbox=sandbox_spec, pass_threshold=pass_threshold)
+                         trajectory=trajectory.to_dict(), sandbox=sandbox_spec, pass_threshold=pass_threshold,
+                         timeout=float(task.limits.get("verify_seconds", 300)))
         timings["verify_s"] = time.monotonic() - t2
         if task.rubric:
             rubric = None
             if judge is not None and verdict.gate_failed is None and not verdict.error:
                 t3 = time.monotonic()
-                rubric = _judge(judge, task, trajectory.to_dict(), workspace, original, trial_dir)
+                rubric = _judge(judge, task, trajectory.to_dict(), workspace, original, judge_cache)
                 timings["judge_s"] = time.monotonic() - t3
                 record["judge"] = rubric.judge
             verdict = combine_hybrid(verdict, rubric, task.rubric_weight, has_rubric=True,
                                      pass_threshold=pass_threshold)
         record.update(status="passed" if verdict.passed else "failed", reward=verdict.reward,
                       verdict=verdict.to_dict(), outcome=trajectory.outcome, note=trajectory.error)
-        if trial_dir is not None:
-            trial_dir.mkdir(parents=True, exist_ok=True)
-            write_text_atomic(trial_dir / "workspace.diff", diff(original, workspace))
+        workspace_diff = diff(original, workspace)
         if keep_workspace is not None:
             shutil.copytree(workspace, keep_workspace, symlinks=True, dirs_exist_ok=True)
     except PrerequisiteError:
         raise
     except Exception as exc:  # noqa: BLE001 - any failure of the machinery is an `error` trial
-        record.update(status="error", reward=None, verdict=None, error=f"{type(exc).__name__}: {exc}")
+        message = token.reason if isinstance(exc, TrialCancelled) and token.reason else f"{type(exc).__name__}: {exc}"
+        record.update(status="error", reward=None, verdict=None, error=message)
         record["traceback"] = traceback.format_exc(limit=8)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     timings["total_s"] = time.monotonic() - t0
     record["timings"] = {k: round(v, 4) for k, v in timings.items()}
     record["finished_at"] = time.time()
-    if trial_dir is not None:
-        trial_dir.mkdir(parents=True, exist_ok=True)
-        if trajectory is not None:
-            write_json_atomic(trial_dir / "trajectory.json", trajectory.to_dict())
-        write_json_atomic(trial_dir / "record.json", record)  # last: its presence marks the trial done
-    return record
+    return TrialOutcome(record, trajectory.to_dict() if trajectory is not None else None, workspace_diff)
 
 
 def _judge(config: dict[str, Any], task: Task, trajectory: dict, workspace: Path, original: Path,
-           trial_dir: Path | None) -> Any:
+           cache: Path | None) -> Any:
     """Score the rubric; any judge failure becomes a JudgeError (an InfraError: the trial is `error`)."""
     from .judge import JudgeError, judge_policy, judge_rubric, split_judge_config
     from .policy import PolicyError
 
     _, options = split_judge_config(config)
-    cache_dir = options.get("cache_dir") or (trial_dir.parent.parent / "judge_cache" if trial_dir else None)
+    cache_dir = options.get("cache_dir") or cache
     try:
         return judge_rubric(task, trajectory, workspace, judge_policy(config), original=original,
                             cache_dir=Path(cache_dir) if cache_dir else None,

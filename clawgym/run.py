@@ -1,12 +1,15 @@
-"""Execute a RunPlan: trials in parallel, each result written the moment it ends, resumable."""
+"""Execute a RunPlan with one asyncio runner: trials in parallel under caps on trials in flight,
+live sandboxes and model requests, per-trial timeouts, retries of `error` trials with backoff;
+each result written the moment it ends, so a run can be interrupted and resumed."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import platform
 import sys
 import time
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Callable
@@ -14,8 +17,9 @@ from typing import Any, Callable
 from . import __version__
 from .errors import ClawgymError
 from .plan import RunPlan
-from .rollout import Trial, execute_trial, write_json_atomic
+from .rollout import Trial, write_json_atomic
 from .task import thaw
+from . import verify_server
 from .tempdirs import sweep_stale
 
 MANIFEST = "run.json"
@@ -38,6 +42,8 @@ def manifest(plan: RunPlan) -> dict[str, Any]:
         "format": "clawgym.run/v1", "name": plan.name, "created_at": time.time(),
         "source": plan.source, "sandbox": plan.sandbox or {"type": "local"},
         "pass_threshold": plan.pass_threshold, "concurrency": plan.concurrency,
+        "max_sandboxes": plan.max_sandboxes, "max_model_requests": plan.max_model_requests,
+        "trial_timeout": plan.trial_timeout, "executor": plan.executor or {"type": "local"},
         "judge": {k: v for k, v in (plan.judge or {}).items() if "key" not in k.lower()} or None,
         "agents": _unique([t.agent for t in plan.trials]),
         "tasks": [{"id": t.id, "hash": t.hash, "spec_file": t.spec_file, "params": thaw(t.params)}
@@ -69,10 +75,35 @@ def pending_trials(plan: RunPlan, done: dict[str, dict[str, Any]]) -> list[Trial
     return todo
 
 
+@dataclass
+class RunEvents:
+    """Callbacks a caller (the progress bar) gets while a run executes."""
+
+    on_start: Callable[[int, int], None] | None = None          # (already finished, total)
+    on_trial_start: Callable[[str], None] | None = None         # trial id, each try
+    on_result: Callable[[dict[str, Any]], None] | None = None   # final record of a trial
+    on_retry: Callable[[dict[str, Any], float], None] | None = None  # errored record, delay
+
+
+def trial_timeout(plan: RunPlan, trial: Trial) -> float:
+    """Seconds a trial may take: the plan's `trial_timeout`, or the task's limit plus 600."""
+    if plan.trial_timeout:
+        return float(plan.trial_timeout)
+    return float(trial.task.limits.get("seconds", 600)) + 600.0
+
+
 def execute(plan: RunPlan, *, resume: bool = False,
             on_result: Callable[[dict[str, Any]], None] | None = None,
-            on_start: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:
-    """Run the plan's trials and return every record for the plan (old ones included on resume)."""
+            on_start: Callable[[int, int], None] | None = None,
+            events: RunEvents | None = None) -> list[dict[str, Any]]:
+    """Run the plan's trials and return every record for the plan (old ones included on resume).
+
+    Each finished trial's files are written atomically the moment it ends; an interrupted run
+    (Ctrl-C, kill -9) keeps them, and `resume=True` runs only missing and errored trials.
+    """
+    events = events or RunEvents()
+    events.on_result = events.on_result or on_result
+    events.on_start = events.on_start or on_start
     out = plan.out
     existing = load_records(out) if out.exists() else {}
     if existing and not resume:
@@ -84,44 +115,56 @@ def execute(plan: RunPlan, *, resume: bool = False,
     if not (out / MANIFEST).exists():
         write_json_atomic(out / MANIFEST, manifest(plan))
     todo = pending_trials(plan, existing)
-    if on_start:
-        on_start(len(plan.trials) - len(todo), len(plan.trials))
+    if events.on_start:
+        events.on_start(len(plan.trials) - len(todo), len(plan.trials))
     results = {tid: rec for tid, rec in existing.items() if tid in {t.id for t in plan.trials}}
-    tries: dict[str, int] = {}
-    with ThreadPoolExecutor(max_workers=max(1, plan.concurrency)) as pool:
-        def submit(trial: Trial, delay: float = 0.0) -> Future:
-            tries[trial.id] = tries.get(trial.id, 0) + 1
-            return pool.submit(_after, delay, execute_trial, trial, sandbox_spec=plan.sandbox, judge=plan.judge,
-                               pass_threshold=plan.pass_threshold, trial_dir=out / TRIALS / trial.id,
-                               tries=tries[trial.id])
-
-        pending = {submit(trial): trial for trial in todo}
-        try:
-            while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    trial = pending.pop(future)
-                    record = future.result()
-                    if record["status"] == "error" and tries[trial.id] <= plan.retries:
-                        delay = plan.retry_backoff * 2 ** (tries[trial.id] - 1)
-                        pending[submit(trial, delay)] = trial  # infrastructure errors get another go
-                        continue
-                    results[record["trial_id"]] = record
-                    if on_result:
-                        on_result(record)
-        except BaseException:
-            for f in pending:
-                f.cancel()
-            raise
+    if todo:
+        results.update(asyncio.run(_run_all(plan, todo, events)))
     order = {t.id: i for i, t in enumerate(plan.trials)}
     return sorted(results.values(), key=lambda r: order.get(r["trial_id"], 0))
 
 
-def _after(delay: float, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """Call `fn` after `delay` seconds (the backoff before retrying an errored trial)."""
-    if delay > 0:
-        time.sleep(delay)
-    return fn(*args, **kwargs)
+async def _run_all(plan: RunPlan, todo: list[Trial], events: RunEvents) -> dict[str, dict[str, Any]]:
+    """The asyncio runner: at most `concurrency` trials in flight, retries with backoff."""
+    from .executors import make_executor
+
+    executor = make_executor(plan)
+    in_flight = asyncio.Semaphore(max(1, plan.concurrency))
+    results: dict[str, dict[str, Any]] = {}
+
+    async def one(trial: Trial) -> None:
+        tries = 0
+        while True:
+            tries += 1
+            async with in_flight:
+                if events.on_trial_start:
+                    events.on_trial_start(trial.id)
+                outcome = await executor.run(trial, tries, trial_timeout(plan, trial))
+            record = outcome.record
+            if record["status"] == "error" and tries <= plan.retries:
+                delay = plan.retry_backoff * 2 ** (tries - 1)
+                if events.on_retry:
+                    events.on_retry(record, delay)
+                await asyncio.sleep(delay)  # infrastructure errors get another go
+                continue
+            results[trial.id] = record
+            if events.on_result:
+                events.on_result(record)
+            return
+
+    tasks = [asyncio.create_task(one(trial)) for trial in todo]
+    interrupted = True
+    try:
+        for finished in asyncio.as_completed(tasks):
+            await finished  # re-raises a PrerequisiteError at once: the whole run stops
+        interrupted = False
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await executor.aclose(interrupted=interrupted)
+        verify_server.shutdown()
+    return results
 
 
 def _unique(items: list[dict]) -> list[dict]:

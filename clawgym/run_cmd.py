@@ -12,7 +12,7 @@ from .errors import ClawgymError
 from .plan import RunPlan, parse_seeds, plan_for_task, plan_from_run_spec
 from .report import print_summary, summarize
 from .rollout import write_json_atomic
-from .run import MANIFEST, execute
+from .run import MANIFEST, RunEvents, execute, load_records
 from .spec.load import load_file
 
 
@@ -56,9 +56,23 @@ def agent_configs(agents: list[str], *, model: str | None = None, base_url: str 
     return configs
 
 
-def build_plan(spec: str | None, *, agents: list[dict], seeds: str, attempts: int, jobs: int | None,
-               out: str | None, resume_dir: str | None) -> tuple[RunPlan, bool]:
-    """The plan to run and whether it resumes an existing folder."""
+def build_plan(spec: str | None, *, agents: list[dict], seeds: str, attempts: int, out: str | None,
+               resume_dir: str | None, overrides: dict | None = None) -> tuple[RunPlan, bool]:
+    """The plan to run and whether it resumes an existing folder.
+
+    `overrides` (command-line options such as concurrency or executor; None values ignored)
+    replace the spec's settings, also when resuming.
+    """
+    plan, resume = _plan(spec, agents=agents, seeds=seeds, attempts=attempts, out=out, resume_dir=resume_dir,
+                         concurrency=(overrides or {}).get("concurrency"))
+    for key, value in (overrides or {}).items():
+        if value is not None:
+            setattr(plan, key, value)
+    return plan, resume
+
+
+def _plan(spec: str | None, *, agents: list[dict], seeds: str, attempts: int, out: str | None,
+          resume_dir: str | None, concurrency: int | None) -> tuple[RunPlan, bool]:
     if resume_dir:
         manifest_path = Path(resume_dir) / MANIFEST
         if not manifest_path.is_file():
@@ -74,8 +88,6 @@ def build_plan(spec: str | None, *, agents: list[dict], seeds: str, attempts: in
         else:
             plan = plan_for_task(doc, agents=source["agents"], seeds=source["seeds"],
                                  attempts=int(source.get("attempts", 1)), out=resume_dir)
-        if jobs:
-            plan.concurrency = jobs
         return plan, True
     if not spec:
         raise ClawgymError("give a spec file to run, or --resume RUN_DIR",
@@ -83,45 +95,63 @@ def build_plan(spec: str | None, *, agents: list[dict], seeds: str, attempts: in
     doc = load_file(spec)
     if isinstance(doc.data, dict) and doc.data.get("kind") == "Task":
         plan = plan_for_task(doc, agents=agents or [{"type": "oracle"}], seeds=parse_seeds(seeds), attempts=attempts,
-                             concurrency=jobs or 4, out=out)
+                             concurrency=concurrency or 4, out=out)
         plan.source["attempts"] = attempts
     else:
         if agents:
             raise ClawgymError("--agent applies to a task spec; a run spec lists its agents under 'agents:'",
                                file=spec, hint="edit the run spec's agents, or run a task spec")
         plan = plan_from_run_spec(doc, out=out)
-        if jobs:
-            plan.concurrency = jobs
     return plan, False
 
 
-def run_command(spec: str | None, *, agents: list[dict], seeds: str, attempts: int, jobs: int | None,
-                out: str | None, resume_dir: str | None, quiet: bool, console: Console) -> None:
-    plan, resume = build_plan(spec, agents=agents, seeds=seeds, attempts=attempts, jobs=jobs, out=out,
-                              resume_dir=resume_dir)
-    stats = {"done": 0, "passed": 0, "errors": 0}
+def run_command(spec: str | None, *, agents: list[dict], seeds: str, attempts: int, out: str | None,
+                resume_dir: str | None, quiet: bool, console: Console, overrides: dict | None = None) -> None:
+    plan, resume = build_plan(spec, agents=agents, seeds=seeds, attempts=attempts, out=out,
+                              resume_dir=resume_dir, overrides=overrides)
+    stats = {"done": 0, "passed": 0, "errors": 0, "running": 0}
+    waiting_retry: set[str] = set()
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                        TextColumn("{task.fields[info]}"), TimeElapsedColumn(), TimeRemainingColumn(),
-                        console=console, disable=quiet, transient=False)
+                        TextColumn("{task.fields[info]}"), TimeElapsedColumn(), TextColumn("ETA"),
+                        TimeRemainingColumn(), console=console, disable=quiet, transient=False)
     bar = progress.add_task(plan.name, total=len(plan.trials), info="")
+
+    def show() -> None:
+        graded = stats["done"] - stats["errors"]
+        rate = f"{stats['passed'] / graded:.0%}" if graded else "-"
+        retry = f" retry-wait {len(waiting_retry)}" if waiting_retry else ""
+        progress.update(bar, info=f"running {stats['running']} pass {rate} errors {stats['errors']}{retry}")
 
     def on_start(already: int, total: int) -> None:
         progress.update(bar, completed=already)
         if already:
             console.print(f"resuming: {already} of {total} trials already finished")
 
+    def on_trial_start(trial_id: str) -> None:
+        stats["running"] += 1
+        waiting_retry.discard(trial_id)
+        show()
+
+    def on_retry(record: dict, delay: float) -> None:
+        stats["running"] -= 1
+        waiting_retry.add(record["trial_id"])
+        show()
+
     def on_result(record: dict) -> None:
+        stats["running"] -= 1
         stats["done"] += 1
         stats["passed"] += record["status"] == "passed"
         stats["errors"] += record["status"] == "error"
-        rate = stats["passed"] / max(1, stats["done"] - stats["errors"])
-        progress.update(bar, advance=1, info=f"pass {rate:.0%} errors {stats['errors']}")
+        progress.update(bar, advance=1)
+        show()
 
+    events = RunEvents(on_start=on_start, on_trial_start=on_trial_start, on_result=on_result, on_retry=on_retry)
     try:
         with progress:
-            records = execute(plan, resume=resume, on_result=on_result, on_start=on_start)
+            records = execute(plan, resume=resume, events=events)
     except KeyboardInterrupt:
-        raise ClawgymError("interrupted; every finished trial is saved",
+        saved = len(load_records(plan.out)) if plan.out.exists() else 0
+        raise ClawgymError(f"interrupted; the {saved} finished trials are saved in {plan.out}",
                            hint=f"continue with 'clawgym run --resume {plan.out}'") from None
     rows = summarize(records)
     write_json_atomic(plan.out / "summary.json", {"name": plan.name, "rows": rows, "trials": len(records)})

@@ -8,10 +8,12 @@ an InfraError: the trial becomes `error`, never reward 0.
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass, field
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar
 
+from .. import control
 from ..errors import InfraError
 from ..registry import get
 
@@ -63,6 +65,12 @@ class Policy(ABC):
     def __init__(self, config: dict[str, Any]):
         self.config = dict(config)
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Every backend's `complete` holds one of the run's model-request slots while it works."""
+        super().__init_subclass__(**kwargs)
+        if "complete" in cls.__dict__ and not getattr(cls.__dict__["complete"], "_capped", False):
+            cls.complete = _capped(cls.__dict__["complete"])  # type: ignore[method-assign]
+
     def sampling(self, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
         """Sampling settings: the config's, with per-call overrides."""
         out = {k: self.config.get(k, COMMON_POLICY_PROPS[k]["default"])
@@ -81,6 +89,16 @@ class Policy(ABC):
 
     def close(self) -> None:
         """Release connections or memory."""
+
+
+def _capped(complete: Callable[..., Completion]) -> Callable[..., Completion]:
+    @functools.wraps(complete)
+    def wrapper(self: Policy, *args: Any, **kwargs: Any) -> Completion:
+        with control.model_request():
+            return complete(self, *args, **kwargs)
+
+    wrapper._capped = True  # type: ignore[attr-defined]
+    return wrapper
 
 
 def make_policy(config: dict[str, Any]) -> Policy:

@@ -9,6 +9,7 @@ failure is a PolicyError naming the endpoint, the model and the last error: the 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -16,6 +17,7 @@ import threading
 import time
 from typing import Any
 
+from .. import control
 from ..errors import ClawgymError
 from ..registry import register
 from .base import COMMON_POLICY_PROPS, Completion, Policy, PolicyError
@@ -111,8 +113,9 @@ class OpenAIPolicy(Policy):
                         "description": "Retries after the first attempt."},
         "backoff": {"type": "number", "minimum": 0, "default": 1.0,
                     "description": "First retry delay in seconds; doubles each retry, with jitter."},
-        "max_concurrency": {"type": "integer", "minimum": 1, "default": 8,
-                            "description": "Most requests in flight per (base_url, model), process-wide."},
+        "max_concurrency": {"type": ["integer", "null"], "minimum": 1, "default": None,
+                            "description": "Most requests in flight per (base_url, model), process-wide "
+                                           "(default: no cap here; a run caps with `max_model_requests`)."},
         "logprobs": {"type": "boolean", "default": False,
                      "description": "Ask the endpoint for per-token log-probabilities."},
         "return_token_ids": {"type": "boolean", "default": False,
@@ -129,7 +132,8 @@ class OpenAIPolicy(Policy):
         self.timeout = float(config.get("timeout", 120))
         self.max_retries = int(config.get("max_retries", 4))
         self.backoff = float(config.get("backoff", 1.0))
-        self._semaphore = _semaphore((self.base_url, self.model), int(config.get("max_concurrency", 8)))
+        cap = config.get("max_concurrency")
+        self._semaphore = _semaphore((self.base_url, self.model), int(cap)) if cap else contextlib.nullcontext()
         self._client: Any = None
         self._client_lock = threading.Lock()
 
@@ -198,7 +202,7 @@ class OpenAIPolicy(Policy):
             except (_Malformed, openai.APIResponseValidationError) as exc:
                 last = f"malformed response: {exc}"
             if attempt < self.max_retries:
-                time.sleep(self._delay(attempt, failure))
+                control.sleep(self._delay(attempt, failure))
         raise self._error(last, attempts=self.max_retries + 1)
 
     def _error(self, last: str, attempts: int) -> PolicyError:

@@ -7,6 +7,7 @@ import threading
 import time
 from typing import Any
 
+from .. import control
 from ..registry import register
 from .base import COMMON_POLICY_PROPS, Completion, Policy, PolicyError
 
@@ -43,7 +44,7 @@ class ScriptedPolicy(Policy):
             index = len(self.calls)
             self.calls.append({"messages": [dict(m) for m in messages], "tools": tools, "sampling": sampling})
         if self.config.get("latency_s"):
-            time.sleep(float(self.config["latency_s"]))
+            control.sleep(float(self.config["latency_s"]))
         turn = self.turns[index] if index < len(self.turns) else "done"
         if isinstance(turn, dict) and "error" in turn:
             raise PolicyError(str(turn["error"]))

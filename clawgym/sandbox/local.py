@@ -383,7 +383,10 @@ class LocalSandbox(Sandbox):
                 run.proc.wait()
         info, output = _parse_status(status), bytes(buf).decode("utf-8", errors="replace")
         if run.reason is None and "exit-code" not in info:
-            raise InfraError(f"sandbox failed to start: {output.strip() or f'bwrap exited {run.proc.returncode}'}")
+            code = run.proc.returncode
+            if code is not None and code < 0:  # we did not signal it: something outside did
+                raise InfraError(f"the sandbox was killed from outside (bubblewrap ended by signal {-code})")
+            raise InfraError(f"sandbox failed to start: {output.strip() or f'bwrap exited {code}'}")
         return ExecResult(exit_code=None if run.reason else int(info["exit-code"]), output=output,
                           timed_out=run.reason == "timeout", truncated=seen > cap,
                           duration_s=time.monotonic() - start, killed_reason=run.reason)
