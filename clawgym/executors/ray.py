@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,8 @@ from ..rollout import Trial, TrialOutcome, error_record, run_trial, write_outcom
 if TYPE_CHECKING:
     from ..plan import RunPlan
 
+START_HINT = ("start one with 'ray start --head' (and 'ray start --address HEAD:6379' on the other machines), "
+              "or set executor.address / --ray-address")
 GRACE_S = 60.0  # the driver waits this long past the timeout for the node's own cancellation
 
 _slots_lock = threading.Lock()
@@ -56,6 +59,18 @@ def ray_trial(trial: Trial, tries: int, timeout: float, settings: dict[str, Any]
     return outcome
 
 
+def _probe(address: str) -> None:
+    """Fail fast (Ray itself retries for minutes) when a HOST:PORT address has nothing listening."""
+    if address == "auto" or "://" in address or ":" not in address:
+        return
+    host, _, port = address.rpartition(":")
+    try:
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except (OSError, ValueError) as e:
+        raise ClawgymError(f"cannot connect to a Ray cluster at {address!r}: {e}", key="executor.address",
+                           hint=START_HINT) from None
+
+
 class RayExecutor:
     """Submits trials to a Ray cluster (`address`: `auto`, $RAY_ADDRESS, or `ray://host:port`)."""
 
@@ -69,12 +84,12 @@ class RayExecutor:
         address = address or os.environ.get("RAY_ADDRESS") or "auto"
         self._owns_connection = not ray.is_initialized()
         if self._owns_connection:
+            _probe(address)
             try:
                 ray.init(address=address, log_to_driver=False, logging_level="ERROR")
             except (ConnectionError, RuntimeError, ValueError) as e:
                 raise ClawgymError(f"cannot connect to a Ray cluster at {address!r}: {e}", key="executor.address",
-                                   hint="start one with 'ray start --head' (and 'ray start --address HEAD:6379' "
-                                        "on the other machines), or set executor.address") from None
+                                   hint=START_HINT) from None
         self._remote = ray.remote(ray_trial).options(num_cpus=float(num_cpus), max_retries=0)
         self._settings = {"sandbox": plan.sandbox, "judge": plan.judge, "pass_threshold": plan.pass_threshold,
                           "judge_cache": (plan.out / "judge_cache").resolve(),
