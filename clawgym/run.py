@@ -20,6 +20,7 @@ from .plan import RunPlan
 from .rollout import Trial, write_json_atomic
 from .task import thaw
 from . import verify_server
+from .sandbox.docker import release_client
 from .tempdirs import sweep_stale
 
 MANIFEST = "run.json"
@@ -163,7 +164,8 @@ async def _run_all(plan: RunPlan, todo: list[Trial], events: RunEvents) -> dict[
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         await executor.aclose(interrupted=interrupted)
-        verify_server.shutdown()
+        verify_server.shutdown()  # no helper process or connection outlives the run
+        release_client()
     return results
 
 

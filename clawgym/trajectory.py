@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 FORMAT = "clawgym.trajectory/v1"
@@ -59,7 +59,12 @@ class Trajectory:
         return self
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """A plain dict of the fields (containers copied one level deep: cheap, not a deep copy)."""
+        out: dict[str, Any] = {}
+        for name in self.__dataclass_fields__:
+            value = getattr(self, name)
+            out[name] = value.copy() if isinstance(value, (list, dict)) else value
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Trajectory":

@@ -100,6 +100,7 @@ class VerifierServer:
         self._proc: subprocess.Popen | None = None
         self._ctrl: socket.socket | None = None
         self.active = 0  # verifications in flight
+        self.count_lock = threading.Lock()
 
     def _ensure(self) -> socket.socket:
         if self._proc is not None and self._proc.poll() is None and self._ctrl is not None:
@@ -126,16 +127,18 @@ class VerifierServer:
         """A connection to a freshly forked verifier."""
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            with self._lock:
-                for attempt in range(2):
+            for attempt in range(2):
+                with self._lock:
                     ctrl = self._ensure()
-                    try:
-                        socket.send_fds(ctrl, [b"v"], [theirs.fileno()])
-                        break
-                    except OSError:
-                        if attempt:
-                            raise
-                        self._stop()  # the server died: start another
+                try:  # one datagram per request: safe from many threads at once
+                    socket.send_fds(ctrl, [b"v"], [theirs.fileno()])
+                    break
+                except OSError:
+                    if attempt:
+                        raise
+                    with self._lock:  # the server died: start another
+                        if self._ctrl is ctrl:
+                            self._stop()
         except OSError as e:
             mine.close()
             raise InfraError(f"cannot reach the verifier server: {e}") from None
@@ -159,7 +162,7 @@ class VerifierServer:
 
     def close_if_idle(self) -> None:
         """Stop the server unless a verification is in flight (it restarts on the next one)."""
-        with self._lock:
+        with self._lock, self.count_lock:
             if self.active == 0:
                 self._stop()
 
@@ -178,12 +181,12 @@ def ask(payload: bytes, timeout: float, token: Any) -> Any:
     Raises InfraError on timeout, a verifier that dies without answering, or garbage; raises
     TrialCancelled when `token` is cancelled meanwhile. The verifier's group is killed either way.
     """
-    with _server._lock:
+    with _server.count_lock:
         _server.active += 1
     try:
         return _exchange(_server.open(), payload, timeout, token)
     finally:
-        with _server._lock:
+        with _server.count_lock:
             _server.active -= 1
 
 

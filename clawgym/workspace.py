@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import posixpath
 from pathlib import Path
 
 from .task import Task
@@ -12,41 +13,57 @@ MAX_DIFF_FILE_BYTES = 200_000
 
 
 def materialize(task: Task, dest: Path) -> None:
-    """Write every initial file of `task` under `dest` (created if needed)."""
-    dest.mkdir(parents=True, exist_ok=True)
-    made: set[Path] = set()
+    """Write every initial file of `task` under `dest` (created if needed).
+
+    Plain `os` calls rather than pathlib: a run materialises two folders per trial, hundreds
+    of trials at once, and this is on the hot path.
+    """
+    root = os.fspath(dest)
+    os.makedirs(root, exist_ok=True)
+    made: set[str] = {""}
+    executables = task.executables
     for rel, content in task.files.items():
-        path = dest / rel
-        parent = path.parent
+        parent = posixpath.dirname(rel)
         if parent not in made:
-            parent.mkdir(parents=True, exist_ok=True)
+            os.makedirs(os.path.join(root, parent), exist_ok=True)
             made.add(parent)
-        path.write_bytes(content)
-        if rel in task.executables:
-            path.chmod(0o755)
+        mode = 0o755 if rel in executables else 0o644
+        fd = os.open(os.path.join(root, rel), os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
+        try:
+            view = memoryview(content)
+            while view:
+                view = view[os.write(fd, view):]
+            if mode == 0o755:
+                os.fchmod(fd, mode)  # whatever the umask
+        finally:
+            os.close(fd)
 
 
 def snapshot(folder: Path) -> dict[str, bytes | None]:
     """{relative path: bytes} of regular files under `folder`; symlinks map to None (never followed)."""
     out: dict[str, bytes | None] = {}
-    for dirpath, dirnames, filenames in os.walk(folder):
-        base = Path(dirpath)
+    root = os.fspath(folder)
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel_dir = os.path.relpath(dirpath, root)
+        prefix = "" if rel_dir == "." else rel_dir.replace(os.sep, "/") + "/"
         for name in dirnames:
-            if (base / name).is_symlink():
-                out[(base / name).relative_to(folder).as_posix()] = None
+            if os.path.islink(os.path.join(dirpath, name)):
+                out[prefix + name] = None
         for name in filenames:
-            path = base / name
-            rel = path.relative_to(folder).as_posix()
-            if path.is_symlink() or not path.is_file():
-                out[rel] = None
+            path = os.path.join(dirpath, name)
+            if os.path.islink(path) or not os.path.isfile(path):
+                out[prefix + name] = None
             else:
-                out[rel] = path.read_bytes()
+                with open(path, "rb") as fh:
+                    out[prefix + name] = fh.read()
     return out
 
 
-def diff(original: Path, final: Path) -> str:
-    """A unified diff from `original` to `final` (binary, huge and symlinked files summarised)."""
-    before, after = snapshot(original), snapshot(final)
+def diff(original: Path | dict[str, bytes | None], final: Path) -> str:
+    """A unified diff from `original` (a folder, or its {path: bytes} such as a task's files) to
+    `final` (binary, huge and symlinked files summarised)."""
+    before = snapshot(original) if isinstance(original, Path) else dict(original)
+    after = snapshot(final)
     chunks: list[str] = []
     for rel in sorted(set(before) | set(after)):
         a, b = before.get(rel), after.get(rel)

@@ -12,27 +12,14 @@ import pytest
 
 from clawgym import registry
 from clawgym.errors import ClawgymError, PrerequisiteError
+from clawgym.sandbox.docker import docker_problem
 from clawgym.sandbox import conformance, create_sandbox
 from clawgym.sandbox.base import SandboxLimits
 
 pytestmark = pytest.mark.docker
 
 
-def _unusable() -> str | None:
-    try:
-        from clawgym.sandbox.docker import IMAGE, LABEL, docker_client  # noqa: F401
-        client = docker_client()
-    except PrerequisiteError as exc:
-        return str(exc)
-    import docker.errors
-    try:
-        client.images.get(IMAGE)
-    except docker.errors.ImageNotFound:
-        return f"image {IMAGE} is missing: build it with scripts/build-image.sh"
-    return None
-
-
-_WHY = _unusable()
+_WHY = docker_problem()
 needs_docker = pytest.mark.skipif(_WHY is not None, reason=f"docker sandbox unavailable: {_WHY}")
 
 

@@ -77,6 +77,32 @@ def docker_client() -> Any:
         return _client
 
 
+def release_client() -> None:
+    """Close the shared client's connections (the end of a run); the next use reconnects."""
+    global _client
+    with _client_lock:
+        if _client is not None:
+            try:
+                _client.close()
+            except Exception:  # noqa: BLE001 - best effort
+                pass
+            _client = None
+
+
+def docker_problem() -> str | None:
+    """Why the docker sandbox cannot run here (no SDK, no daemon, no base image), or None."""
+    try:
+        client = docker_client()
+        import docker.errors  # noqa: PLC0415
+    except PrerequisiteError as exc:
+        return str(exc)
+    try:
+        client.images.get(IMAGE)
+    except docker.errors.ImageNotFound:
+        return f"image {IMAGE} is missing: build it with scripts/build-image.sh"
+    return None
+
+
 class _Run:
     def __init__(self) -> None:
         self.reason: str | None = None
@@ -226,6 +252,8 @@ class DockerSandbox(Sandbox):
             try:
                 buf, seen = self._collect(run, raw, data, start, limit)
             finally:
+                if sock is not raw:
+                    sock.close()  # the socket's fd closes only once its file wrappers are closed
                 raw.close()
                 if run.killer is not None:  # the next command must find the restarted container
                     run.killer.join(60)

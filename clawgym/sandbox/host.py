@@ -6,11 +6,14 @@ and safe to call concurrently from many sandboxes.
 
 from __future__ import annotations
 
+import functools
 import os
 import secrets
 import signal
 import socket
 import stat
+import threading
+import time
 from pathlib import Path
 from typing import Iterator
 
@@ -58,32 +61,55 @@ def searchable(path: Path, uid: int) -> bool:
     return True
 
 
+SWEEP_EVERY_S = 60.0
+_last_sweep: dict[Path, float] = {}
+_sweep_lock = threading.Lock()
+
+
+@functools.lru_cache(maxsize=1)
+def _cgroup_parent() -> tuple[Path, tuple[str, str, str, str]] | None:
+    """Where this process's memory cgroups go, and the files that set a limit (v1 or v2), once."""
+    v1, v2 = None, None
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _, ctrls, rel = line.split(":", 2)
+        v1 = rel if "memory" in ctrls.split(",") else v1
+        v2 = rel if ctrls == "" else v2
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        f = line.split()
+        kind, opts = f[f.index("-") + 1], f[f.index("-") + 3].split(",")
+        if kind == "cgroup" and v1 is not None and "memory" in opts:
+            rel, files = v1, ("memory.limit_in_bytes", "{limit}", "memory.memsw.limit_in_bytes", "{limit}")
+        elif kind == "cgroup2" and v1 is None and v2 is not None:
+            rel, files = v2, ("memory.max", "{limit}", "memory.swap.max", "0")
+        else:
+            continue
+        return Path(f[4], os.path.relpath(rel, f[3])), files
+    return None
+
+
 def memory_cgroup(name: str, limit: int) -> Path | None:
     """Create a memory cgroup below our own (v1, or v2 where the controller is delegated)."""
-    path, v1, v2 = None, None, None
+    path = None
     try:
-        for line in Path("/proc/self/cgroup").read_text().splitlines():
-            _, ctrls, rel = line.split(":", 2)
-            v1 = rel if "memory" in ctrls.split(",") else v1
-            v2 = rel if ctrls == "" else v2
-        for line in Path("/proc/self/mountinfo").read_text().splitlines():
-            f = line.split()
-            kind, opts = f[f.index("-") + 1], f[f.index("-") + 3].split(",")
-            if kind == "cgroup" and v1 is not None and "memory" in opts:
-                rel, files = v1, ("memory.limit_in_bytes", str(limit), "memory.memsw.limit_in_bytes", str(limit))
-            elif kind == "cgroup2" and v1 is None and v2 is not None:
-                rel, files = v2, ("memory.max", str(limit), "memory.swap.max", "0")
-            else:
-                continue
-            path = Path(f[4], os.path.relpath(rel, f[3]), name)
-            sweep(path.parent)
-            path.mkdir()
-            (path / files[0]).write_text(files[1])
-            try:
-                (path / files[2]).write_text(files[3])
-            except OSError:
-                pass
-            return path
+        found = _cgroup_parent()
+        if found is None:
+            return None
+        parent, files = found
+        now = time.monotonic()
+        with _sweep_lock:
+            due = now - _last_sweep.get(parent, -SWEEP_EVERY_S) >= SWEEP_EVERY_S
+            if due:
+                _last_sweep[parent] = now
+        if due:  # not per sandbox: with hundreds live, sweeping each time costs O(n^2)
+            sweep(parent)
+        path = parent / name
+        path.mkdir()
+        (path / files[0]).write_text(files[1].format(limit=limit))
+        try:
+            (path / files[2]).write_text(files[3].format(limit=limit))
+        except OSError:
+            pass
+        return path
     except (OSError, ValueError):
         if path is not None and path.is_dir():
             path.rmdir()

@@ -3,6 +3,7 @@ OpenClaw's order, with its size caps), the available skills and the current time
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -65,6 +66,15 @@ def bootstrap_files(ws: Workspace) -> list[BootFile]:
     return out
 
 
+@functools.lru_cache(maxsize=512)
+def _front_matter(text: str) -> Any:
+    """Parsed YAML front matter (cached: the same skills appear in many trials); None if invalid."""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None
+
+
 def skills(ws: Workspace) -> list[dict[str, str]]:
     """name, description and location of each `skills/<name>/SKILL.md` with valid front matter."""
     found = []
@@ -78,10 +88,7 @@ def skills(ws: Workspace) -> list[dict[str, str]]:
         except PathError:
             continue
         match = _FRONT.match(text)
-        try:
-            meta = yaml.safe_load(match.group(1)) if match else None
-        except yaml.YAMLError:
-            meta = None
+        meta = _front_matter(match.group(1)) if match else None
         if not isinstance(meta, dict) or not meta.get("description"):
             continue
         found.append({"name": str(meta.get("name") or entry.name),
