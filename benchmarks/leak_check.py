@@ -125,7 +125,7 @@ def main() -> None:
     plan = leak_plan(tmp / "run", args.trials, args.concurrency)
     records = execute(plan)
     if args.docker:
-        dplan = leak_plan(tmp / "docker", args.docker, min(args.concurrency, 8))
+        dplan = leak_plan(tmp / "docker", args.docker * 4, min(args.concurrency, 8))
         dplan.trials = [t for t in dplan.trials if t.agent["type"] == "oracle"][: args.docker]
         dplan.sandbox, dplan.trial_timeout = {"type": "docker"}, 120
         records += execute(dplan)

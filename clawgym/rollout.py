@@ -21,7 +21,7 @@ from .task import Task
 from .trajectory import Trajectory
 from .tempdirs import make_temp
 from .verify import combine_hybrid, verify
-from .workspace import diff, materialize
+from .workspace import materialize
 
 RECORD_FORMAT = "clawgym.trial/v1"
 
@@ -130,8 +130,7 @@ def run_trial(trial: Trial, *, sandbox_spec: dict | None = None, pass_threshold:
     try:
         agent = make_agent(trial.agent)
         record["agent"] = agent.describe()
-        materialize(task, original)
-        materialize(task, workspace)
+        materialize(task, workspace)  # the verifier writes its own pristine copy
         timings["setup_s"] = time.monotonic() - t0
         extra = agent.sandbox_options(task)
         spec = {**(sandbox_spec or {"type": "local"}), **extra} if extra else sandbox_spec
@@ -150,23 +149,26 @@ def run_trial(trial: Trial, *, sandbox_spec: dict | None = None, pass_threshold:
         if trajectory.outcome == "error":
             raise InfraError(trajectory.error or "the agent reported an infrastructure error")
         t2 = time.monotonic()
-        verdict = verify([dict(c) for c in _thaw(task.checks)], workspace=workspace, original=original,
+        trajectory_dict = trajectory.to_dict()
+        verdict = verify([dict(c) for c in _thaw(task.checks)], workspace=workspace, original_files=task.files,
+                         executables=task.executables, diff=True,
                          task_dir=Path(task.task_dir) if task.task_dir else None, params=_thaw(task.params),
-                         trajectory=trajectory.to_dict(), sandbox=sandbox_spec, pass_threshold=pass_threshold,
+                         trajectory=trajectory_dict, sandbox=sandbox_spec, pass_threshold=pass_threshold,
                          timeout=float(task.limits.get("verify_seconds", 300)))
+        workspace_diff = verdict.workspace_diff
         timings["verify_s"] = time.monotonic() - t2
         if task.rubric:
             rubric = None
             if judge is not None and verdict.gate_failed is None and not verdict.error:
                 t3 = time.monotonic()
-                rubric = _judge(judge, task, trajectory.to_dict(), workspace, original, judge_cache)
+                materialize(task, original)  # the judge compares against the original files
+                rubric = _judge(judge, task, trajectory_dict, workspace, original, judge_cache)
                 timings["judge_s"] = time.monotonic() - t3
                 record["judge"] = rubric.judge
             verdict = combine_hybrid(verdict, rubric, task.rubric_weight, has_rubric=True,
                                      pass_threshold=pass_threshold)
         record.update(status="passed" if verdict.passed else "failed", reward=verdict.reward,
                       verdict=verdict.to_dict(), outcome=trajectory.outcome, note=trajectory.error)
-        workspace_diff = diff(dict(task.files), workspace)  # the task's files are the original
         if keep_workspace is not None:
             shutil.copytree(workspace, keep_workspace, symlinks=True, dirs_exist_ok=True)
     except PrerequisiteError:

@@ -8,16 +8,16 @@ verifier runs; `python -m clawgym.verify_worker` runs it from stdin/stdout.
 
 from __future__ import annotations
 
+import base64
 import json
 import math
-import os
 import signal
 import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Collection, Iterator, Mapping
 
 from .checks.base import MAX_REASON, CheckContext, CheckFailure, CheckResult
 from .errors import ClawgymError, InfraError, PrerequisiteError
@@ -38,6 +38,7 @@ class Verdict:
     code_reward: float | None = None     # set by combine_hybrid when the task has a rubric
     rubric_score: float | None = None    # None when the rubric was not scored
     notes: list[str] = field(default_factory=list)
+    workspace_diff: str | None = field(default=None, repr=False, compare=False)  # with verify(diff=True)
 
     def to_dict(self) -> dict:
         out = {"reward": self.reward, "passed": self.passed, "gate_failed": self.gate_failed,
@@ -190,23 +191,33 @@ def run_checks(checks: list[dict], ctx: CheckContext, *, check_timeout: float | 
     return results
 
 
-def verify(checks: list[dict], *, workspace: Path, original: Path, task_dir: Path | None, params: dict,
-           trajectory: dict | None = None, sandbox: dict | None = None, timeout: float = 300,
-           pass_threshold: float = 1.0) -> Verdict:
+def verify(checks: list[dict], *, workspace: Path, original: Path | None = None, task_dir: Path | None,
+           params: dict, trajectory: dict | None = None, sandbox: dict | None = None, timeout: float = 300,
+           pass_threshold: float = 1.0, original_files: Mapping[str, bytes] | None = None,
+           executables: Collection[str] = (), diff: bool = False) -> Verdict:
     """Run `checks` in a fresh process and combine the results.
 
     The process is forked from a verifier server that has the checks already imported (so a
     verification costs milliseconds, not an interpreter start, see `clawgym.verify_server`); it
     leads its own process group, killed with everything it started on timeout or cancellation.
+    The pristine workspace is the `original` folder, or `original_files` ({path: bytes}) that the
+    verifier writes itself; `diff=True` also returns the unified diff original → final in
+    `Verdict.workspace_diff`, computed by the verifier too (both keep work off the runner).
     Raises InfraError if the verifier cannot run, times out or answers garbage, and
     PrerequisiteError if a check needs something missing on this machine (e.g. a sandbox tool).
     """
-    for label, folder in (("workspace", workspace), ("original workspace", original)):
-        if not Path(folder).is_dir():
+    folders = [("workspace", workspace)] + ([("original workspace", original)] if original_files is None else [])
+    for label, folder in folders:
+        if folder is None or not Path(folder).is_dir():
             raise InfraError(f"cannot verify: the {label} folder {folder} does not exist")
-    request = {"checks": list(checks), "workspace": str(workspace), "original": str(original),
-               "task_dir": str(task_dir) if task_dir is not None else None, "params": params or {},
-               "trajectory": trajectory, "sandbox": sandbox}
+    request: dict[str, Any] = {
+        "checks": list(checks), "workspace": str(workspace), "original": str(original) if original else None,
+        "task_dir": str(task_dir) if task_dir is not None else None, "params": params or {},
+        "trajectory": trajectory, "sandbox": sandbox, "diff": diff}
+    if original_files is not None:
+        request["original_files"] = {rel: base64.b64encode(data).decode("ascii")
+                                     for rel, data in original_files.items()}
+        request["executables"] = sorted(executables)
     try:
         payload = json.dumps(request, default=str)
     except (TypeError, ValueError) as e:
@@ -226,4 +237,7 @@ def verify(checks: list[dict], *, workspace: Path, original: Path, task_dir: Pat
         results = [CheckResult.from_dict(r) for r in answer["results"]]
     except (KeyError, TypeError, ValueError) as e:
         raise InfraError(f"the verifier sent malformed results: {e}") from None
-    return combine(results, pass_threshold=pass_threshold)
+    verdict = combine(results, pass_threshold=pass_threshold)
+    if diff:
+        verdict.workspace_diff = str(answer.get("diff") or "")
+    return verdict

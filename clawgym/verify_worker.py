@@ -39,24 +39,47 @@ def answer_bytes(request: bytes) -> bytes:
 
 
 def handle(request: dict) -> dict:
+    """Run the request's checks. With `original_files` ({path: base64}) the pristine copy is
+    written here, in the verifier's own temp folder; with `diff: true` the answer also carries the
+    unified diff from the original files to the final workspace."""
+    import base64
+    import shutil
+    import tempfile
     from pathlib import Path
 
     from .checks.base import CheckContext
     from .errors import InfraError, PrerequisiteError
     from .verify import run_checks
+    from .workspace import diff, write_files
 
     task_dir = request.get("task_dir")
-    ctx = CheckContext(workspace=Path(request["workspace"]), original=Path(request["original"]),
-                       task_dir=Path(task_dir) if task_dir else None, params=request.get("params") or {},
-                       trajectory=request.get("trajectory"), sandbox=request.get("sandbox"))
+    originals = request.get("original_files")
+    scratch = None
     try:
-        results = run_checks(list(request["checks"]), ctx,
-                             check_timeout=float(request.get("check_timeout") or 60))
-    except PrerequisiteError as e:
-        return {"error": str(e), "kind": "prerequisite"}
-    except InfraError as e:
-        return {"error": str(e), "kind": "infra"}
-    return {"results": [r.to_dict() for r in results]}
+        if originals is not None:
+            files = {rel: base64.b64decode(data) for rel, data in originals.items()}
+            scratch = Path(tempfile.mkdtemp(prefix=f"clawgym-verify-{os.getpid()}-"))
+            write_files(files, set(request.get("executables") or ()), scratch / "original")
+            original = scratch / "original"
+        else:
+            files, original = None, Path(request["original"])
+        ctx = CheckContext(workspace=Path(request["workspace"]), original=original,
+                           task_dir=Path(task_dir) if task_dir else None, params=request.get("params") or {},
+                           trajectory=request.get("trajectory"), sandbox=request.get("sandbox"))
+        try:
+            results = run_checks(list(request["checks"]), ctx,
+                                 check_timeout=float(request.get("check_timeout") or 60))
+        except PrerequisiteError as e:
+            return {"error": str(e), "kind": "prerequisite"}
+        except InfraError as e:
+            return {"error": str(e), "kind": "infra"}
+        answer: dict = {"results": [r.to_dict() for r in results]}
+        if request.get("diff"):
+            answer["diff"] = diff(files if files is not None else original, Path(request["workspace"]))
+        return answer
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
 
 
 if __name__ == "__main__":

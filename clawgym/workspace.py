@@ -6,6 +6,7 @@ import difflib
 import os
 import posixpath
 from pathlib import Path
+from typing import Collection, Mapping
 
 from .task import Task
 
@@ -13,16 +14,19 @@ MAX_DIFF_FILE_BYTES = 200_000
 
 
 def materialize(task: Task, dest: Path) -> None:
-    """Write every initial file of `task` under `dest` (created if needed).
+    """Write every initial file of `task` under `dest` (created if needed)."""
+    write_files(task.files, task.executables, dest)
 
-    Plain `os` calls rather than pathlib: a run materialises two folders per trial, hundreds
-    of trials at once, and this is on the hot path.
+
+def write_files(files: Mapping[str, bytes], executables: Collection[str], dest: Path | str) -> None:
+    """Write {relative path: bytes} under `dest` (created if needed); `executables` get mode 755.
+
+    Plain `os` calls rather than pathlib: runs do this for hundreds of trials at once.
     """
     root = os.fspath(dest)
     os.makedirs(root, exist_ok=True)
     made: set[str] = {""}
-    executables = task.executables
-    for rel, content in task.files.items():
+    for rel, content in files.items():
         parent = posixpath.dirname(rel)
         if parent not in made:
             os.makedirs(os.path.join(root, parent), exist_ok=True)

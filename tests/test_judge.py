@@ -287,6 +287,6 @@ def test_every_status_is_one_of_three_and_errors_have_text(rubric_task, tmp_path
     def broken(*a, **k):
         raise OSError("disk full")
 
-    monkeypatch.setattr(rollout, "diff", broken)  # fails after the verdict is known
+    monkeypatch.setattr(rollout, "combine_hybrid", broken)  # fails after the code verdict is known
     rec = execute_trial(Trial(rubric_task, {"type": "oracle"}), trial_dir=tmp_path / "t")
     assert rec["status"] == "error" and rec["reward"] is None and "disk full" in rec["error"]

@@ -9,6 +9,7 @@ thread finishes its clean-up in the background and its late result is discarded.
 from __future__ import annotations
 
 import asyncio
+import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
@@ -44,13 +45,13 @@ class ThreadExecutor:
             return await asyncio.wait_for(asyncio.shield(waiter), timeout)
         except asyncio.TimeoutError:
             reason = f"the trial timed out after {timeout:g}s"
-            if not controls.token.cancel(reason):
+            if not await asyncio.to_thread(controls.token.cancel, reason):  # closing a sandbox blocks
                 return await waiter  # it finished (and is being written) just as time ran out
             outcome = TrialOutcome(error_record(trial, reason, tries=tries, timed_out=True))
             await asyncio.to_thread(write_outcome, self.plan.out / "trials" / trial.id, outcome)
             return outcome
         except asyncio.CancelledError:
-            controls.token.cancel("the run was interrupted")
+            threading.Thread(target=controls.token.cancel, args=("the run was interrupted",), daemon=True).start()
             raise
 
     def _call(self, trial: Trial, tries: int, controls: Controls) -> TrialOutcome | None:
@@ -67,8 +68,8 @@ class ThreadExecutor:
     async def aclose(self, interrupted: bool = False) -> None:
         """Cancel what still runs (if interrupted) and wait, bounded, for threads to clean up."""
         live = list(self._live.items())
-        for _, controls in live:
-            controls.token.cancel("the run was interrupted" if interrupted else "the run ended")
+        reason = "the run was interrupted" if interrupted else "the run ended"
+        await asyncio.gather(*(asyncio.to_thread(c.token.cancel, reason) for _, c in live))
         if live:
             await asyncio.wait([asyncio.wrap_future(f) for f, _ in live], timeout=LINGER_S)
         self._pool.shutdown(wait=False, cancel_futures=True)

@@ -97,6 +97,7 @@ class LocalSandbox(Sandbox):
         self.workspace, self.limits = Path(workspace).resolve(), limits or SandboxLimits()
         self.network, self.mount = bool(network), check_mount(mount)
         self._closed, self._lock, self._live = False, threading.Lock(), set()
+        self._close_done = threading.Event()
         self._uid_sock: socket.socket | None = None
         self._owners: dict[tuple[int, int], tuple[int, int]] | None = None
         self._cgroup: Path | None = None
@@ -408,8 +409,18 @@ class LocalSandbox(Sandbox):
     def close(self) -> None:
         with self._lock:
             if self._closed:
-                return
-            self._closed, runs = True, list(self._live)
+                closing_elsewhere = True
+            else:
+                closing_elsewhere, self._closed, runs = False, True, list(self._live)
+        if closing_elsewhere:  # e.g. a timeout closed it from another thread: wait until it is done
+            self._close_done.wait(KILL_GRACE * 2 + 30)
+            return
+        try:
+            self._close(runs)
+        finally:
+            self._close_done.set()
+
+    def _close(self, runs: list) -> None:
         for run in runs:
             run.kill("closed")
         for run in runs:
