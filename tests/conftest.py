@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 import subprocess
 
 import pytest
@@ -25,3 +26,15 @@ def bwrap() -> None:
     """Use in tests that run a local sandbox."""
     if BWRAP_PROBLEM:
         pytest.skip(BWRAP_PROBLEM)
+
+
+FIXTURE_LIB = Path(__file__).parent / "fixtures" / "lib"
+
+
+@pytest.fixture
+def lib(tmp_path, monkeypatch, bwrap):
+    """A private copy of the fixture library (without its broken specs), as the current directory."""
+    root = tmp_path / "lib"
+    shutil.copytree(FIXTURE_LIB, root, ignore=shutil.ignore_patterns("bad"))
+    monkeypatch.chdir(root)
+    return root

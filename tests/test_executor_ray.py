@@ -17,7 +17,6 @@ from clawgym.cli import main
 ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'clawgym[ray]'")
 pytestmark = pytest.mark.slow
 
-FIXTURES = Path(__file__).parent / "fixtures" / "lib"
 
 
 def _free_port() -> int:
@@ -46,10 +45,9 @@ def cluster(tmp_path_factory):
 
 
 @pytest.fixture
-def lib(tmp_path, monkeypatch, bwrap):
-    root = tmp_path / "lib"
-    shutil.copytree(FIXTURES, root, ignore=shutil.ignore_patterns("bad"))
-    monkeypatch.chdir(root)
+def lib(lib):
+    """The fixture library with a run spec for the ray executor."""
+    root = lib
     (root / "specs" / "run.yaml").write_text(
         "apiVersion: clawgym/v1\nkind: Run\nname: on-ray\ntasks: [good.yaml]\nseeds: {count: 4}\n"
         "agents: [{type: oracle}, {type: nop}]\nconcurrency: 4\nexecutor: {type: ray, num_cpus: 0.5}\nout: out\n")

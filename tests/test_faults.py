@@ -7,9 +7,7 @@ from __future__ import annotations
 import json
 import os
 import random
-import shutil
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -21,16 +19,7 @@ from click.testing import CliRunner
 
 from clawgym.cli import main
 
-FIXTURES = Path(__file__).parent / "fixtures" / "lib"
 GOOD_SOLUTION = "  - exec: mkdir -p output && awk '{s+=$1} END {print s}' input/numbers.txt > output/total.txt\n"
-
-
-@pytest.fixture
-def lib(tmp_path, monkeypatch, bwrap):
-    root = tmp_path / "lib"
-    shutil.copytree(FIXTURES, root, ignore=shutil.ignore_patterns("bad"))
-    monkeypatch.chdir(root)
-    return root
 
 
 def variant(root: Path, name: str, *, before: str = "", checks_extra: str = "", limits: str = "") -> None:

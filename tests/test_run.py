@@ -13,21 +13,10 @@ import threading
 import time
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from clawgym.cli import main
 
-FIXTURES = Path(__file__).parent / "fixtures" / "lib"
-
-
-@pytest.fixture
-def lib(tmp_path, monkeypatch, bwrap):
-    """A private copy of the fixture library, as the current directory."""
-    root = tmp_path / "lib"
-    shutil.copytree(FIXTURES, root, ignore=shutil.ignore_patterns("bad"))
-    monkeypatch.chdir(root)
-    return root
 
 
 def write_run_spec(root: Path, tasks: str = "good.yaml", seeds: str = "[0, 1, 2]", concurrency: int = 2) -> Path:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -22,7 +21,6 @@ from clawgym.cli import main
 from clawgym.policy.base import Completion, Policy
 from clawgym.registry import _REGISTRY, register
 
-FIXTURES = Path(__file__).parent / "fixtures" / "lib"
 
 
 class Gauge:
@@ -70,14 +68,12 @@ class _SlowPolicy(Policy):
 
 
 @pytest.fixture
-def lib(tmp_path, monkeypatch, bwrap):
+def lib(lib):
+    """The fixture library, with this module's test agent and policy registered."""
     register("agent", "sleeper")(_Sleeper)
     register("policy", "slow_test")(_SlowPolicy)
     SANDBOXES.most = REQUESTS.most = 0
-    root = tmp_path / "lib"
-    shutil.copytree(FIXTURES, root, ignore=shutil.ignore_patterns("bad"))
-    monkeypatch.chdir(root)
-    yield root
+    yield lib
     _REGISTRY["agent"].pop("sleeper", None)
     _REGISTRY["policy"].pop("slow_test", None)
 
