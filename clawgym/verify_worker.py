@@ -19,11 +19,7 @@ def main() -> int:
     answer_fd = os.dup(1)
     os.dup2(2, 1)  # stray prints from checks and their children land on stderr
     sys.stdout = sys.stderr
-    try:
-        answer = handle(json.loads(sys.stdin.buffer.read().decode("utf-8")))
-        code = 0
-    except Exception as e:  # noqa: BLE001 - report, never hang the caller
-        answer, code = {"error": f"verifier failed: {type(e).__name__}: {e}", "kind": "infra"}, 1
+    answer, code = _answer(sys.stdin.buffer.read())
     with os.fdopen(answer_fd, "w", encoding="utf-8") as out:
         out.write(json.dumps(answer, default=str))
     return code
@@ -31,11 +27,15 @@ def main() -> int:
 
 def answer_bytes(request: bytes) -> bytes:
     """The JSON answer to one JSON request (used by processes forked from the verifier server)."""
+    return json.dumps(_answer(request)[0], default=str).encode("utf-8")
+
+
+def _answer(request: bytes) -> tuple[dict, int]:
+    """(answer, exit code) for one JSON request; any failure is reported, never raised."""
     try:
-        answer = handle(json.loads(request.decode("utf-8")))
+        return handle(json.loads(request.decode("utf-8"))), 0
     except Exception as e:  # noqa: BLE001 - report, never hang the caller
-        answer = {"error": f"verifier failed: {type(e).__name__}: {e}", "kind": "infra"}
-    return json.dumps(answer, default=str).encode("utf-8")
+        return {"error": f"verifier failed: {type(e).__name__}: {e}", "kind": "infra"}, 1
 
 
 def handle(request: dict) -> dict:
