@@ -70,9 +70,29 @@ def load_task_spec(path: str | Path, doc: Document | None = None) -> TaskSpec:
             getter(name, doc.where(key))
         except SpecError as exc:
             problems += exc.problems
+    if not problems:
+        problems += _operation_problems(doc, library)
     if problems:
         raise SpecError(problems)
     return TaskSpec(doc, library)
+
+
+def _operation_problems(doc: Document, library: Library) -> list[Problem]:
+    """Each `operations` entry must name an operation of one of the task's skills."""
+    skills = doc.data.get("skills", [])
+    problems = []
+    for i, op in enumerate(doc.data.get("operations", [])):
+        skill, _, name = op.partition(".")
+        if skill not in skills:
+            problems.append(Problem(f"operation {op!r} belongs to skill {skill!r}, which the task does not list",
+                                    **doc.where(("operations", i)), hint=f"add {skill!r} to skills or drop the operation"))
+            continue
+        known = [o["name"] for o in library.skill(skill, doc.where(("operations", i))).spec["operations"]]
+        if name not in known:
+            from .errors import did_you_mean
+            problems.append(Problem(f"skill {skill!r} has no operation {name!r}", **doc.where(("operations", i)),
+                                    hint=did_you_mean(name, known) or f"its operations: {', '.join(known)}"))
+    return problems
 
 
 def compile_task(spec: TaskSpec, seed: int) -> Task:
