@@ -213,6 +213,56 @@ def export(run_dirs: tuple[str, ...], out_jsonl: str | None, hf_dir: str | None,
         console.print(f"saved a dataset of {len(trajs)} rows to {hf_dir}")
 
 
+class _DefaultToRun(click.Group):
+    """A group whose first argument, when it is not a subcommand, goes to its `run` subcommand."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
+
+
+@main.group(cls=_DefaultToRun)
+def synth() -> None:
+    """Synthesize verified tasks: 'clawgym synth SPEC' runs a synth spec; see also 'synth stats'."""
+
+
+@synth.command("run")
+@click.argument("spec", type=click.Path(exists=True, dir_okay=False))
+@click.option("--count", type=click.IntRange(min=1), help="Tasks to produce (default: the spec's count).")
+@click.option("--out", type=click.Path(file_okay=False), help="Dataset folder (default: the spec's out).")
+@click.option("--seed", type=int, help="Sampling seed (default: the spec's).")
+@click.option("--family", help="Only this task family (to check a family while writing it).")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes (default: cores + 1).")
+@click.option("--resume", is_flag=True, help="Continue the dataset folder of an interrupted run.")
+@click.option("--split/--no-split", default=None, help="Split train/validation/test by family (default: the spec's).")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+@_friendly
+def synth_run(spec: str, count: int | None, out: str | None, seed: int | None, family: str | None,
+              jobs: int | None, resume: bool, split: bool | None, quiet: bool) -> None:
+    """Synthesize tasks from a synth spec (kind: Synth) into a dataset folder of task specs."""
+    from .synth.command import synth_command
+
+    synth_command(spec, count=count, out=out, seed=seed, family=family, jobs=jobs, resume=resume, split=split,
+                  quiet=quiet, console=console)
+
+
+@synth.command("stats")
+@click.argument("dataset", type=click.Path(exists=True, file_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
+@_friendly
+def synth_stats(dataset: str, as_json: bool) -> None:
+    """Counts of a synthesized dataset by category, subcategory, persona, skill, operation, files,
+    checks and expected steps, against the spec's balance targets."""
+    from .synth.stats import dataset_stats, print_stats
+
+    stats = dataset_stats(Path(dataset))
+    if as_json:
+        click.echo(json.dumps(stats, indent=2))
+    else:
+        print_stats(stats, console)
+
+
 @main.command()
 @click.option("--out", type=click.Path(dir_okay=False), help="Write the reference to this file instead of stdout.")
 @_friendly

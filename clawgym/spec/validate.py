@@ -21,8 +21,9 @@ from .. import API_VERSION
 from ..errors import Problem, did_you_mean, key_path
 from .load import Document
 
-KINDS = {"Task": "task", "Persona": "persona", "Skill": "skill", "Workspace": "workspace", "Run": "run"}
-SCHEMA_FILES = ("common", "task", "persona", "skill", "workspace", "run")
+KINDS = {"Task": "task", "Persona": "persona", "Skill": "skill", "Workspace": "workspace", "Run": "run",
+         "Taxonomy": "taxonomy", "Synth": "synth"}
+SCHEMA_FILES = ("common", "task", "persona", "skill", "workspace", "run", "taxonomy", "synth")
 _TEMPLATE_STRING = {"type": "string", "pattern": r"\{\{|\{%"}
 
 

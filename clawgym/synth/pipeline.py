@@ -1,0 +1,185 @@
+"""A synth run: sample candidates, make and filter them in worker processes, remove near-duplicates,
+write the dataset. Interrupting loses nothing accepted; running again with `resume` continues."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from ..errors import ClawgymError
+from .dataset import Dataset
+from .dedup import DedupIndex, signature
+from .families import Family, family_files, load_families
+from .make import Made, make_from_family, spec_dedup_text
+from .sample import Balancer, Candidate
+from .spec import SynthSpec
+from .split import assign_splits
+from .taxonomy import load_taxonomy
+
+MAX_TRIES_PER_TASK = 4  # give up when rejections make the target unreachable
+
+
+@dataclass
+class SynthEvents:
+    on_start: Callable[[int, int], None] = lambda target, done: None
+    on_result: Callable[[Made, bool], None] = lambda made, accepted: None
+
+
+@dataclass
+class SynthSummary:
+    out: Path
+    target: int
+    accepted: int = 0
+    rejected: int = 0
+    duplicates: int = 0
+    reasons: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+    stopped: str | None = None
+
+
+def _workers(jobs: int) -> int:
+    return jobs or (os.cpu_count() or 1) + 1
+
+
+def _restore(dataset: Dataset, balancer: Balancer, index: DedupIndex, families: dict[str, Family]) -> int:
+    """Count what the dataset already holds; returns the number of accepted tasks."""
+    import yaml
+
+    accepted = dataset.accepted()
+    for rec in accepted:
+        src = rec.get("source", {})
+        fam = src.get("family")
+        if fam in families:
+            c = Candidate(rec["route"], fam, rec["persona"], rec["seed"], rec["category"], rec["subcategory"])
+            balancer.take(c)
+        spec = yaml.load((dataset.root / rec["path"]).read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
+        index.add(rec["name"], signature(spec_dedup_text(spec), index.settings))
+    for rec in dataset.rejected():
+        fam = (rec.get("source") or {}).get("family")
+        if fam in families and rec.get("seed") is not None:
+            balancer.mark_used(fam, int(rec["seed"]))
+    return len(accepted)
+
+
+def _against(spec: SynthSpec, index: DedupIndex) -> None:
+    """Index the tasks new ones must not duplicate (e.g. the benchmark), three seeds each."""
+    if not spec.dedup_against:
+        return
+    from ..batch import compile_many
+    from ..agent.tamper import input_files
+    from .dedup import task_text
+
+    paths = family_files(spec.dedup_against, spec.folder)
+    for task in compile_many(paths, [0, 1, 2]) if paths else []:
+        index.add(f"against:{task.id}", signature(task_text(task, input_files(task)), index.settings))
+
+
+def _family_named(paths: list[Path], name: str) -> list[Path]:
+    """The family file whose spec is called `name` (other families are not loaded, nor checked)."""
+    from ..spec.load import load_file
+
+    names = {}
+    for path in paths:
+        try:
+            names[load_file(path).data.get("name")] = path
+        except (ClawgymError, AttributeError):
+            continue
+    if name not in names:
+        from ..errors import did_you_mean
+        raise ClawgymError(f"no task family named {name!r}",
+                           hint=did_you_mean(name, [n for n in names if isinstance(n, str)]) or "see 'families' in the spec")
+    return [names[name]]
+
+
+def synthesize(spec: SynthSpec, *, resume: bool = False, only_family: str | None = None,
+               events: SynthEvents | None = None, sandbox: dict | None = None) -> SynthSummary:
+    """Run the synthesis described by `spec` into `spec.out`."""
+    events = events or SynthEvents()
+    started = time.monotonic()
+    taxonomy = load_taxonomy(spec.taxonomy)
+    paths = family_files(spec.families, spec.folder)
+    if not paths:
+        raise ClawgymError(f"no task family matches {', '.join(spec.families)} (relative to {spec.folder})",
+                           hint="check the 'families' globs of the synth spec")
+    if only_family:
+        paths = _family_named(paths, only_family)
+    families = load_families(paths, taxonomy)
+    by_name = {f.name: f for f in families}
+    splits = assign_splits([(f.name, f.category) for f in families], spec.split, spec.seed) if spec.split else {}
+    settings = {"spec_file": spec.doc.file, "spec_sha256": spec.sha256, "seed": spec.seed,
+                "split": spec.split, "family": only_family}
+    dataset = Dataset.create(spec.out, settings, spec.library_root, resume=resume)
+    dataset.write_run_spec(spec.doc.data["name"])
+    balancer = Balancer(families, spec.routes, spec.category_shares, spec.seed)
+    index = DedupIndex(spec.dedup)
+    summary = SynthSummary(spec.out, spec.count)
+    summary.accepted = _restore(dataset, balancer, index, by_name)
+    _against(spec, index)
+    events.on_start(spec.count, summary.accepted)
+    jobs = _workers(spec.jobs)
+    budget = max(spec.count * MAX_TRIES_PER_TASK, 50)
+    tried = 0
+    ctx = multiprocessing.get_context("fork")
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
+    in_flight: dict[Future, Candidate] = {}
+    try:
+        while summary.accepted < spec.count or in_flight:
+            while summary.accepted + len(in_flight) < spec.count and len(in_flight) < jobs * 2 and tried < budget:
+                c = balancer.next()
+                fam = by_name[c.family]
+                rel_dir = "tasks/" + (f"{splits[c.family]}/" if splits else "") + c.category
+                in_flight[pool.submit(make_from_family, c, fam.path, spec.out.resolve(), rel_dir, spec.filters,
+                                      spec.dedup, sandbox)] = c
+                tried += 1
+            if not in_flight:
+                summary.stopped = (f"stopped after {tried} candidates: too many were rejected "
+                                   f"to reach {spec.count} tasks")
+                break
+            done, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
+            for fut in done:
+                c = in_flight.pop(fut)
+                made = fut.result()
+                _settle(made, c, dataset, index, balancer, summary, splits, events, spec.count)
+    finally:
+        for fut in in_flight:
+            fut.cancel()
+        pool.shutdown(wait=True, cancel_futures=True)
+        dataset.close()
+        summary.seconds = time.monotonic() - started
+    return summary
+
+
+def _settle(made: Made, c: Candidate, dataset: Dataset, index: DedupIndex, balancer: Balancer,
+            summary: SynthSummary, splits: dict[str, str], events: SynthEvents, target: int) -> None:
+    """Accept or reject one finished candidate."""
+    record: dict[str, Any] = {"name": made.name, "route": c.route, "persona": c.persona, "seed": c.seed,
+                              "category": c.category, "subcategory": c.subcategory,
+                              **({"split": splits[c.family]} if splits else {}), **made.meta,
+                              "filters": made.filters}
+    record.setdefault("source", {"family": c.family})
+    if made.ok and summary.accepted >= target:
+        made.error = "not needed: the target was already reached"
+    if made.ok:
+        dup = index.find(made.signature)
+        if dup is not None:
+            made.error = f"dedup: near-duplicate of {dup[0]} (estimated similarity {dup[1]:.2f})"
+            record["filters"] = {**made.filters, "passed": False, "dedup": False, "failed": "dedup"}
+            summary.duplicates += 1
+    if made.ok:
+        record["filters"] = {**made.filters, "dedup": True}
+        dataset.accept(made.path, made.text or "", record)
+        index.add(made.name, made.signature)
+        summary.accepted += 1
+    else:
+        record["reason"] = made.error
+        dataset.reject(record)
+        balancer.release(c)
+        summary.rejected += 1
+        kind = str(made.error).split(":", 1)[0]
+        summary.reasons[kind] = summary.reasons.get(kind, 0) + 1
+    events.on_result(made, made.ok)

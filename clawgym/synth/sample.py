@@ -1,0 +1,122 @@
+"""The two embedded routes, as a balancing sampler of candidates.
+
+- persona route (top-down): a persona, then a scenario (category → subcategory) for them, then a
+  family serving that scenario for that persona;
+- skill route (bottom-up): a primary skill, then a family that composes its operations with
+  compatible supporting skills, then a persona the family fits.
+
+Every choice takes what is furthest below its target among the counts of tasks accepted or in
+flight: categories towards the spec's shares, then personas, subcategories, skills and families
+evenly. Each family's seeds are handed out in order, so no two candidates share a (family, seed).
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from .families import Family
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One task to try: which family, for whom, with which seed, by which route."""
+
+    route: str
+    family: str
+    persona: str
+    seed: int
+    category: str
+    subcategory: str
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.family, self.seed)
+
+
+@dataclass
+class Balancer:
+    families: list[Family]
+    route_shares: dict[str, float]
+    category_shares: dict[str, float]
+    seed: int = 0
+    counts: dict[str, Counter] = field(default_factory=dict)
+    next_seed: Counter = field(default_factory=Counter)
+    used_seeds: dict[str, set[int]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.rng = random.Random(f"synth:{self.seed}")
+        self.by_category: dict[str, list[Family]] = {}
+        for fam in self.families:
+            self.by_category.setdefault(fam.category, []).append(fam)
+        shares = {c: s for c, s in self.category_shares.items() if s > 0 and c in self.by_category}
+        if not shares:
+            shares = {c: 1.0 for c in self.by_category}
+        total = sum(shares.values())
+        self.category_shares = {c: s / total for c, s in shares.items()}
+        routes = {r: s for r, s in self.route_shares.items() if s > 0}
+        total = sum(routes.values()) or 1.0
+        self.route_shares = {r: s / total for r, s in routes.items()}
+        for dim in ("route", "category", "subcategory", "persona", "skill", "family"):
+            self.counts.setdefault(dim, Counter())
+
+    # -- bookkeeping ---------------------------------------------------------------------------
+    def _dims(self, c: Candidate, fam: Family) -> dict[str, str]:
+        return {"route": c.route, "category": c.category, "subcategory": f"{c.category}/{c.subcategory}",
+                "persona": c.persona, "skill": fam.primary_skill, "family": c.family}
+
+    def _family(self, name: str) -> Family:
+        return next(f for f in self.families if f.name == name)
+
+    def take(self, c: Candidate) -> None:
+        """Count a candidate as in flight (or accepted, when restoring a dataset)."""
+        for dim, value in self._dims(c, self._family(c.family)).items():
+            self.counts[dim][value] += 1
+        self.used_seeds.setdefault(c.family, set()).add(c.seed)
+
+    def release(self, c: Candidate) -> None:
+        """A candidate was rejected: it no longer counts towards the balance (its seed stays used)."""
+        for dim, value in self._dims(c, self._family(c.family)).items():
+            self.counts[dim][value] -= 1
+
+    def mark_used(self, family: str, seed: int) -> None:
+        self.used_seeds.setdefault(family, set()).add(seed)
+
+    # -- choosing ------------------------------------------------------------------------------
+    def _least(self, dim: str, options: Iterable[str], key=lambda o: o) -> str:
+        options = sorted(set(options))
+        low = min(self.counts[dim][key(o)] for o in options)
+        return self.rng.choice([o for o in options if self.counts[dim][key(o)] == low])
+
+    def _furthest_below(self, dim: str, shares: dict[str, float]) -> str:
+        total = sum(self.counts[dim][k] for k in shares) + 1
+        gaps = {k: s - self.counts[dim][k] / total for k, s in shares.items()}
+        best = max(gaps.values())
+        return self.rng.choice(sorted(k for k, g in gaps.items() if g >= best - 1e-12))
+
+    def _seed(self, family: str) -> int:
+        used = self.used_seeds.setdefault(family, set())
+        s = self.next_seed[family]
+        while s in used:
+            s += 1
+        self.next_seed[family] = s + 1
+        return s
+
+    def next(self) -> Candidate:
+        route = self._furthest_below("route", self.route_shares)
+        category = self._furthest_below("category", self.category_shares)
+        fams = self.by_category[category]
+        if route == "skill":
+            skill = self._least("skill", [f.primary_skill for f in fams])
+            fam = self._family(self._least("family", [f.name for f in fams if f.primary_skill == skill]))
+            persona = self._least("persona", fam.personas)
+        else:
+            persona = self._least("persona", [p for f in fams for p in f.personas])
+            mine = [f for f in fams if persona in f.personas]
+            sub = self._least("subcategory", [f.subcategory for f in mine], key=lambda s: f"{category}/{s}")
+            fam = self._family(self._least("family", [f.name for f in mine if f.subcategory == sub]))
+        c = Candidate(route, fam.name, persona, self._seed(fam.name), category, fam.subcategory)
+        self.take(c)
+        return c
