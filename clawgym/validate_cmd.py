@@ -35,6 +35,10 @@ def validate_other(path: Path) -> str | None:
     if kind == "Run":
         plan_from_run_spec(doc)
         return kind
+    if kind == "Synth":
+        from .synth.check import check_synth_spec
+        check_synth_spec(path)
+        return kind
     problems = validate_document(doc)
     if problems:
         raise SpecError(problems)

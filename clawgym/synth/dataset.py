@@ -66,12 +66,37 @@ class Dataset:
             raise ClawgymError(f"{root} is not empty and is not a synth dataset",
                                hint="choose an empty or new folder with --out")
         write_text_atomic(settings_path, json.dumps(settings, indent=2) + "\n")
+        dataset = cls(root)
+        dataset.repair_tails()
+        dataset.remove_orphans()
         for name in LIBRARY_DIRS:
             src = library_root / name
             if src.is_dir():
                 shutil.copytree(src, root / name, dirs_exist_ok=True,
                                 ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-        return cls(root)
+        return dataset
+
+    def repair_tails(self) -> None:
+        """Cut a line torn by a kill off the end of the JSONL files, so appends start on a fresh line."""
+        for name in (MANIFEST, REJECTED):
+            path = self.root / name
+            if not path.is_file():
+                continue
+            data = path.read_bytes()
+            if data and not data.endswith(b"\n"):
+                with open(path, "r+b") as fh:
+                    fh.truncate(data.rfind(b"\n") + 1)
+
+    def remove_orphans(self) -> None:
+        """Delete spec files a killed run wrote without their manifest line (and half-written temp files)."""
+        tasks = self.root / "tasks"
+        if not tasks.is_dir():
+            return
+        known = {r["path"] for r in read_jsonl(self.root / MANIFEST)}
+        for path in tasks.rglob("*"):
+            rel = path.relative_to(self.root).as_posix()
+            if path.is_file() and (path.name.startswith(".") or (path.suffix == ".yaml" and rel not in known)):
+                path.unlink()
 
     def accepted(self) -> list[dict[str, Any]]:
         return [r for r in read_jsonl(self.root / MANIFEST) if (self.root / r["path"]).is_file()]

@@ -20,11 +20,17 @@ BOOTSTRAP_NAMES = ("AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "HEARTBEAT
 _KEEP = ("title", "description", "category", "subcategory", "difficulty", "tags")
 
 
-class _Dumper(yaml.SafeDumper):
+try:  # libyaml's emitter is several times faster
+    _BaseDumper = yaml.CSafeDumper  # type: ignore[attr-defined]
+except AttributeError:  # pragma: no cover - libyaml missing
+    _BaseDumper = yaml.SafeDumper
+
+
+class _Dumper(_BaseDumper):  # type: ignore[misc, valid-type]
     """Block style for multi-line strings, declaration order for mappings."""
 
 
-def _str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+def _str(dumper: Any, value: str) -> yaml.Node:
     if "\n" in value and not any(line != line.rstrip() for line in value.split("\n")) and "\t" not in value:
         return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
     return dumper.represent_scalar("tag:yaml.org,2002:str", value)

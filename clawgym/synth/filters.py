@@ -19,10 +19,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..rollout import Trial, run_trial
+from ..agent import make_agent
+from ..errors import InfraError
+from ..rollout import sandbox_limits
+from ..sandbox import create_sandbox
 from ..task import Task, thaw
 from ..tempdirs import make_temp
-from ..verify import verify
+from ..trajectory import Trajectory
+from ..verify import Verdict, verify
+from ..workspace import materialize
 
 _GLOB = re.compile(r"[*?\[]")
 
@@ -94,53 +99,85 @@ def _essence(verdict: Any) -> list[tuple]:
     return [(r.name, round(r.score, 9), r.reason) for r in verdict.results]
 
 
+class _Trials:
+    """Filter trials of one task in one work folder: a pristine copy made once, graded against by
+    every verification, and one workspace per agent (no trajectory or diff files are written)."""
+
+    def __init__(self, task: Task, sandbox: dict | None):
+        self.task, self.sandbox = task, sandbox
+        self.root = make_temp("synth-filter")
+        self.pristine = self.root / "pristine"
+        materialize(task, self.pristine)
+
+    def run(self, agent_type: str) -> tuple[Verdict, Trajectory, Path]:
+        """Run one agent in a fresh sandbox (nop needs none) and grade its workspace."""
+        task, workspace = self.task, self.root / agent_type
+        shutil.copytree(self.pristine, workspace, symlinks=True)
+        agent = make_agent({"type": agent_type})
+        if agent_type == "nop":
+            trajectory = agent.new_trajectory(task).finish("completed")
+        else:
+            with create_sandbox(self.sandbox, workspace, limits=sandbox_limits(task), network=task.network,
+                                mount=task.mount) as box:
+                trajectory = agent.run(task, box)
+        if trajectory.outcome == "error":
+            raise InfraError(trajectory.error or f"the {agent_type} agent reported an infrastructure error")
+        return self.grade(workspace, trajectory), trajectory, workspace
+
+    def grade(self, workspace: Path, trajectory: Trajectory) -> Verdict:
+        task = self.task
+        return verify([dict(c) for c in thaw(task.checks)], workspace=workspace, original=self.pristine,
+                      task_dir=Path(task.task_dir) if task.task_dir else None, params=thaw(task.params),
+                      trajectory=trajectory.to_dict(), sandbox=self.sandbox,
+                      timeout=float(task.limits.get("verify_seconds", 300)))
+
+    def close(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
 def run_filters(task: Task, settings: FilterSettings, *, sandbox: dict | None = None) -> FilterReport:
-    """Run every filter on one compiled task and report each result."""
+    """Run every filter on one compiled task and report each result (code checks only; a rubric is
+    left to the judge at run time)."""
     report = FilterReport()
     if settings.paths_mentioned:
         missing = [p for p in graded_paths(task) if not mentioned(p, task.instruction)]
         if missing:
             return report.fail("paths", f"the instruction never mentions {', '.join(missing)}")
         report.results["paths"] = True
-    keep = make_temp("synth-oracle")
+    trials = _Trials(task, sandbox)
     try:
-        oracle = run_trial(Trial(task, {"type": "oracle"}), sandbox_spec=sandbox, keep_workspace=keep / "ws")
-        rec = oracle.record
-        if rec["status"] == "error":
-            return report.fail("oracle", f"the reference solution could not run: {rec['error']}", None)
-        if rec.get("outcome") in ("failed", "timeout") and rec.get("note"):
-            return report.fail("oracle", f"the reference solution failed: {rec['note']}", rec["reward"])
-        if rec["reward"] < 1 - 1e-9:
-            return report.fail("oracle", f"the reference solution scores {rec['reward']:.3f} "
-                                         f"(failing: {_failing(rec['verdict'])})", rec["reward"])
-        report.results["oracle"] = rec["reward"]
-        if settings.determinism:
-            again = verify([dict(c) for c in thaw(task.checks)], workspace=keep / "ws", original_files=task.files,
-                           executables=task.executables, task_dir=Path(task.task_dir) if task.task_dir else None,
-                           params=thaw(task.params), trajectory=oracle.trajectory, sandbox=sandbox,
-                           timeout=float(task.limits.get("verify_seconds", 300)))
-            from ..verify import Verdict
-            first = Verdict.from_dict(rec["verdict"])
-            if _essence(again) != _essence(first):
-                diff = [f"{a[0]}: {a[2]!r} then {b[2]!r}" for a, b in zip(_essence(first), _essence(again)) if a != b]
-                return report.fail("determinism", "grading the same workspace twice differs: " + "; ".join(diff[:3]))
-            report.results["determinism"] = True
+        return _graded_filters(trials, settings, report)
+    except InfraError as exc:
+        name = next((n for n in ("oracle", "determinism", "nop", "tamper") if n not in report.results), "oracle")
+        return report.fail(name, f"the {name} trial could not run: {exc}", None)
     finally:
-        shutil.rmtree(keep, ignore_errors=True)
-    nop = run_trial(Trial(task, {"type": "nop"}), sandbox_spec=sandbox).record
-    if nop["status"] == "error":
-        return report.fail("nop", f"the do-nothing trial could not run: {nop['error']}", None)
-    if nop["reward"] > settings.nop_max + 1e-9:
-        return report.fail("nop", f"doing nothing scores {nop['reward']:.3f} > {settings.nop_max} "
-                                  f"(passing: {_failing(nop['verdict'], passing=True)})", nop["reward"])
-    report.results["nop"] = nop["reward"]
+        trials.close()
+
+
+def _graded_filters(trials: _Trials, settings: FilterSettings, report: FilterReport) -> FilterReport:
+    verdict, trajectory, workspace = trials.run("oracle")
+    if trajectory.outcome in ("failed", "timeout") and trajectory.error:
+        return report.fail("oracle", f"the reference solution failed: {trajectory.error}", verdict.reward)
+    if verdict.reward < 1 - 1e-9:
+        return report.fail("oracle", f"the reference solution scores {verdict.reward:.3f} "
+                                     f"(failing: {_failing(verdict.to_dict())})", verdict.reward)
+    report.results["oracle"] = verdict.reward
+    if settings.determinism:
+        again = trials.grade(workspace, trajectory)
+        if _essence(again) != _essence(verdict):
+            diff = [f"{a[0]}: {a[2]!r} then {b[2]!r}" for a, b in zip(_essence(verdict), _essence(again)) if a != b]
+            return report.fail("determinism", "grading the same workspace twice differs: " + "; ".join(diff[:3]))
+        report.results["determinism"] = True
+    nop, _, _ = trials.run("nop")
+    if nop.reward > settings.nop_max + 1e-9:
+        return report.fail("nop", f"doing nothing scores {nop.reward:.3f} > {settings.nop_max} "
+                                  f"(passing: {_failing(nop.to_dict(), passing=True)})", nop.reward)
+    report.results["nop"] = nop.reward
     if settings.tamper:
-        tamper = run_trial(Trial(task, {"type": "tamper"}), sandbox_spec=sandbox).record
-        if tamper["status"] == "error":
-            return report.fail("tamper", f"the tampering trial could not run: {tamper['error']}", None)
-        if tamper["reward"] > nop["reward"] + 1e-9:
+        tamper, _, _ = trials.run("tamper")
+        if tamper.reward > nop.reward + 1e-9:
             return report.fail("tamper", f"truncating the inputs and answering for what is left scores "
-                                         f"{tamper['reward']:.3f}, more than doing nothing ({nop['reward']:.3f}); "
-                                         f"passing: {_failing(tamper['verdict'], passing=True)}", tamper["reward"])
-        report.results["tamper"] = tamper["reward"]
+                                         f"{tamper.reward:.3f}, more than doing nothing ({nop.reward:.3f}); "
+                                         f"passing: {_failing(tamper.to_dict(), passing=True)}", tamper.reward)
+        report.results["tamper"] = tamper.reward
     return report
