@@ -30,7 +30,13 @@ here="$PWD"
 if ! (cd / && "$PYTHON" -c "import clawgym, pytest, sys; sys.exit(clawgym.__file__ != sys.argv[1])" \
       "$here/clawgym/__init__.py") >/dev/null 2>&1 || [ "${CLAWGYM_REINSTALL:-0}" = 1 ]; then
   echo "installing clawgym (editable) with test extras"
-  pip_install -e '.[test,export]'
+  pip_install -e '.[test,export,synth]'
+fi
+
+# Near-duplicate removal in task synthesis (MinHash LSH).
+if ! "$PYTHON" -c "import datasketch" >/dev/null 2>&1; then
+  echo "installing datasketch"
+  pip_install -e '.[synth]'
 fi
 
 # The Ray executor (runs trials on a Ray cluster); its tests start a local cluster.
