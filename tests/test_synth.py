@@ -221,3 +221,24 @@ def test_validate_checks_synth_specs_and_their_families(tmp_path):
     result = CliRunner().invoke(main, ["validate", "--static", str(tmp_path / "synth.yaml")])
     assert result.exit_code == 2
     assert "skill 'csv' has no operation 'group_total' (did you mean 'group_totals'?)" in result.output
+
+
+def test_llm_route_runs_through_the_same_pipeline(tmp_path, bwrap, monkeypatch):
+    monkeypatch.chdir(ROOT)  # the library (personas/, skills/, workspaces/) of the repository
+    (tmp_path / "families").mkdir()
+    family = (FAMILIES / "good-tally.yaml").read_text()
+    (tmp_path / "families" / "tally.yaml").write_text(
+        family.replace("persona: [bakery-owner, teacher, finance-analyst, freelance-designer]", "persona: [bakery-owner]"))
+    shutil.copy(FIX / "taxonomy.yaml", tmp_path / "taxonomy.yaml")
+    answer = (ROOT / "tests" / "fixtures" / "synth_llm" / "good.md").read_text()
+    spec = {"apiVersion": "clawgym/v1", "kind": "Synth", "name": "llm-test", "taxonomy": "taxonomy.yaml",
+            "families": ["families/*.yaml"], "filters": {"dedup": {"threshold": 0.8}},
+            "llm": {"policy": {"type": "scripted", "turns": [answer]}, "share": 1, "repair_rounds": 0}}
+    (tmp_path / "synth.yaml").write_text(yaml.safe_dump(spec))
+    summary = synthesize(load_synth_spec(tmp_path / "synth.yaml", count=1, out=str(tmp_path / "ds")))
+    assert summary.accepted == 1, (tmp_path / "ds" / "rejected.jsonl").read_text() if summary.rejected else ""
+    record = json.loads((tmp_path / "ds" / "manifest.jsonl").read_text())
+    assert record["route"] == "llm" and record["name"] == "llm-analysis-sales-analytics-00000"
+    assert record["source"]["model"]["type"] == "scripted" and len(record["source"]["prompt_sha256"]) == 64
+    assert record["filters"]["passed"] and record["filters"]["tamper"] == 0.0
+    assert (tmp_path / "ds" / record["path"]).is_file()

@@ -38,6 +38,7 @@ class FilterSettings:
     tamper: bool = True
     determinism: bool = True
     paths_mentioned: bool = True
+    trials: bool = True  # the graded filters (oracle, determinism, nop, tamper); off only to time generation
 
     @classmethod
     def from_spec(cls, data: dict[str, Any]) -> "FilterSettings":
@@ -144,6 +145,8 @@ def run_filters(task: Task, settings: FilterSettings, *, sandbox: dict | None = 
         if missing:
             return report.fail("paths", f"the instruction never mentions {', '.join(missing)}")
         report.results["paths"] = True
+    if not settings.trials:
+        return report
     trials = _Trials(task, sandbox)
     try:
         return _graded_filters(trials, settings, report)

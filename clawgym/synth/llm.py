@@ -162,12 +162,16 @@ class LlmWriter:
         self.policy_config = dict(policy_config)
         self.library_root = Path(library_root)
         self.repair_rounds, self.do_review = int(repair_rounds), bool(review)
+        self._paths = {kind: Path(path or PROMPTS / f"{kind}.md.j2")
+                       for kind, path in (("task", prompt), ("repair", repair_prompt), ("review", None))}
+        self._setup()
+        _ = self.policy  # built now: an unknown backend is a configuration error
+
+    def _setup(self) -> None:
         env = jinja2.Environment(undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                                  keep_trailing_newline=True)
-        self._templates = {kind: self._template(env, path or PROMPTS / f"{kind}.md.j2")
-                           for kind, path in (("task", prompt), ("repair", repair_prompt), ("review", None))}
+        self._templates = {kind: self._template(env, path) for kind, path in self._paths.items()}
         self._policy: Any = None
-        _ = self.policy  # built now: an unknown backend is a configuration error
 
     @classmethod
     def from_spec(cls, llm: dict[str, Any], spec_folder: Path, library_root: Path) -> "LlmWriter":
@@ -199,8 +203,12 @@ class LlmWriter:
             self._policy = make_policy(self.policy_config)
         return self._policy
 
-    def __getstate__(self) -> dict[str, Any]:  # a worker process builds its own policy
-        return {**self.__dict__, "_policy": None}
+    def __getstate__(self) -> dict[str, Any]:  # a worker process builds its own templates and policy
+        return {k: v for k, v in self.__dict__.items() if k not in ("_templates", "_policy")}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._setup()
 
     def describe(self) -> dict[str, Any]:
         """The policy's description, scalars only (no scripted turns, never keys)."""

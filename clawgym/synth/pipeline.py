@@ -3,10 +3,11 @@ write the dataset. Interrupting loses nothing accepted; running again with `resu
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
 import os
 import time
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -124,6 +125,7 @@ def synthesize(spec: SynthSpec, *, resume: bool = False, only_family: str | None
     jobs = _workers(spec.jobs)
     budget = max(spec.count * MAX_TRIES_PER_TASK, 50)
     tried = 0
+    llm = _LlmRoute(spec, taxonomy, dataset) if spec.llm else None
     ctx = multiprocessing.get_context("fork")
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
     in_flight: dict[Future, Candidate] = {}
@@ -133,8 +135,12 @@ def synthesize(spec: SynthSpec, *, resume: bool = False, only_family: str | None
                 c = balancer.next()
                 fam = by_name[c.family]
                 rel_dir = "tasks/" + (f"{splits[c.family]}/" if splits else "") + c.category
-                in_flight[pool.submit(make_from_family, c, fam.path, spec.out.resolve(), rel_dir, spec.filters,
-                                      spec.dedup, sandbox)] = c
+                if llm is not None and llm.wants_next(tried):
+                    fut = llm.submit(c, fam, rel_dir, spec, sandbox)
+                else:
+                    fut = pool.submit(make_from_family, c, fam.path, spec.out.resolve(), rel_dir, spec.filters,
+                                      spec.dedup, sandbox)
+                in_flight[fut] = c
                 tried += 1
             if not in_flight:
                 summary.stopped = (f"stopped after {tried} candidates: too many were rejected "
@@ -149,19 +155,58 @@ def synthesize(spec: SynthSpec, *, resume: bool = False, only_family: str | None
         for fut in in_flight:
             fut.cancel()
         pool.shutdown(wait=True, cancel_futures=True)
+        if llm is not None:
+            llm.close()
         dataset.close()
         summary.seconds = time.monotonic() - started
     return summary
 
 
+class _LlmRoute:
+    """The LLM route: requests built from the sampler's persona and scenario (skills and workspace
+    borrowed from the family chosen for them), written by the policy in threads of this process."""
+
+    def __init__(self, spec: SynthSpec, taxonomy: Any, dataset: Dataset):
+        from .llm import LlmWriter
+
+        self.writer = LlmWriter.from_spec(spec.llm, spec.folder, spec.library_root)
+        self.share = float(spec.llm.get("share", 1.0))
+        self.taxonomy = taxonomy
+        self.threads = ThreadPoolExecutor(max_workers=2, thread_name_prefix="synth-llm")
+        done = [r for r in dataset.accepted() + dataset.rejected() if r.get("route") == "llm"]
+        self.sequence = 1 + max((int(r.get("seed") or 0) for r in done), default=-1)
+        self.submitted = 0
+
+    def wants_next(self, tried: int) -> bool:
+        return self.submitted < self.share * (tried + 1) - 1e-9
+
+    def submit(self, c: Candidate, fam: Family, rel_dir: str, spec: SynthSpec, sandbox: dict | None) -> Future:
+        from .llm import LlmRequest, make_from_llm
+
+        scenario = self.taxonomy.scenario(c.category, c.subcategory)
+        request = LlmRequest(name="", persona=c.persona, category=c.category, subcategory=c.subcategory,
+                             scenario=scenario.description if scenario else "",
+                             intents=scenario.intents if scenario else (), skills=fam.skills,
+                             workspace=fam.data["workspace"], seed=self.sequence)
+        request = dataclasses.replace(request, name=f"{request.family}-{self.sequence:05d}")
+        self.sequence += 1
+        self.submitted += 1
+        return self.threads.submit(make_from_llm, request, self.writer, spec.out.resolve(), rel_dir, spec.filters,
+                                   spec.dedup, sandbox)
+
+    def close(self) -> None:
+        self.threads.shutdown(wait=True, cancel_futures=True)
+
+
 def _settle(made: Made, c: Candidate, dataset: Dataset, index: DedupIndex, balancer: Balancer,
             summary: SynthSummary, splits: dict[str, str], events: SynthEvents, target: int) -> None:
     """Accept or reject one finished candidate."""
-    record: dict[str, Any] = {"name": made.name, "route": c.route, "persona": c.persona, "seed": c.seed,
-                              "category": c.category, "subcategory": c.subcategory,
+    m = made.candidate  # for the LLM route, `c` is the family whose scenario it was given
+    record: dict[str, Any] = {"name": made.name, "route": m.route, "persona": m.persona, "seed": m.seed,
+                              "category": m.category, "subcategory": m.subcategory,
                               **({"split": splits[c.family]} if splits else {}), **made.meta,
                               "filters": made.filters}
-    record.setdefault("source", {"family": c.family})
+    record.setdefault("source", {"family": m.family})
     if made.ok and summary.accepted >= target:
         made.error = "not needed: the target was already reached"
     if made.ok:
