@@ -146,15 +146,21 @@ def _unique(name: str, seen: set[str]) -> str:
     return out
 
 
+EXECUTING_CHECKS = ("command", "python")  # skipped once a gate has failed: they cost a process each
+
+
 def run_checks(checks: list[dict], ctx: CheckContext, *, check_timeout: float | None = 60.0) -> list[CheckResult]:
     """Run every check in this process. A check that raises scores 0 with the error as reason;
     only InfraError and PrerequisiteError (the machinery, not the agent) propagate.
 
     `check_timeout` bounds each non-executing check (executing ones get their own timeout on top).
+    Once a gate has failed the reward is 0, so executing checks after it are not run (score 0,
+    reason "not run: ..."); the others still run, for their sub-scores.
     """
     from .checks import check_class
 
     results, seen = [], set()
+    failed_gate: str | None = None
     for i, config in enumerate(checks):
         ctype = str(config.get("type", "?")) if isinstance(config, dict) else "?"
         name = str(config.get("name") or f"{ctype} #{i + 1}") if isinstance(config, dict) else f"check #{i + 1}"
@@ -165,6 +171,8 @@ def run_checks(checks: list[dict], ctx: CheckContext, *, check_timeout: float | 
         try:
             check = check_class(ctype)(config)
             name, weight, gate = check.name, check.weight, check.gate
+            if failed_gate is not None and ctype in EXECUTING_CHECKS:
+                raise CheckFailure(f"not run: the gate '{failed_gate}' failed, so the reward is 0 either way")
             budget = None if check_timeout is None else check_timeout + max(0.0, check.budget() - check.base_budget)
             with _time_limit(budget):
                 out = check.run(ctx)
@@ -188,6 +196,8 @@ def run_checks(checks: list[dict], ctx: CheckContext, *, check_timeout: float | 
             weight = 1.0
         results.append(CheckResult(name=_unique(name, seen), type=ctype, score=score, weight=weight,
                                    gate=gate, reason=reason[:MAX_REASON], details=details))
+        if gate and score < 1 - 1e-9 and failed_gate is None:
+            failed_gate = results[-1].name
     return results
 
 

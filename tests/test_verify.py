@@ -112,6 +112,18 @@ def test_raising_check_scores_zero_and_others_still_run(folders):
                    "original": str(orig)}) == {"error": "bwrap missing", "kind": "prerequisite"}
 
 
+def test_executing_checks_after_a_failed_gate_are_not_run(folders):
+    work, orig, _ = folders
+    (work / "marker").write_text("x")
+    checks = [{"type": "command", "run": "touch ran-before"},
+              {"type": "file_exists", "path": "report.md", "gate": True, "name": "report written"},
+              {"type": "command", "run": "touch ran-after"}, {"type": "file_exists", "path": "marker"}]
+    out = run_checks(checks, CheckContext(work, orig, None, {}))
+    assert [r.score for r in out] == [1.0, 0.0, 0.0, 1.0]  # non-executing checks still give their sub-score
+    assert out[2].reason == "not run: the gate 'report written' failed, so the reward is 0 either way"
+    assert combine(out).reward == 0
+
+
 def test_duplicate_names_are_made_unique(folders):
     work, orig, _ = folders
     out = run_checks([{"type": "file_absent", "path": "x"}] * 2, CheckContext(work, orig, None, {}))
