@@ -57,7 +57,9 @@ def child_processes() -> list[int]:
 
 
 def work_folders() -> list[str]:
-    return sorted(p.name for p in Path(tempfile.gettempdir()).glob(f"clawgym-*-{os.getpid()}-*"))
+    from clawgym.tempdirs import work_root
+
+    return sorted(p.name for p in work_root().glob(f"clawgym-*-{os.getpid()}-*"))
 
 
 def cgroups() -> list[str]:

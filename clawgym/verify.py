@@ -149,55 +149,75 @@ def _unique(name: str, seen: set[str]) -> str:
 EXECUTING_CHECKS = ("command", "python")  # skipped once a gate has failed: they cost a process each
 
 
+def _executes(config: Any) -> bool:
+    return isinstance(config, dict) and str(config.get("type")) in EXECUTING_CHECKS
+
+
+def _run_one(config: Any, i: int, ctx: CheckContext, check_timeout: float | None,
+             failed_gate: str | None) -> CheckResult:
+    """Run one check; a check that raises scores 0 with the error as reason."""
+    from .checks import check_class
+
+    ctype = str(config.get("type", "?")) if isinstance(config, dict) else "?"
+    name = str(config.get("name") or f"{ctype} #{i + 1}") if isinstance(config, dict) else f"check #{i + 1}"
+    weight = config.get("weight", 1) if isinstance(config, dict) else 1
+    gate = bool(config.get("gate", False)) if isinstance(config, dict) else False
+    details = None
+    t0 = time.monotonic()
+    try:
+        check = check_class(ctype)(config)
+        name, weight, gate = check.name, check.weight, check.gate
+        if failed_gate is not None and ctype in EXECUTING_CHECKS:
+            raise CheckFailure(f"not run: the gate '{failed_gate}' failed, so the reward is 0 either way")
+        budget = None if check_timeout is None else check_timeout + max(0.0, check.budget() - check.base_budget)
+        with _time_limit(budget):
+            out = check.run(ctx)
+        score, reason = _clean_score(out[0]), str(out[1])
+        details = out[2] if len(out) > 2 else None
+    except (InfraError, PrerequisiteError):
+        raise
+    except CheckFailure as e:
+        score, reason = 0.0, str(e)
+    except ClawgymError as e:
+        score, reason = 0.0, e.format()
+    except RecursionError:
+        score, reason = 0.0, "check failed: input nested too deeply"
+    except Exception as e:  # noqa: BLE001 - hostile content must never crash the verifier
+        score, reason = 0.0, f"check raised {type(e).__name__}: {e}"
+    details = dict(details or {})
+    details["duration_s"] = round(time.monotonic() - t0, 4)
+    try:
+        weight = float(weight)
+    except (TypeError, ValueError):
+        weight = 1.0
+    return CheckResult(name=name, type=ctype, score=score, weight=weight, gate=gate, reason=reason[:MAX_REASON],
+                       details=details)
+
+
 def run_checks(checks: list[dict], ctx: CheckContext, *, check_timeout: float | None = 60.0) -> list[CheckResult]:
     """Run every check in this process. A check that raises scores 0 with the error as reason;
     only InfraError and PrerequisiteError (the machinery, not the agent) propagate.
 
     `check_timeout` bounds each non-executing check (executing ones get their own timeout on top).
-    Once a gate has failed the reward is 0, so executing checks after it are not run (score 0,
-    reason "not run: ..."); the others still run, for their sub-scores.
+    Non-executing checks run first; once a gate has failed the reward is 0, so executing checks
+    (command, python) are then not run (score 0, reason "not run: ..."); the others always run,
+    for their sub-scores. Results come back in the spec's order.
     """
-    from .checks import check_class
-
-    results, seen = [], set()
+    # Non-executing checks run first (cheap), then executing ones (a process each), which are not
+    # run once any gate has failed; results keep the spec's order and names.
+    order = sorted(range(len(checks)), key=lambda i: _executes(checks[i]))
+    slots: list[CheckResult | None] = [None] * len(checks)
     failed_gate: str | None = None
-    for i, config in enumerate(checks):
-        ctype = str(config.get("type", "?")) if isinstance(config, dict) else "?"
-        name = str(config.get("name") or f"{ctype} #{i + 1}") if isinstance(config, dict) else f"check #{i + 1}"
-        weight = config.get("weight", 1) if isinstance(config, dict) else 1
-        gate = bool(config.get("gate", False)) if isinstance(config, dict) else False
-        details = None
-        t0 = time.monotonic()
-        try:
-            check = check_class(ctype)(config)
-            name, weight, gate = check.name, check.weight, check.gate
-            if failed_gate is not None and ctype in EXECUTING_CHECKS:
-                raise CheckFailure(f"not run: the gate '{failed_gate}' failed, so the reward is 0 either way")
-            budget = None if check_timeout is None else check_timeout + max(0.0, check.budget() - check.base_budget)
-            with _time_limit(budget):
-                out = check.run(ctx)
-            score, reason = _clean_score(out[0]), str(out[1])
-            details = out[2] if len(out) > 2 else None
-        except (InfraError, PrerequisiteError):
-            raise
-        except CheckFailure as e:
-            score, reason = 0.0, str(e)
-        except ClawgymError as e:
-            score, reason = 0.0, e.format()
-        except RecursionError:
-            score, reason = 0.0, "check failed: input nested too deeply"
-        except Exception as e:  # noqa: BLE001 - hostile content must never crash the verifier
-            score, reason = 0.0, f"check raised {type(e).__name__}: {e}"
-        details = dict(details or {})
-        details["duration_s"] = round(time.monotonic() - t0, 4)
-        try:
-            weight = float(weight)
-        except (TypeError, ValueError):
-            weight = 1.0
-        results.append(CheckResult(name=_unique(name, seen), type=ctype, score=score, weight=weight,
-                                   gate=gate, reason=reason[:MAX_REASON], details=details))
-        if gate and score < 1 - 1e-9 and failed_gate is None:
-            failed_gate = results[-1].name
+    for i in order:
+        result = _run_one(checks[i], i, ctx, check_timeout, failed_gate)
+        slots[i] = result
+        if result.gate and result.score < 1 - 1e-9 and failed_gate is None:
+            failed_gate = result.name
+    results, seen = [], set()
+    for r in slots:
+        assert r is not None
+        r.name = _unique(r.name, seen)
+        results.append(r)
     return results
 
 

@@ -34,6 +34,8 @@ def serve(ctrl_fd: int) -> None:
     """Fork one verifier per file descriptor received on `ctrl_fd`, until the socket closes."""
     from . import checks, verify, verify_worker  # noqa: F401 - import the checks once, before any fork
 
+    verify_worker.warm_up()  # what every verification needs, loaded once here rather than in each child
+
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped automatically
     ctrl = socket.socket(fileno=ctrl_fd)
     while True:

@@ -38,18 +38,34 @@ def _answer(request: bytes) -> tuple[dict, int]:
         return {"error": f"verifier failed: {type(e).__name__}: {e}", "kind": "infra"}, 1
 
 
+def warm_up() -> None:
+    """Import what `handle` needs and run one trivial request (for the forking server)."""
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory(prefix="clawgym-warm-") as folder:
+        handle({"checks": [{"type": "file_exists", "path": "x"}], "workspace": folder, "original": folder,
+                "params": {}, "diff": True})
+        try:  # the sandbox self-test, once here instead of in every command check's verifier
+            from .sandbox import create_sandbox
+            with create_sandbox(None, Path(folder), network=False):
+                pass
+        except Exception:  # noqa: BLE001 - no sandbox here: command checks report it themselves
+            pass
+
+
 def handle(request: dict) -> dict:
     """Run the request's checks. With `original_files` ({path: base64}) the pristine copy is
     written here, in the verifier's own temp folder; with `diff: true` the answer also carries the
     unified diff from the original files to the final workspace."""
     import base64
     import shutil
-    import tempfile
     from pathlib import Path
 
     from .checks.base import CheckContext
     from .errors import InfraError, PrerequisiteError
     from .verify import run_checks
+    from .tempdirs import make_temp
     from .workspace import diff, write_files
 
     task_dir = request.get("task_dir")
@@ -58,7 +74,7 @@ def handle(request: dict) -> dict:
     try:
         if originals is not None:
             files = {rel: base64.b64decode(data) for rel, data in originals.items()}
-            scratch = Path(tempfile.mkdtemp(prefix=f"clawgym-verify-{os.getpid()}-"))
+            scratch = make_temp("verify")
             write_files(files, set(request.get("executables") or ()), scratch / "original")
             original = scratch / "original"
         else:

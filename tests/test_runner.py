@@ -18,6 +18,7 @@ from click.testing import CliRunner
 from clawgym import control
 from clawgym.agent.base import Agent
 from clawgym.cli import main
+from clawgym.tempdirs import work_root
 from clawgym.policy.base import Completion, Policy
 from clawgym.registry import _REGISTRY, register
 
@@ -119,7 +120,7 @@ def test_without_a_cap_requests_run_as_wide_as_trials(lib):
 def test_a_trial_past_its_timeout_is_an_error_and_the_rest_go_on(lib):
     agents = "[{type: sleeper, name: slow, seconds: 30}, {type: oracle}]"
     run_spec(lib, agents, "concurrency: 4\nretries: {max: 0}\n", seeds="[0, 1]")
-    before = set(Path(tempfile.gettempdir()).glob("clawgym-trial-*"))
+    before = set(work_root().glob("clawgym-trial-*"))
     t0 = time.monotonic()
     invoke("specs/run.yaml", "--trial-timeout", "1.5")
     assert time.monotonic() - t0 < 20
@@ -129,7 +130,7 @@ def test_a_trial_past_its_timeout_is_an_error_and_the_rest_go_on(lib):
         assert slow["status"] == "error" and slow["error"] == "the trial timed out after 1.5s"
         assert oracle["status"] == "passed"
     # the cancelled trials cleaned up: no work folder of this process is left
-    assert not (set(Path(tempfile.gettempdir()).glob(f"clawgym-trial-{os.getpid()}-*")) - before)
+    assert not (set(work_root().glob(f"clawgym-trial-{os.getpid()}-*")) - before)
 
 
 def test_timeout_cancels_a_model_wait_and_kills_the_sandbox(lib):
@@ -171,7 +172,7 @@ def test_ctrl_c_stops_promptly_keeps_finished_trials_and_resume_completes(lib):
     assert "interrupted; the" in err and "--resume out" in err and "Traceback" not in err
     kept = records(lib)
     assert 6 <= len(kept) < 40 and all(r["status"] == "passed" for r in kept.values())
-    assert not list(Path(tempfile.gettempdir()).glob(f"clawgym-*-{proc.pid}-*")), "work folders left behind"
+    assert not list(work_root().glob(f"clawgym-*-{proc.pid}-*")), "work folders left behind"
     result = invoke("--resume", "out")
     assert f"resuming: {len(kept)} of 40" in result.output
     done = records(lib)

@@ -52,7 +52,7 @@ def test_good_family_becomes_a_concrete_reviewable_spec(dataset, bwrap):
     made = _make("good-tally", dataset, seed=3)
     assert made.ok, made.error
     assert made.filters == {"valid": True, "passed": True, "paths": True, "oracle": 1.0, "determinism": True,
-                            "nop": 0.0, "tamper": 0.0}
+                            "nop": 0.0, "tamper": 0.0, "tamper_by": "input gate"}
     spec = yaml.safe_load(made.text)
     assert "params" not in spec and "vars" not in spec
     assert "{{" not in made.text and "{%" not in made.text

@@ -54,7 +54,7 @@ def test_good_spec_is_accepted_and_passes_every_filter(dataset, bwrap):
     made = make_from_llm(REQUEST, w, dataset, REL_DIR, FilterSettings(), DedupSettings())
     assert made.ok, made.error
     assert made.filters == {"valid": True, "passed": True, "paths": True, "oracle": 1.0, "determinism": True,
-                            "nop": 0.0, "tamper": 0.0}
+                            "nop": 0.0, "tamper": 0.0, "tamper_by": "input gate"}
     assert made.signature is not None and made.path == f"{REL_DIR}/{REQUEST.name}.yaml"
     assert made.candidate == Candidate("llm", "llm-analysis-inventory-analysis", "bakery-owner", 7, "analysis",
                                        "inventory analysis")

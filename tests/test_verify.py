@@ -119,9 +119,14 @@ def test_executing_checks_after_a_failed_gate_are_not_run(folders):
               {"type": "file_exists", "path": "report.md", "gate": True, "name": "report written"},
               {"type": "command", "run": "touch ran-after"}, {"type": "file_exists", "path": "marker"}]
     out = run_checks(checks, CheckContext(work, orig, None, {}))
-    assert [r.score for r in out] == [1.0, 0.0, 0.0, 1.0]  # non-executing checks still give their sub-score
-    assert out[2].reason == "not run: the gate 'report written' failed, so the reward is 0 either way"
-    assert combine(out).reward == 0
+    # cheap checks run first; a failed gate stops the commands, before or after it in the spec
+    assert [r.score for r in out] == [0.0, 0.0, 0.0, 1.0]
+    assert [r.name for r in out][1:] == ["report written", "command touch ran-after", "file_exists marker"]
+    assert out[0].reason == out[2].reason == "not run: the gate 'report written' failed, so the reward is 0 either way"
+    assert not (work / "ran-before").exists() and combine(out).reward == 0
+    (work / "report.md").write_text("done")
+    out = run_checks(checks, CheckContext(work, orig, None, {}))
+    assert [r.score for r in out] == [1.0, 1.0, 1.0, 1.0]
 
 
 def test_duplicate_names_are_made_unique(folders):

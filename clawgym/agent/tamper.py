@@ -8,6 +8,7 @@ no higher than doing nothing.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from ..errors import InfraError
 from ..registry import register
@@ -34,6 +35,15 @@ for path in json.load(sys.stdin):
 def input_files(task: Task) -> list[str]:
     """The task's input files: everything it places in the workspace except agent machinery."""
     return sorted(p for p in task.files if p not in NOT_INPUTS and not p.startswith(("skills/", "memory/")))
+
+
+def truncate_inputs(folder: Path, paths: list[str], keep: float = 0.5) -> None:
+    """The same attack done directly on a workspace folder (used by the synthesis filters)."""
+    for rel in paths:
+        path = folder / rel
+        if path.is_file() and not path.is_symlink():
+            lines = path.read_bytes().splitlines(keepends=True)
+            path.write_bytes(b"".join(lines[:int(len(lines) * keep)]))
 
 
 @register("agent", "tamper")

@@ -21,6 +21,7 @@ from typing import Any
 
 from ..errors import InfraError, PrerequisiteError
 from ..registry import register
+from ..tempdirs import work_root
 from .base import Check, CheckContext, CheckFailure, as_list, check_rel, clip, short, strings
 
 MAX_OUTPUT = 1_000_000
@@ -124,7 +125,7 @@ class Command(Check):
 
     def run(self, ctx: CheckContext) -> tuple:
         timeout = float(self.get("timeout"))
-        with tempfile.TemporaryDirectory(prefix="clawgym-check-") as tmp:
+        with tempfile.TemporaryDirectory(prefix="clawgym-check-", dir=work_root()) as tmp:
             copy = Path(tmp) / "workspace"
             skipped = copy_workspace(ctx.workspace, copy)
             res = _sandbox_exec(ctx.sandbox, copy, self.get("run"), timeout)

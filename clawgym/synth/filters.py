@@ -6,7 +6,8 @@ In order (the first failure stops the rest, later filters are reported as not ru
 - `determinism`: grading the reference's final workspace again gives the same verdict;
 - `nop`: doing nothing scores at most `nop_max`;
 - `tamper`: truncating every input and running the reference on what is left scores no more
-  than doing nothing.
+  than doing nothing. When a gate on the inputs (`unchanged`) already fails on the truncated
+  inputs, the attack scores 0 whatever it writes, so that is recorded without running it.
 Schema and reference validity are checked before (the spec must load and compile to the same
 task), and near-duplicates are removed across the whole set afterwards (see `dedup`).
 """
@@ -20,13 +21,15 @@ from pathlib import Path
 from typing import Any
 
 from ..agent import make_agent
+from ..agent.tamper import input_files, truncate_inputs
 from ..errors import InfraError
 from ..rollout import sandbox_limits
 from ..sandbox import create_sandbox
 from ..task import Task, thaw
 from ..tempdirs import make_temp
 from ..trajectory import Trajectory
-from ..verify import Verdict, verify
+from ..checks.base import CheckContext
+from ..verify import Verdict, combine, run_checks, verify
 from ..workspace import materialize
 
 _GLOB = re.compile(r"[*?\[]")
@@ -102,35 +105,65 @@ def _essence(verdict: Any) -> list[tuple]:
 
 class _Trials:
     """Filter trials of one task in one work folder: a pristine copy made once, graded against by
-    every verification, and one workspace per agent (no trajectory or diff files are written)."""
+    every verification, and one workspace per agent (no trajectory or diff files are written).
+
+    Workspaces that only this code touched (doing nothing; truncated inputs before anything runs)
+    are graded in this process; a workspace the reference solution ran in is graded by a fresh
+    verifier process, as in any run.
+    """
 
     def __init__(self, task: Task, sandbox: dict | None):
         self.task, self.sandbox = task, sandbox
         self.root = make_temp("synth-filter")
         self.pristine = self.root / "pristine"
         materialize(task, self.pristine)
+        self.checks = [dict(c) for c in thaw(task.checks)]
 
-    def run(self, agent_type: str) -> tuple[Verdict, Trajectory, Path]:
-        """Run one agent in a fresh sandbox (nop needs none) and grade its workspace."""
-        task, workspace = self.task, self.root / agent_type
+    def _copy(self, name: str) -> Path:
+        workspace = self.root / name
         shutil.copytree(self.pristine, workspace, symlinks=True)
-        agent = make_agent({"type": agent_type})
-        if agent_type == "nop":
-            trajectory = agent.new_trajectory(task).finish("completed")
-        else:
-            with create_sandbox(self.sandbox, workspace, limits=sandbox_limits(task), network=task.network,
-                                mount=task.mount) as box:
-                trajectory = agent.run(task, box)
+        return workspace
+
+    def oracle(self, truncated: bool = False) -> tuple[Verdict, Trajectory, Path]:
+        """Run the reference solution in a fresh sandbox (on truncated inputs: the tamper attack)."""
+        task = self.task
+        workspace = self._copy("tamper" if truncated else "oracle")
+        if truncated:
+            truncate_inputs(workspace, input_files(task))
+        with create_sandbox(self.sandbox, workspace, limits=sandbox_limits(task), network=task.network,
+                            mount=task.mount) as box:
+            trajectory = make_agent({"type": "oracle"}).run(task, box)
         if trajectory.outcome == "error":
-            raise InfraError(trajectory.error or f"the {agent_type} agent reported an infrastructure error")
+            raise InfraError(trajectory.error or "the reference solution reported an infrastructure error")
         return self.grade(workspace, trajectory), trajectory, workspace
 
     def grade(self, workspace: Path, trajectory: Trajectory) -> Verdict:
         task = self.task
-        return verify([dict(c) for c in thaw(task.checks)], workspace=workspace, original=self.pristine,
+        return verify(self.checks, workspace=workspace, original=self.pristine,
                       task_dir=Path(task.task_dir) if task.task_dir else None, params=thaw(task.params),
                       trajectory=trajectory.to_dict(), sandbox=self.sandbox,
                       timeout=float(task.limits.get("verify_seconds", 300)))
+
+    def grade_here(self, workspace: Path, checks: list[dict]) -> Verdict:
+        task = self.task
+        ctx = CheckContext(workspace=workspace, original=self.pristine,
+                           task_dir=Path(task.task_dir) if task.task_dir else None, params=thaw(task.params),
+                           trajectory=Trajectory(task=task.summary(), agent={"type": "nop"}).to_dict(),
+                           sandbox=self.sandbox)
+        return combine(run_checks(checks, ctx))
+
+    def nop(self) -> Verdict:
+        return self.grade_here(self._copy("nop"), self.checks)
+
+    def tamper_gated(self) -> bool:
+        """Whether an input gate already fails once the inputs are truncated: then the attack scores
+        0 whatever outputs it writes (they cannot undo the truncation), and no trial is needed."""
+        gates = [c for c in self.checks if c.get("type") == "unchanged" and c.get("gate")]
+        if not gates:
+            return False
+        workspace = self._copy("truncated")
+        truncate_inputs(workspace, input_files(self.task))
+        return self.grade_here(workspace, gates).gate_failed is not None
 
     def close(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
@@ -158,7 +191,7 @@ def run_filters(task: Task, settings: FilterSettings, *, sandbox: dict | None = 
 
 
 def _graded_filters(trials: _Trials, settings: FilterSettings, report: FilterReport) -> FilterReport:
-    verdict, trajectory, workspace = trials.run("oracle")
+    verdict, trajectory, workspace = trials.oracle()
     if trajectory.outcome in ("failed", "timeout") and trajectory.error:
         return report.fail("oracle", f"the reference solution failed: {trajectory.error}", verdict.reward)
     if verdict.reward < 1 - 1e-9:
@@ -171,16 +204,21 @@ def _graded_filters(trials: _Trials, settings: FilterSettings, report: FilterRep
             diff = [f"{a[0]}: {a[2]!r} then {b[2]!r}" for a, b in zip(_essence(verdict), _essence(again)) if a != b]
             return report.fail("determinism", "grading the same workspace twice differs: " + "; ".join(diff[:3]))
         report.results["determinism"] = True
-    nop, _, _ = trials.run("nop")
+    nop = trials.nop()
     if nop.reward > settings.nop_max + 1e-9:
         return report.fail("nop", f"doing nothing scores {nop.reward:.3f} > {settings.nop_max} "
                                   f"(passing: {_failing(nop.to_dict(), passing=True)})", nop.reward)
     report.results["nop"] = nop.reward
     if settings.tamper:
-        tamper, _, _ = trials.run("tamper")
+        if trials.tamper_gated():
+            report.results["tamper"] = 0.0
+            report.results["tamper_by"] = "input gate"
+            return report
+        tamper, _, _ = trials.oracle(truncated=True)
         if tamper.reward > nop.reward + 1e-9:
             return report.fail("tamper", f"truncating the inputs and answering for what is left scores "
                                          f"{tamper.reward:.3f}, more than doing nothing ({nop.reward:.3f}); "
                                          f"passing: {_failing(tamper.to_dict(), passing=True)}", tamper.reward)
         report.results["tamper"] = tamper.reward
+        report.results["tamper_by"] = "trial"
     return report
