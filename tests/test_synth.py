@@ -242,3 +242,61 @@ def test_llm_route_runs_through_the_same_pipeline(tmp_path, bwrap, monkeypatch):
     assert record["source"]["model"]["type"] == "scripted" and len(record["source"]["prompt_sha256"]) == 64
     assert record["filters"]["passed"] and record["filters"]["tamper"] == 0.0
     assert (tmp_path / "ds" / record["path"]).is_file()
+
+
+SHIPPED_FAMILIES = sorted((ROOT / "specs" / "synth" / "families").rglob("*.yaml"))
+
+
+def test_shipped_synth_spec_taxonomy_and_families_agree():
+    from clawgym.synth.check import check_synth_spec
+
+    assert check_synth_spec(ROOT / "specs" / "synth" / "default.yaml") == len(SHIPPED_FAMILIES) >= 48
+    families = [_load(str(p)) for p in SHIPPED_FAMILIES]
+    assert len({(f.category, f.subcategory) for f in families}) >= 40
+    assert len({op for f in families for op in f.operations}) >= 25
+    assert all(len(f.personas) >= 4 for f in families)
+
+
+@pytest.mark.parametrize("path", SHIPPED_FAMILIES, ids=lambda p: p.stem)
+def test_every_shipped_family_passes_every_filter(path, bwrap, tmp_path):
+    out = tmp_path / "ds"
+    Dataset.create(out, {}, ROOT, resume=False)
+    fam = _load(str(path))
+    for seed, persona in ((0, fam.personas[0]), (1, fam.personas[-1])):
+        c = Candidate("persona", fam.name, persona, seed, fam.category, fam.subcategory)
+        made = make_from_family(c, str(path), out, f"tasks/{fam.category}", FilterSettings(), DedupSettings())
+        assert made.ok, made.error
+
+
+def test_duplicates_are_dropped_before_any_trial_runs(tmp_path, bwrap, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    (tmp_path / "families").mkdir()
+    (tmp_path / "families" / "same.yaml").write_text("""\
+apiVersion: clawgym/v1
+kind: Task
+name: always-the-same
+category: analysis
+subcategory: data quality
+persona: [teacher]
+skills: [csv]
+operations: [csv.read_rows]
+workspace: home-office
+files:
+  - {path: data/list.csv, content: "name,score\\nann,3\\nbob,4\\ncid,5\\n"}
+instruction: Count the data rows of data/list.csv and write the number to out/count.txt; leave data/ alone.
+solution:
+  - exec: mkdir -p out && tail -n +2 data/list.csv | wc -l > out/count.txt
+checks:
+  - {type: text_contains, path: out/count.txt, contains: "3", gate: true}
+  - {type: unchanged, paths: ["data/**"], gate: true}
+""")
+    shutil.copy(FIX / "taxonomy.yaml", tmp_path / "taxonomy.yaml")
+    spec = {"apiVersion": "clawgym/v1", "kind": "Synth", "name": "dups", "taxonomy": "taxonomy.yaml",
+            "families": ["families/*.yaml"]}
+    (tmp_path / "synth.yaml").write_text(yaml.safe_dump(spec))
+    summary = synthesize(load_synth_spec(tmp_path / "synth.yaml", count=3, out=str(tmp_path / "ds")))
+    assert summary.accepted == 1 and summary.duplicates == summary.rejected >= 10
+    assert summary.stopped.startswith("stopped after 50 candidates: too many were rejected")
+    rejected = [json.loads(line) for line in (tmp_path / "ds" / "rejected.jsonl").read_text().splitlines()]
+    assert all(r["reason"].startswith("dedup: near-duplicate of always-the-same-00000") for r in rejected)
+    assert all("oracle" not in r["filters"] and r["filters"]["failed"] == "dedup" for r in rejected)

@@ -90,5 +90,13 @@ class DedupIndex:
         self._lsh.insert(key, m)
         self._sigs[key] = m
 
+    def remove(self, key: str) -> None:
+        if key in self._sigs:
+            self._lsh.remove(key)
+            del self._sigs[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._sigs
+
     def __len__(self) -> int:
         return len(self._sigs)

@@ -41,6 +41,8 @@ class Made:
     filters: dict[str, Any] = field(default_factory=dict)
     signature: Any = None
     error: str | None = None             # why it was rejected before or by a filter
+    task: Task | None = None             # the compiled spec, between the two phases (see `graded_filters`)
+    graded: bool = False                 # whether the graded filters ran
 
     @property
     def ok(self) -> bool:
@@ -133,8 +135,29 @@ def finish(made: Made, spec: dict, reference: Task | None, out: Path, settings: 
         made.error = f"the filters could not run: {exc}"
         return made
     made.filters = {"valid": True, **report.to_dict()}
+    made.graded = settings.trials
     if not report.passed:
         made.error = f"{report.failed}: {report.reason}"
         return made
     made.signature = signature(spec_dedup_text(spec), dedup)
+    if not settings.trials:
+        made.task = task
+    return made
+
+
+def graded_filters(made: Made, settings: FilterSettings, sandbox: dict | None = None) -> Made:
+    """Second phase for a candidate made with `settings.trials` off and found no duplicate: the
+    trials (oracle, determinism, nop, tamper) on its compiled task."""
+    assert made.task is not None
+    try:
+        report = run_filters(made.task, FilterSettings(**{**settings.__dict__, "paths_mentioned": False}),
+                             sandbox=sandbox)
+    except ClawgymError as exc:
+        made.error = f"the filters could not run: {exc}"
+        report = None
+    made.task, made.graded = None, True
+    if report is not None:
+        made.filters = {**made.filters, **report.to_dict()}
+        if not report.passed:
+            made.error = f"{report.failed}: {report.reason}"
     return made

@@ -16,7 +16,7 @@ from ..errors import ClawgymError
 from .dataset import Dataset
 from .dedup import DedupIndex, signature
 from .families import Family, family_files, load_families
-from .make import Made, make_from_family, spec_dedup_text
+from .make import Made, graded_filters, make_from_family, spec_dedup_text
 from .sample import Balancer, Candidate
 from .spec import SynthSpec
 from .split import assign_splits
@@ -125,6 +125,7 @@ def synthesize(spec: SynthSpec, *, resume: bool = False, only_family: str | None
     jobs = _workers(spec.jobs)
     budget = max(spec.count * MAX_TRIES_PER_TASK, 50)
     tried = 0
+    ungraded = dataclasses.replace(spec.filters, trials=False)
     llm = _LlmRoute(spec, taxonomy, dataset) if spec.llm else None
     ctx = multiprocessing.get_context("fork")
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
@@ -137,8 +138,8 @@ def synthesize(spec: SynthSpec, *, resume: bool = False, only_family: str | None
                 rel_dir = "tasks/" + (f"{splits[c.family]}/" if splits else "") + c.category
                 if llm is not None and llm.wants_next(tried):
                     fut = llm.submit(c, fam, rel_dir, spec, sandbox)
-                else:
-                    fut = pool.submit(make_from_family, c, fam.path, spec.out.resolve(), rel_dir, spec.filters,
+                else:  # first phase: generate and check validity; the trials come after dedup
+                    fut = pool.submit(make_from_family, c, fam.path, spec.out.resolve(), rel_dir, ungraded,
                                       spec.dedup, sandbox)
                 in_flight[fut] = c
                 tried += 1
@@ -150,6 +151,15 @@ def synthesize(spec: SynthSpec, *, resume: bool = False, only_family: str | None
             for fut in done:
                 c = in_flight.pop(fut)
                 made = fut.result()
+                if made.ok and not made.graded:  # passed generation: dedup now, then the trials
+                    dup = index.find(made.signature)
+                    if dup is None:
+                        index.add(made.name, made.signature)  # reserved; removed again if a trial fails
+                        in_flight[pool.submit(graded_filters, made, spec.filters, sandbox)] = c
+                        continue
+                    made.error = f"dedup: near-duplicate of {dup[0]} (estimated similarity {dup[1]:.2f})"
+                    made.filters = {**made.filters, "passed": False, "dedup": False, "failed": "dedup"}
+                    summary.duplicates += 1
                 _settle(made, c, dataset, index, balancer, summary, splits, events, spec.count)
     finally:
         for fut in in_flight:
@@ -207,9 +217,10 @@ def _settle(made: Made, c: Candidate, dataset: Dataset, index: DedupIndex, balan
                               **({"split": splits[c.family]} if splits else {}), **made.meta,
                               "filters": made.filters}
     record.setdefault("source", {"family": m.family})
+    reserved = made.name in index
     if made.ok and summary.accepted >= target:
         made.error = "not needed: the target was already reached"
-    if made.ok:
+    if made.ok and not reserved:
         dup = index.find(made.signature)
         if dup is not None:
             made.error = f"dedup: near-duplicate of {dup[0]} (estimated similarity {dup[1]:.2f})"
@@ -218,9 +229,13 @@ def _settle(made: Made, c: Candidate, dataset: Dataset, index: DedupIndex, balan
     if made.ok:
         record["filters"] = {**made.filters, "dedup": True}
         dataset.accept(made.path, made.text or "", record)
-        index.add(made.name, made.signature)
+        if not reserved:
+            index.add(made.name, made.signature)
         summary.accepted += 1
     else:
+        if reserved:
+            index.remove(made.name)
+        record["filters"] = made.filters
         record["reason"] = made.error
         dataset.reject(record)
         balancer.release(c)
