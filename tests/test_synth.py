@@ -208,6 +208,26 @@ def test_killed_synth_loses_nothing_and_resumes(tmp_path, bwrap):
     assert on_disk == {r["path"] for r in records}  # no orphan spec files
 
 
+def test_ctrl_c_stops_quickly_and_keeps_what_was_accepted(tmp_path, bwrap):
+    out = tmp_path / "ds"
+    cmd = [sys.executable, "-m", "clawgym.cli", "synth", str(FIX / "synth.yaml"), "--count", "200", "--out", str(out),
+           "-j", "2"]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, start_new_session=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    manifest = out / "manifest.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (manifest.is_file() and manifest.read_text().count("\n") >= 2):
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: the whole process group
+    started = time.monotonic()
+    output, _ = proc.communicate(timeout=60)
+    assert time.monotonic() - started < 15
+    assert proc.returncode == 130, output
+    assert "interrupted; every accepted task is saved in" in output
+    kept = [json.loads(line) for line in manifest.read_text().splitlines()]
+    assert kept and all((out / r["path"]).is_file() for r in kept)
+
+
 def test_validate_checks_synth_specs_and_their_families(tmp_path):
     result = CliRunner().invoke(main, ["validate", "--static", str(FIX / "synth.yaml"), str(FIX / "taxonomy.yaml")])
     assert result.exit_code == 0, result.output
@@ -295,8 +315,9 @@ checks:
             "families": ["families/*.yaml"]}
     (tmp_path / "synth.yaml").write_text(yaml.safe_dump(spec))
     summary = synthesize(load_synth_spec(tmp_path / "synth.yaml", count=3, out=str(tmp_path / "ds")))
-    assert summary.accepted == 1 and summary.duplicates == summary.rejected >= 10
-    assert summary.stopped.startswith("stopped after 50 candidates: too many were rejected")
+    assert summary.accepted == 1 and summary.duplicates == summary.rejected >= 38
+    assert summary.exhausted == ["always-the-same"]
+    assert summary.stopped == "every task family is exhausted (its recent candidates were all near-duplicates)"
     rejected = [json.loads(line) for line in (tmp_path / "ds" / "rejected.jsonl").read_text().splitlines()]
     assert all(r["reason"].startswith("dedup: near-duplicate of always-the-same-00000") for r in rejected)
     assert all("oracle" not in r["filters"] and r["filters"]["failed"] == "dedup" for r in rejected)

@@ -44,6 +44,9 @@ def synth_command(spec_path: str, *, count: int | None, out: str | None, seed: i
                   f"dataset in {summary.out}")
     for reason, n in sorted(summary.reasons.items(), key=lambda kv: -kv[1])[:8]:
         console.print(f"  rejected by {reason}: {n}")
+    if summary.exhausted:
+        console.print(f"families with no new tasks left (their last candidates were near-duplicates): "
+                      f"{', '.join(summary.exhausted)}")
     if summary.stopped:
         console.print(f"[red]{summary.stopped}[/red]; see {summary.out}/rejected.jsonl for the reasons")
     return summary

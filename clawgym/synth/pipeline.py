@@ -41,6 +41,7 @@ class SynthSummary:
     reasons: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
     stopped: str | None = None
+    exhausted: list[str] = field(default_factory=list)
 
 
 def _workers(jobs: int) -> int:
@@ -133,7 +134,11 @@ def synthesize(spec: SynthSpec, *, resume: bool = False, only_family: str | None
     try:
         while summary.accepted < spec.count or in_flight:
             while summary.accepted + len(in_flight) < spec.count and len(in_flight) < jobs * 2 and tried < budget:
-                c = balancer.next()
+                try:
+                    c = balancer.next()
+                except LookupError as exc:
+                    summary.stopped = str(exc)
+                    break
                 fam = by_name[c.family]
                 rel_dir = "tasks/" + (f"{splits[c.family]}/" if splits else "") + c.category
                 if llm is not None and llm.wants_next(tried):
@@ -144,8 +149,8 @@ def synthesize(spec: SynthSpec, *, resume: bool = False, only_family: str | None
                 in_flight[fut] = c
                 tried += 1
             if not in_flight:
-                summary.stopped = (f"stopped after {tried} candidates: too many were rejected "
-                                   f"to reach {spec.count} tasks")
+                summary.stopped = summary.stopped or (f"stopped after {tried} candidates: too many were rejected "
+                                                      f"to reach {spec.count} tasks")
                 break
             done, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
             for fut in done:
@@ -168,6 +173,7 @@ def synthesize(spec: SynthSpec, *, resume: bool = False, only_family: str | None
         if llm is not None:
             llm.close()
         dataset.close()
+        summary.exhausted = sorted(balancer.exhausted)
         summary.seconds = time.monotonic() - started
     return summary
 
@@ -231,6 +237,7 @@ def _settle(made: Made, c: Candidate, dataset: Dataset, index: DedupIndex, balan
         dataset.accept(made.path, made.text or "", record)
         if not reserved:
             index.add(made.name, made.signature)
+        balancer.outcome(c, False)
         summary.accepted += 1
     else:
         if reserved:
@@ -239,6 +246,7 @@ def _settle(made: Made, c: Candidate, dataset: Dataset, index: DedupIndex, balan
         record["reason"] = made.error
         dataset.reject(record)
         balancer.release(c)
+        balancer.outcome(c, made.error.startswith("dedup:"))
         summary.rejected += 1
         kind = str(made.error).split(":", 1)[0]
         summary.reasons[kind] = summary.reasons.get(kind, 0) + 1

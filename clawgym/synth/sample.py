@@ -13,11 +13,15 @@ evenly. Each family's seeds are handed out in order, so no two candidates share 
 from __future__ import annotations
 
 import random
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Iterable
 
 from .families import Family
+
+
+EXHAUSTED_WINDOW = 40   # a family is exhausted when at least 95% of its last 40 candidates
+EXHAUSTED_SHARE = 0.95  # were near-duplicates
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,8 @@ class Balancer:
 
     def __post_init__(self) -> None:
         self.rng = random.Random(f"synth:{self.seed}")
+        self.recent: dict[str, deque] = {}   # family -> last outcomes (True: near-duplicate)
+        self.exhausted: set[str] = set()
         self.by_category: dict[str, list[Family]] = {}
         for fam in self.families:
             self.by_category.setdefault(fam.category, []).append(fam)
@@ -81,6 +87,15 @@ class Balancer:
         for dim, value in self._dims(c, self._family(c.family)).items():
             self.counts[dim][value] -= 1
 
+    def outcome(self, c: Candidate, duplicate: bool) -> None:
+        """Note whether a finished candidate was a near-duplicate. A family whose last
+        EXHAUSTED_WINDOW candidates were nearly all duplicates has no new tasks left to give:
+        it is not sampled any more (the others of its category take its share)."""
+        window = self.recent.setdefault(c.family, deque(maxlen=EXHAUSTED_WINDOW))
+        window.append(duplicate)
+        if len(window) == EXHAUSTED_WINDOW and sum(window) >= EXHAUSTED_SHARE * EXHAUSTED_WINDOW:
+            self.exhausted.add(c.family)
+
     def mark_used(self, family: str, seed: int) -> None:
         self.used_seeds.setdefault(family, set()).add(seed)
 
@@ -105,9 +120,15 @@ class Balancer:
         return s
 
     def next(self) -> Candidate:
+        """The next candidate; raises LookupError when every family is exhausted."""
+        live = {cat: [f for f in fams if f.name not in self.exhausted] for cat, fams in self.by_category.items()}
+        shares = {cat: s for cat, s in self.category_shares.items() if live.get(cat)}
+        if not shares:
+            raise LookupError("every task family is exhausted (its recent candidates were all near-duplicates)")
+        total = sum(shares.values())
         route = self._furthest_below("route", self.route_shares)
-        category = self._furthest_below("category", self.category_shares)
-        fams = self.by_category[category]
+        category = self._furthest_below("category", {k: v / total for k, v in shares.items()})
+        fams = live[category]
         if route == "skill":
             skill = self._least("skill", [f.primary_skill for f in fams])
             fam = self._family(self._least("family", [f.name for f in fams if f.primary_skill == skill]))
