@@ -20,6 +20,7 @@ from typing import Iterable
 from .families import Family
 
 
+SUBCATEGORY_WEIGHT = 8
 EXHAUSTED_WINDOW = 40   # a family is exhausted when at least 95% of its last 40 candidates
 EXHAUSTED_SHARE = 0.95  # were near-duplicates
 
@@ -111,6 +112,33 @@ class Balancer:
         best = max(gaps.values())
         return self.rng.choice(sorted(k for k, g in gaps.items() if g >= best - 1e-12))
 
+    def _relative(self, dim: str, key: str, keys: int) -> float:
+        """How far `key` is above an even share of `dim` (0 = nothing yet)."""
+        total = sum(self.counts[dim].values())
+        return self.counts[dim][key] / (total / max(keys, 1) + 1)
+
+    def _pair(self, route: str, category: str, fams: list[Family]) -> tuple[Family, str]:
+        """The (family, persona) pair of `category` whose subcategory, persona, primary skill and
+        family are together furthest below an even share. Subcategories weigh most (scenarios should
+        be covered evenly); the route's own dimension (persona or skill) weighs more than the other."""
+        personas = {p for fs in self.by_category.values() for f in fs for p in f.personas}
+        skills = {f.primary_skill for fs in self.by_category.values() for f in fs}
+        subs = {f.subcategory for f in fams}
+        sub_total = sum(self.counts["subcategory"][f"{category}/{s}"] for s in subs)
+        best, scored = None, []
+        for fam in fams:
+            sub = self.counts["subcategory"][f"{category}/{fam.subcategory}"] / (sub_total / len(subs) + 1)
+            fam_load = self.counts["family"][fam.name] / (self.counts["category"][category] / len(fams) + 1)
+            skill = self._relative("skill", fam.primary_skill, len(skills))
+            for persona in fam.personas:
+                who = self._relative("persona", persona, len(personas))
+                score = (SUBCATEGORY_WEIGHT * sub + fam_load + (1.5 if route == "persona" else 1) * who
+                         + (1.5 if route == "skill" else 1) * skill)
+                scored.append((round(score, 9), fam.name, persona, fam))
+        low = min(s[0] for s in scored)
+        choice = self.rng.choice(sorted((s for s in scored if s[0] == low), key=lambda s: (s[1], s[2])))
+        return choice[3], choice[2]
+
     def _seed(self, family: str) -> int:
         used = self.used_seeds.setdefault(family, set())
         s = self.next_seed[family]
@@ -129,15 +157,7 @@ class Balancer:
         route = self._furthest_below("route", self.route_shares)
         category = self._furthest_below("category", {k: v / total for k, v in shares.items()})
         fams = live[category]
-        if route == "skill":
-            skill = self._least("skill", [f.primary_skill for f in fams])
-            fam = self._family(self._least("family", [f.name for f in fams if f.primary_skill == skill]))
-            persona = self._least("persona", fam.personas)
-        else:
-            persona = self._least("persona", [p for f in fams for p in f.personas])
-            mine = [f for f in fams if persona in f.personas]
-            sub = self._least("subcategory", [f.subcategory for f in mine], key=lambda s: f"{category}/{s}")
-            fam = self._family(self._least("family", [f.name for f in mine if f.subcategory == sub]))
+        fam, persona = self._pair(route, category, fams)
         c = Candidate(route, fam.name, persona, self._seed(fam.name), category, fam.subcategory)
         self.take(c)
         return c
