@@ -8,7 +8,6 @@ import json
 import os
 import random
 import subprocess
-import tempfile
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -204,7 +203,7 @@ def test_full_disk_in_one_workspace(lib, tmp_path, monkeypatch):
             "files:\n", "files:\n  - path: input/big.bin\n    template: \"{{ 'x' * 3000000 }}\"\n")
         (lib / "specs" / "big.yaml").write_text(big)
         run_spec(lib, "[good.yaml, big.yaml]", concurrency=1)
-        monkeypatch.setattr(tempfile, "tempdir", str(disk))  # where trials keep their workspaces
+        monkeypatch.setenv("CLAWGYM_WORKDIR", str(disk))  # where trials keep their workspaces
         invoke("specs/run.yaml")
         recs = records(lib)
         for seed in (0, 1):
