@@ -15,7 +15,6 @@ import yaml
 from ..task import Task, thaw
 
 _MARKERS = ("{{", "{%", "{#")
-HEADER = "# yaml-language-server: $schema=https://clawgym.dev/schemas/task.v1.json\n"
 BOOTSTRAP_NAMES = ("AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "HEARTBEAT.md", "BOOTSTRAP.md")
 _KEEP = ("title", "description", "category", "subcategory", "difficulty", "tags")
 

@@ -125,7 +125,7 @@ class Balancer:
         skills = {f.primary_skill for fs in self.by_category.values() for f in fs}
         subs = {f.subcategory for f in fams}
         sub_total = sum(self.counts["subcategory"][f"{category}/{s}"] for s in subs)
-        best, scored = None, []
+        scored = []
         for fam in fams:
             sub = self.counts["subcategory"][f"{category}/{fam.subcategory}"] / (sub_total / len(subs) + 1)
             fam_load = self.counts["family"][fam.name] / (self.counts["category"][category] / len(fams) + 1)
