@@ -152,6 +152,11 @@ def test_manifest_records_the_caps_and_executor(lib):
     assert manifest["trial_timeout"] == 90 and manifest["executor"] == {"type": "local"}
 
 
+def _default_sigint() -> None:
+    """Ctrl-C reaches the child even when these tests were started with SIGINT ignored (in the background)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_stops_promptly_keeps_finished_trials_and_resume_completes(lib):
     slow = (lib / "specs" / "good.yaml").read_text().replace(
         "  - exec: mkdir -p output", "  - exec: sleep 0.5\n  - exec: mkdir -p output").replace("name: good", "name: slow")
@@ -160,7 +165,7 @@ def test_ctrl_c_stops_promptly_keeps_finished_trials_and_resume_completes(lib):
     spec.write_text("apiVersion: clawgym/v1\nkind: Run\nname: t\ntasks: [slow.yaml]\nseeds: {count: 40}\n"
                     "agents: [{type: oracle}]\nconcurrency: 4\nout: out\n")
     proc = subprocess.Popen([sys.executable, "-m", "clawgym.cli", "run", str(spec)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=_default_sigint)
     deadline = time.time() + 60
     while time.time() < deadline and len(list((lib / "out" / "trials").glob("*/record.json"))) < 6:
         time.sleep(0.05)

@@ -213,7 +213,8 @@ def test_ctrl_c_stops_quickly_and_keeps_what_was_accepted(tmp_path, bwrap):
     cmd = [sys.executable, "-m", "clawgym.cli", "synth", str(FIX / "synth.yaml"), "--count", "200", "--out", str(out),
            "-j", "2"]
     proc = subprocess.Popen(cmd, cwd=tmp_path, start_new_session=True, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+                            stderr=subprocess.STDOUT, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as in a terminal
     manifest = out / "manifest.jsonl"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not (manifest.is_file() and manifest.read_text().count("\n") >= 2):
