@@ -115,12 +115,16 @@ def concrete_spec(family: dict, task: Task, *, name: str, baseline: dict[str, by
     return spec
 
 
-def bare_spec(concrete: dict) -> dict:
-    """The same references without the task's own content: what the baseline files come from."""
-    keep = ("apiVersion", "kind", "category", "persona", "skills", "workspace", "clock", "mount")
-    bare = {k: concrete[k] for k in keep if k in concrete}
-    bare.update(name="baseline", instruction="-", solution=[{"exec": "true"}],
-                checks=[{"type": "file_exists", "path": "-"}])
+def bare_spec(family: dict, task: Task) -> dict:
+    """The task's references without its own content: what the baseline files come from."""
+    bare: dict[str, Any] = {"apiVersion": "clawgym/v1", "kind": "Task", "name": "baseline",
+                            "category": task.category, "persona": task.persona, "skills": list(task.skills),
+                            "workspace": task.workspace}
+    if family.get("clock"):
+        bare["clock"] = task.clock
+    if family.get("mount"):
+        bare["mount"] = task.mount
+    bare.update(instruction="-", solution=[{"exec": "true"}], checks=[{"type": "file_exists", "path": "-"}])
     return bare
 
 

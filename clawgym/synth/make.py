@@ -104,8 +104,7 @@ def make_from_family(c: Candidate, family_path: str, out: Path, rel_dir: str, se
     family_sha = hashlib.sha256(Path(family_path).read_bytes()).hexdigest()
     comment = (f"Synthesized by clawgym synth ({c.route} route) from task family {family.name}\n"
                f"(template sha256 {family_sha[:16]}), persona {c.persona}, seed {c.seed}.")
-    probe = concrete_spec(family.data, task, name=name, baseline={}, baseline_executables=frozenset())
-    base_files, base_exec = _baseline(str(out), json.dumps(bare_spec(probe), sort_keys=True))
+    base_files, base_exec = _baseline(str(out), json.dumps(bare_spec(family.data, task), sort_keys=True))
     spec = concrete_spec(family.data, task, name=name, baseline=base_files, baseline_executables=base_exec)
     made.text = dump_spec(spec, comment)
     made.meta = {**task_meta(task, spec), "source": {"family": family.name, "template_sha256": family_sha}}
