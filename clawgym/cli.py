@@ -128,67 +128,77 @@ def run(spec: str | None, agents: tuple[str, ...], seeds: str, attempts: int, jo
                 resume_dir=resume_dir, quiet=quiet, console=console)
 
 
-@main.command()
-@click.argument("run_dirs", metavar="RUN_DIR [RUN_DIR...]", nargs=-1, required=True,
-                type=click.Path(exists=True, file_okay=False))
-@click.option("--html", "html_out", type=click.Path(dir_okay=False),
-              help="Also write one static page (plots and a trial browser) to this file.")
-@click.option("--k", "ks", default="1,5", show_default=True, help="k values for pass@k and pass^k, e.g. '1,5'.")
+class _DefaultToRun(click.Group):
+    """A group whose first argument, when it is not a subcommand, goes to its default subcommand."""
+
+    default_command = "run"
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
+            args = [self.default_command, *args]
+        return super().parse_args(ctx, args)
+
+
+class _DefaultToTrajectories(_DefaultToRun):
+    default_command = "trajectories"
+
+
+@main.group("import")
+def import_() -> None:
+    """Import tasks (published ClawGym folders, Harbor folders) or trajectory files."""
+
+
+@import_.command("clawgym")
+@click.argument("source", type=click.Path(exists=True, file_okay=False))
+@click.option("--out", required=True, type=click.Path(file_okay=False),
+              help="Folder for the imported task specs, e.g. specs/imported/NAME.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes (default: cores).")
+@click.option("--quiet", is_flag=True, help="Only print the summary.")
 @_friendly
-def report(run_dirs: tuple[str, ...], html_out: str | None, ks: str) -> None:
-    """Print the results table of run folders (finished or partial); several folders side by side.
+def import_clawgym(source: str, out: str, jobs: int | None, quiet: bool) -> None:
+    """Import task folders in the published ClawGym format (data_entry.json, input_files/, reward/)."""
+    from .interop.clawgym_import import import_command
 
-    Mean reward, pass rate, pass@k and pass^k by agent and category, with bootstrap 95% CIs.
-    """
-    from .report import compare_table, print_summary, run_labels, summarize
-    from .report_stats import parse_ks
-    from .run import load_records
-
-    try:
-        k_values = parse_ks(ks)
-    except ValueError:
-        raise ClawgymError(f"--k {ks}: not a list of integers >= 1", hint="for example --k 1,5") from None
-    runs = []
-    for run_dir, label in zip(run_dirs, run_labels(run_dirs)):
-        records = list(load_records(Path(run_dir)).values())
-        if not records:
-            raise ClawgymError(f"no finished trials in {run_dir}", hint="is this a results folder of 'clawgym run'?")
-        runs.append((label, summarize(records, ks=k_values)))
-    if len(runs) == 1:
-        print_summary(runs[0][1], console, title=f"Results: {run_dirs[0]}")
-    else:
-        console.print(compare_table(runs, title=f"Comparison of {len(runs)} runs"))
-    if html_out:
-        from .report_html import write_html
-
-        info = write_html([Path(d) for d in run_dirs], Path(html_out), ks=k_values)
-        console.print(f"wrote {html_out} ({info['trials']} trials, {info['bytes'] / 1e6:.1f} MB)")
+    import_command(Path(source), Path(out), jobs=jobs, quiet=quiet, console=console)
 
 
-@main.command()
-@click.option("--model", default="embedded", show_default=True,
-              help="A local model folder, a hub id, or 'embedded' (the bundled SmolLM2-135M-Instruct).")
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option("--port", default=8000, show_default=True, help="Port to listen on.")
-@click.option("--device", default="auto", show_default=True, help="auto, cpu or cuda.")
-@click.option("--dtype", default="auto", show_default=True, help="auto, float32, bfloat16 or float16.")
-@click.option("--max-tokens", type=int, help="Default most tokens generated per request.")
-@click.option("--temperature", type=float, help="Default sampling temperature.")
-@click.option("--chat-template", help="A chat template (text or file) to use instead of the model's.")
+@import_.command("harbor")
+@click.argument("source", type=click.Path(exists=True, file_okay=False))
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="Folder for the imported task specs.")
+@click.option("--quiet", is_flag=True, help="Only print the summary.")
 @_friendly
-def serve(model: str, host: str, port: int, device: str, dtype: str, max_tokens: int | None,
-          temperature: float | None, chat_template: str | None) -> None:
-    """Serve a Hugging Face model as an OpenAI-compatible chat endpoint (with tool calls)."""
-    from .serve import serve as run_server
+def import_harbor(source: str, out: str, quiet: bool) -> None:
+    """Import Harbor task folders (instruction.md, task.toml, environment/, tests/, solution/)."""
+    from .interop.harbor_import import import_command
 
-    options = {"device": device, "dtype": dtype, "max_tokens": max_tokens, "temperature": temperature,
-               "chat_template": chat_template}
-    run_server(model, host=host, port=port, **{k: v for k, v in options.items() if v is not None})
+    import_command(Path(source), Path(out), quiet=quiet, console=console)
 
 
-@main.command()
+@import_.command("trajectories")
+@click.argument("sources", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="Write clawgym trajectories (JSONL) here.")
+@click.option("--format", "fmt", default="auto", show_default=True,
+              type=click.Choice(["auto", "clawgym", "openai", "sharegpt", "hf"]),
+              help="Format of the sources (auto: detect per file or folder).")
+@_friendly
+def import_trajectories(sources: tuple[str, ...], out: str, fmt: str) -> None:
+    """Import trajectories from OpenAI-messages or ShareGPT JSONL, or a saved Hugging Face dataset."""
+    from .interop.trajectory_formats import import_command
+
+    import_command([Path(s) for s in sources], Path(out), fmt=fmt, console=console)
+
+
+@main.group(cls=_DefaultToTrajectories)
+def export() -> None:
+    """Export trajectories of runs ('clawgym export RUN_DIR ...'), or tasks as ClawGym or Harbor folders."""
+
+
+@export.command("trajectories")
 @click.argument("run_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
 @click.option("--out", "out_jsonl", type=click.Path(dir_okay=False), help="Write trajectories as JSONL here.")
+@click.option("--format", "fmt", default="clawgym", show_default=True,
+              type=click.Choice(["clawgym", "openai", "sharegpt"]),
+              help="JSONL flavour: clawgym trajectories, OpenAI messages + tools, or ShareGPT conversations.")
 @click.option("--hf", "hf_dir", type=click.Path(file_okay=False),
               help="Also save a Hugging Face dataset (messages + tools columns) to this folder.")
 @click.option("--min-reward", type=float, help="Keep trajectories with at least this reward.")
@@ -196,30 +206,38 @@ def serve(model: str, host: str, port: int, device: str, dtype: str, max_tokens:
               help="Keep only these statuses (repeatable).")
 @click.option("--category", "categories", multiple=True, help="Keep only these categories (repeatable).")
 @_friendly
-def export(run_dirs: tuple[str, ...], out_jsonl: str | None, hf_dir: str | None, min_reward: float | None,
-           statuses: tuple[str, ...], categories: tuple[str, ...]) -> None:
+def export_trajectories(run_dirs: tuple[str, ...], out_jsonl: str | None, fmt: str, hf_dir: str | None,
+                        min_reward: float | None, statuses: tuple[str, ...], categories: tuple[str, ...]) -> None:
     """Export the trajectories of run folders (with verdicts and diffs) to JSONL and/or a dataset."""
-    from .trajectories import collect_run, to_hf_dataset, write_jsonl
+    from .interop.trajectory_formats import export_command
 
-    if not out_jsonl and not hf_dir:
-        raise ClawgymError("nothing to write", hint="give --out FILE.jsonl and/or --hf FOLDER")
-    trajs = [t for d in run_dirs for t in collect_run(Path(d), min_reward=min_reward, status=statuses or None,
-                                                       category=categories or None)]
-    if out_jsonl:
-        count = write_jsonl(Path(out_jsonl), trajs)
-        console.print(f"wrote {count} trajectories to {out_jsonl}")
-    if hf_dir:
-        to_hf_dataset(trajs).save_to_disk(hf_dir)
-        console.print(f"saved a dataset of {len(trajs)} rows to {hf_dir}")
+    export_command([Path(d) for d in run_dirs], out_jsonl=Path(out_jsonl) if out_jsonl else None, fmt=fmt,
+                   hf_dir=Path(hf_dir) if hf_dir else None, min_reward=min_reward, statuses=statuses,
+                   categories=categories, console=console)
 
 
-class _DefaultToRun(click.Group):
-    """A group whose first argument, when it is not a subcommand, goes to its `run` subcommand."""
+@export.command("clawgym")
+@click.argument("specs", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="Dataset folder to write.")
+@click.option("--seed", default=0, show_default=True, help="Seed to compile parameterised specs with.")
+@_friendly
+def export_clawgym(specs: tuple[str, ...], out: str, seed: int) -> None:
+    """Export task specs (files or folders) as published-format ClawGym task folders."""
+    from .interop.clawgym_export import export_command
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
-            args = ["run", *args]
-        return super().parse_args(ctx, args)
+    export_command([Path(s) for s in specs], Path(out), seed=seed, console=console)
+
+
+@export.command("harbor")
+@click.argument("specs", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="Folder for the Harbor task folders.")
+@click.option("--seed", default=0, show_default=True, help="Seed to compile parameterised specs with.")
+@_friendly
+def export_harbor(specs: tuple[str, ...], out: str, seed: int) -> None:
+    """Export task specs as Harbor task folders (instruction.md, task.toml, environment/, tests/, solution/)."""
+    from .interop.harbor_export import export_command
+
+    export_command([Path(s) for s in specs], Path(out), seed=seed, console=console)
 
 
 @main.group(cls=_DefaultToRun)

@@ -1,0 +1,1 @@
+"""Import and export: published ClawGym task folders, Harbor task folders, trajectory datasets."""
