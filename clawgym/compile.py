@@ -124,7 +124,7 @@ class _Compiler:
         ws = lib.workspace(data["workspace"], doc.where(("workspace",)))
         self.ctx: dict[str, Any] = {
             "params": params, "persona": persona, "data": {}, "vars": {},
-            "task": {"name": self.spec.name, "seed": self.seed, "category": data["category"]},
+            "task": {"name": self.spec.name, "seed": self.seed, "category": data.get("category", "")},
             "skills": [s.spec["name"] for s in skills],
         }
         file_schema = raw_schema("common")["$defs"]["file_entry"]
@@ -146,7 +146,7 @@ class _Compiler:
         schema = raw_schema("task")["properties"]
         instruction = self.render(schema["instruction"], data["instruction"], ("instruction",))
         solution = [self._solution_step(schema["solution"]["items"], step, i)
-                    for i, step in enumerate(data["solution"])]
+                    for i, step in enumerate(data.get("solution") or [])]
         checks = [self._check(schema["checks"]["items"], check, i) for i, check in enumerate(data["checks"])]
         rubric = self.render(schema["rubric"], data.get("rubric", []), ("rubric",))
         tools = self.render(schema["tools"], data.get("tools", {}), ("tools",))
@@ -154,7 +154,7 @@ class _Compiler:
         if self.problems:
             raise SpecError(self.problems)
         return Task(
-            name=self.spec.name, category=data["category"], seed=self.seed, params=params,
+            name=self.spec.name, category=data.get("category", ""), seed=self.seed, params=params,
             persona=persona_name, skills=tuple(self.ctx["skills"]), workspace=data["workspace"],
             instruction=instruction, files=self.files, executables=frozenset(self.executables),
             solution=tuple(solution), checks=tuple(checks), rubric=tuple(rubric),

@@ -17,7 +17,8 @@ NOP_MAX = 0.1
 
 def lint_tasks(tasks: list[Task], *, jobs: int = 4, sandbox: dict | None = None) -> list[Problem]:
     """Run oracle and nop on every task instance; problems point at the spec's lines."""
-    trials = [Trial(t, {"type": agent}) for t in tasks for agent in ("oracle", "nop")]
+    trials = [Trial(t, {"type": agent}) for t in tasks for agent in ("oracle", "nop")
+              if agent == "nop" or t.solution]  # imported tasks may ship no reference solution
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         records = list(pool.map(lambda tr: execute_trial(tr, sandbox_spec=sandbox), trials))
     problems: list[Problem] = []

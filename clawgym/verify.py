@@ -154,15 +154,16 @@ def _executes(config: Any) -> bool:
 
 
 def _run_one(config: Any, i: int, ctx: CheckContext, check_timeout: float | None,
-             failed_gate: str | None) -> CheckResult:
-    """Run one check; a check that raises scores 0 with the error as reason."""
+             failed_gate: str | None) -> list[CheckResult]:
+    """Run one check; a check that raises scores 0 with the error as reason. Most checks give one
+    result; a check with named parts (a grading script's sub-scores) may give several."""
     from .checks import check_class
 
     ctype = str(config.get("type", "?")) if isinstance(config, dict) else "?"
     name = str(config.get("name") or f"{ctype} #{i + 1}") if isinstance(config, dict) else f"check #{i + 1}"
     weight = config.get("weight", 1) if isinstance(config, dict) else 1
     gate = bool(config.get("gate", False)) if isinstance(config, dict) else False
-    details = None
+    details, check = None, None
     t0 = time.monotonic()
     try:
         check = check_class(ctype)(config)
@@ -190,8 +191,9 @@ def _run_one(config: Any, i: int, ctx: CheckContext, check_timeout: float | None
         weight = float(weight)
     except (TypeError, ValueError):
         weight = 1.0
-    return CheckResult(name=name, type=ctype, score=score, weight=weight, gate=gate, reason=reason[:MAX_REASON],
-                       details=details)
+    result = CheckResult(name=name, type=ctype, score=score, weight=weight, gate=gate, reason=reason[:MAX_REASON],
+                         details=details)
+    return check.expand(result) if check is not None else [result]
 
 
 def run_checks(checks: list[dict], ctx: CheckContext, *, check_timeout: float | None = 60.0) -> list[CheckResult]:
@@ -206,16 +208,15 @@ def run_checks(checks: list[dict], ctx: CheckContext, *, check_timeout: float | 
     # Non-executing checks run first (cheap), then executing ones (a process each), which are not
     # run once any gate has failed; results keep the spec's order and names.
     order = sorted(range(len(checks)), key=lambda i: _executes(checks[i]))
-    slots: list[CheckResult | None] = [None] * len(checks)
+    slots: list[list[CheckResult]] = [[] for _ in checks]
     failed_gate: str | None = None
     for i in order:
-        result = _run_one(checks[i], i, ctx, check_timeout, failed_gate)
-        slots[i] = result
-        if result.gate and result.score < 1 - 1e-9 and failed_gate is None:
-            failed_gate = result.name
+        slots[i] = _run_one(checks[i], i, ctx, check_timeout, failed_gate)
+        for result in slots[i]:
+            if result.gate and result.score < 1 - 1e-9 and failed_gate is None:
+                failed_gate = result.name
     results, seen = [], set()
-    for r in slots:
-        assert r is not None
+    for r in (r for slot in slots for r in slot):
         r.name = _unique(r.name, seen)
         results.append(r)
     return results

@@ -62,6 +62,9 @@ class OracleAgent(Agent):
 
     def run(self, task: Task, sandbox: Sandbox) -> Trajectory:
         traj = self.new_trajectory(task)
+        if not task.solution:
+            return traj.finish("failed", f"task {task.name!r} has no reference solution, so the oracle has nothing "
+                                         "to run (imported tasks whose source ships none)")
         deadline = time.monotonic() + float(task.limits.get("seconds", 600))
         for i, step in enumerate(task.solution):
             if "message" in step or "cron" in step:

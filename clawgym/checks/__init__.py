@@ -11,7 +11,9 @@ from ..errors import ClawgymError, did_you_mean
 from ..registry import _REGISTRY
 from . import effects as _effects  # noqa: F401
 from . import exec as _exec  # noqa: F401
+from . import script as _script  # noqa: F401
 from . import files as _files  # noqa: F401
+from . import harbor as _harbor  # noqa: F401
 from . import structured as _structured  # noqa: F401
 from . import tabular as _tabular  # noqa: F401
 from . import text as _text  # noqa: F401

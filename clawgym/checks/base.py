@@ -320,6 +320,10 @@ class Check:
         """Return (score, reason) or (score, reason, details)."""
         raise NotImplementedError
 
+    def expand(self, result: CheckResult) -> list[CheckResult]:
+        """The results this check contributes to the verdict (one, unless it reports named parts)."""
+        return [result]
+
 
 # ---------------------------------------------------------------------------------------------
 # Value helpers shared by checks

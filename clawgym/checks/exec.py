@@ -1,4 +1,4 @@
-"""Checks that execute code: `command` (in a fresh sandbox) and `python` (a grading script).
+"""The `command` check (a shell command in a fresh sandbox) and helpers shared with `python` (script.py).
 
 Both run over a throwaway copy of the final workspace, so nothing they do can change what other
 checks grade. The copy keeps regular files, directories and symlinks that stay inside the
@@ -198,8 +198,9 @@ def _subscores(items: Any) -> list[dict]:
     return out
 
 
-def parse_score(stdout: str, exit_code: int | None) -> tuple[float, str, dict]:
-    """Apply the grading-script protocol to its stdout (see the `python` check)."""
+def parse_score(stdout: str, exit_code: int | None, *, strict: bool = False) -> tuple[float, str, dict]:
+    """Apply the grading-script protocol to its stdout (see the `python` check). `strict`: a script
+    that prints no score scores 0 whatever its exit status (as the published `reward.sh` reads it)."""
     lines = [ln.strip() for ln in stdout.splitlines() if ln.strip()]
     last = lines[-1] if lines else ""
     value = _number(last)
@@ -227,6 +228,9 @@ def parse_score(stdout: str, exit_code: int | None) -> tuple[float, str, dict]:
             return 0.0, f"sub-score(s) outside [0, 1]: {', '.join(bad[:5])}", {"subscores": subs}
         score = sum(s["score"] for s in subs) / len(subs)
         return score, f"mean of {len(subs)} sub-scores" + _list(subs), {"subscores": subs}
+    if strict:
+        shown = f"last line: {short(last, 60)}" if last else "no output"
+        return 0.0, f"script printed no score ({shown})", {}
     if exit_code == 0:
         return 1.0, "script exited 0", {}
     return 0.0, f"script exited {exit_code}", {}
@@ -237,84 +241,3 @@ def _list(subs: list[dict]) -> str:
         return ""
     more = ", …" if len(subs) > 6 else ""
     return ": " + ", ".join(f"{s['name']}={s['score']:g}" for s in subs[:6]) + more
-
-
-@register("check", "python")
-class Python(Check):
-    """Run a grading script from the task folder against a copy of the final workspace.
-
-    The script runs with the checker's Python, cwd = a throwaway copy of the final workspace, and
-    env CLAWGYM_WORKSPACE (that copy), CLAWGYM_ORIGINAL (a copy of the original workspace),
-    CLAWGYM_PARAMS (JSON), CLAWGYM_TASK_DIR and, if recorded, CLAWGYM_TRAJECTORY (a JSON file).
-    Its last non-empty stdout line is read as: a float in [0, 1]; or a JSON object
-    `{"score": s, "reason": "...", "checks": [{"name", "score", "reason"}]}`; or a JSON object of
-    named sub-scores `{"name": s, ...}` (score = their mean). Otherwise exit status 0 scores 1.
-    """
-
-    type = "python"
-    schema = {
-        "type": "object",
-        "required": ["script"],
-        "properties": {
-            "script": {"type": "string", "minLength": 1, "x-template": "text",
-                       "description": "Grading script, relative to the task spec's folder."},
-            "args": {"type": "array", "items": {"type": "string", "x-template": "text"}, "default": [],
-                     "description": "Extra command-line arguments for the script."},
-            "timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": 3600, "default": 120,
-                        "description": "Seconds before the script is killed (scores 0)."},
-        },
-    }
-
-    def budget(self) -> float:
-        return float(self.get("timeout")) + self.base_budget
-
-    def _script(self, ctx: CheckContext) -> Path:
-        rel = check_rel(self.get("script"), "task folder")
-        if ctx.task_dir is None:
-            raise CheckFailure("the python check needs the task folder to find its script")
-        root = Path(ctx.task_dir).resolve()
-        path = (root / rel).resolve()
-        if not path.is_relative_to(root):
-            raise CheckFailure(f"grading script escapes the task folder: {rel}")
-        if not path.is_file():
-            raise CheckFailure(f"grading script not found: {rel}")
-        return path
-
-    def run(self, ctx: CheckContext) -> tuple:
-        script, timeout = self._script(ctx), float(self.get("timeout"))
-        with tempfile.TemporaryDirectory(prefix=f"clawgym-grade-{os.getpid()}-") as tmp:
-            work, orig, home = Path(tmp) / "workspace", Path(tmp) / "original", Path(tmp) / "home"
-            skipped = copy_workspace(ctx.workspace, work)
-            copy_workspace(ctx.original, orig)
-            home.mkdir()
-            env = {k: v for k, v in os.environ.items()
-                   if k in ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "SYSTEMROOT", "TZ")}
-            # relative PYTHONPATH entries would resolve inside the workspace copy: pin them
-            pypath = [os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-            if pypath:
-                env["PYTHONPATH"] = os.pathsep.join(pypath)
-            env.update(HOME=str(home), TMPDIR=str(home), PYTHONDONTWRITEBYTECODE="1",
-                       PYTHONIOENCODING="utf-8", CLAWGYM_WORKSPACE=str(work), CLAWGYM_ORIGINAL=str(orig),
-                       CLAWGYM_TASK_DIR=str(script.parent if ctx.task_dir is None else ctx.task_dir),
-                       CLAWGYM_PARAMS=json.dumps(ctx.params or {}, default=str))
-            if ctx.trajectory is not None:
-                traj = Path(tmp) / "trajectory.json"
-                traj.write_text(json.dumps(ctx.trajectory, default=str), encoding="utf-8")
-                env["CLAWGYM_TRAJECTORY"] = str(traj)
-            argv = [sys.executable, str(script), *map(str, as_list(self.get("args")))]
-            code, out, err, timed_out = run_process(argv, cwd=work, env=env, timeout=timeout)
-        details: dict = {"exit_code": code}
-        if skipped:
-            details["skipped"] = skipped[:20]
-        if timed_out:
-            return 0.0, f"grading script timed out after {timeout:g}s", details
-        score, reason, extra = parse_score(out, code)
-        details.update(extra)
-        if code != 0:
-            last_err = next((ln for ln in reversed(err.splitlines()) if ln.strip()), "")
-            details["stderr_tail"] = err[-2000:]
-            if last_err and reason.startswith("script exited"):
-                reason += f": {clip(last_err, 200)}"
-            elif not reason.startswith("script exited"):
-                reason += f" (exit status {code})"
-        return score, reason, details

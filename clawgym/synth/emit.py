@@ -10,43 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
-
+from ..spec.write import dump_spec, literal as _literal
 from ..task import Task, thaw
 
-_MARKERS = ("{{", "{%", "{#")
 BOOTSTRAP_NAMES = ("AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "HEARTBEAT.md", "BOOTSTRAP.md")
 _KEEP = ("title", "description", "category", "subcategory", "difficulty", "tags")
-
-
-try:  # libyaml's emitter is several times faster
-    _BaseDumper = yaml.CSafeDumper  # type: ignore[attr-defined]
-except AttributeError:  # pragma: no cover - libyaml missing
-    _BaseDumper = yaml.SafeDumper
-
-
-class _Dumper(_BaseDumper):  # type: ignore[misc, valid-type]
-    """Block style for multi-line strings, declaration order for mappings."""
-
-
-def _str(dumper: Any, value: str) -> yaml.Node:
-    if "\n" in value and not any(line != line.rstrip() for line in value.split("\n")) and "\t" not in value:
-        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value)
-
-
-_Dumper.add_representer(str, _str)
-
-
-def _literal(value: Any) -> Any:
-    """Protect strings that look like Jinja, so compiling the spec gives them back unchanged."""
-    if isinstance(value, str) and any(m in value for m in _MARKERS):
-        return "{% raw %}" + value + "{% endraw %}"
-    if isinstance(value, dict):
-        return {k: _literal(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_literal(v) for v in value]
-    return value
 
 
 def _solution_step(step: dict) -> dict:
@@ -126,9 +94,3 @@ def bare_spec(family: dict, task: Task) -> dict:
         bare["mount"] = task.mount
     bare.update(instruction="-", solution=[{"exec": "true"}], checks=[{"type": "file_exists", "path": "-"}])
     return bare
-
-
-def dump_spec(spec: dict, comment: str = "") -> str:
-    """YAML text of a spec, with a comment block on top."""
-    head = "".join(f"# {line}\n" if line else "#\n" for line in comment.splitlines())
-    return head + yaml.dump(spec, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=110)

@@ -1,0 +1,243 @@
+"""The `python` check: run a grading script from the task folder against a copy of the final workspace.
+
+Besides the plain protocol (a float, or a JSON object of named sub-scores, as the last stdout
+line), it carries what graders written for other harnesses need:
+
+- `args` may name the workspace copy as `${CLAWGYM_WORKSPACE}` (published ClawGym graders take
+  the workspace path as their first argument);
+- `copy_to` places the script's folder inside the workspace copy first (the published format
+  copies `reward/` into the workspace after the agent stops) and runs the script from there;
+- `restore` puts pristine copies of input files back before grading, so an agent that rewrites
+  or truncates the inputs a grader recomputes its answers from gains nothing;
+- `subscores` spreads the script's named sub-scores into the verdict as separate results, with
+  `aggregate: mean` reproducing an unweighted average exactly, or `weighted` with per-name
+  weights and gates;
+- `payload` writes the JSON file a chat-style grader reads from `OPENCLAW_REWARD_PAYLOAD`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ..registry import register
+from .base import Check, CheckContext, CheckFailure, CheckResult, as_list, check_rel, clip, glob_regex
+from .exec import copy_workspace, parse_score, run_process
+
+_ENV_KEEP = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "SYSTEMROOT", "TZ")
+_MAGIC = re.compile(r"[*?\[]")
+
+
+@register("check", "python")
+class Python(Check):
+    """Run a grading script from the task folder against a copy of the final workspace.
+
+    The script runs with the checker's Python, cwd = a throwaway copy of the final workspace, and
+    env CLAWGYM_WORKSPACE (that copy), CLAWGYM_ORIGINAL (a copy of the original workspace),
+    CLAWGYM_PARAMS (JSON), CLAWGYM_TASK_DIR and, if recorded, CLAWGYM_TRAJECTORY (a JSON file).
+    Its last non-empty stdout line is read as: a float in [0, 1]; or a JSON object
+    `{"score": s, "reason": "...", "checks": [{"name", "score", "reason"}]}`; or a JSON object of
+    named sub-scores `{"name": s, ...}` (score = their mean). Otherwise exit status 0 scores 1.
+    """
+
+    type = "python"
+    schema = {
+        "type": "object",
+        "required": ["script"],
+        "properties": {
+            "script": {"type": "string", "minLength": 1, "x-template": "text",
+                       "description": "Grading script, relative to the task spec's folder."},
+            "args": {"type": "array", "items": {"type": "string", "x-template": "text"}, "default": [],
+                     "description": "Extra command-line arguments for the script; `${CLAWGYM_WORKSPACE}` and "
+                                    "`${CLAWGYM_ORIGINAL}` stand for the workspace copies' paths."},
+            "timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": 3600, "default": 120,
+                        "description": "Seconds before the script is killed (scores 0)."},
+            "copy_to": {"type": "string", "minLength": 1,
+                        "description": "Copy the script's folder into the workspace copy at this relative path "
+                                       "and run the script from there (as the published ClawGym format places "
+                                       "`reward/` in the workspace after the agent stops)."},
+            "restore": {"type": "array", "items": {"type": "string", "minLength": 1}, "default": [],
+                        "description": "Paths or globs of input files put back from the pristine original "
+                                       "before grading (a file the agent deleted comes back too), so rewriting "
+                                       "the inputs a grader recomputes its answers from does not pay. Leave out "
+                                       "files the instruction asks the agent to change."},
+            "subscores": {
+                "type": "object", "additionalProperties": False,
+                "description": "Show the script's named sub-scores as separate results in the verdict.",
+                "properties": {
+                    "aggregate": {"enum": ["mean", "weighted"], "default": "mean",
+                                  "description": "`mean`: every sub-score counts as one result of this check's "
+                                                 "weight, so a task graded by this check alone gets exactly the "
+                                                 "unweighted mean (the published `reward.sh`); `weighted`: each "
+                                                 "result's weight is this check's weight times `weights[name]`."},
+                    "weights": {"type": "object", "additionalProperties": {"type": "number", "minimum": 0},
+                                "default": {}, "description": "Weight per sub-score name (default 1)."},
+                    "gates": {"type": "array", "items": {"type": "string"}, "default": [],
+                              "description": "Sub-scores that must be 1 (or the reward is 0); a gate missing "
+                                             "from the script's output counts as failed."},
+                },
+            },
+            "require_score": {"type": "boolean", "default": False,
+                              "description": "A script that prints no score scores 0 even when it exits 0 (as "
+                                             "the published `reward.sh` reads a grader)."},
+            "payload": {"type": "object",
+                        "description": "Write a JSON file with these keys plus `final_message` and `transcript` "
+                                       "(from the recorded trajectory) and name it in OPENCLAW_REWARD_PAYLOAD, "
+                                       "as chat-style published graders expect."},
+        },
+    }
+
+    def budget(self) -> float:
+        return float(self.get("timeout")) + self.base_budget
+
+    def _script(self, ctx: CheckContext) -> Path:
+        rel = check_rel(self.get("script"), "task folder")
+        if ctx.task_dir is None:
+            raise CheckFailure("the python check needs the task folder to find its script")
+        root = Path(ctx.task_dir).resolve()
+        path = (root / rel).resolve()
+        if not path.is_relative_to(root):
+            raise CheckFailure(f"grading script escapes the task folder: {rel}")
+        if not path.is_file():
+            raise CheckFailure(f"grading script not found: {rel}")
+        return path
+
+    def run(self, ctx: CheckContext) -> tuple:
+        script, timeout = self._script(ctx), float(self.get("timeout"))
+        with tempfile.TemporaryDirectory(prefix=f"clawgym-grade-{os.getpid()}-") as tmp:
+            work, orig, home = Path(tmp) / "workspace", Path(tmp) / "original", Path(tmp) / "home"
+            skipped = copy_workspace(ctx.workspace, work)
+            copy_workspace(ctx.original, orig)
+            home.mkdir()
+            restored = restore_inputs(work, orig, [str(p) for p in as_list(self.get("restore"))])
+            if self.get("copy_to"):
+                script = _place_scripts(script, work, str(self.get("copy_to")))
+            env = {k: v for k, v in os.environ.items() if k in _ENV_KEEP}
+            # relative PYTHONPATH entries would resolve inside the workspace copy: pin them
+            pypath = [os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+            if pypath:
+                env["PYTHONPATH"] = os.pathsep.join(pypath)
+            env.update(HOME=str(home), TMPDIR=str(home), PYTHONDONTWRITEBYTECODE="1",
+                       PYTHONIOENCODING="utf-8", CLAWGYM_WORKSPACE=str(work), CLAWGYM_ORIGINAL=str(orig),
+                       CLAWGYM_TASK_DIR=str(ctx.task_dir), CLAWGYM_PARAMS=json.dumps(ctx.params or {}, default=str))
+            if ctx.trajectory is not None:
+                traj = Path(tmp) / "trajectory.json"
+                traj.write_text(json.dumps(ctx.trajectory, default=str), encoding="utf-8")
+                env["CLAWGYM_TRAJECTORY"] = str(traj)
+            if self.get("payload") is not None:
+                env["OPENCLAW_REWARD_PAYLOAD"] = str(_write_payload(Path(tmp), dict(self.get("payload")),
+                                                                    ctx.trajectory))
+            names = {"${CLAWGYM_WORKSPACE}": str(work), "${CLAWGYM_ORIGINAL}": str(orig)}
+            args = [names.get(str(a), str(a)) for a in as_list(self.get("args"))]
+            code, out, err, timed_out = run_process([sys.executable, str(script), *args], cwd=work, env=env,
+                                                    timeout=timeout)
+        details: dict = {"exit_code": code}
+        if skipped:
+            details["skipped"] = skipped[:20]
+        if restored:
+            details["restored"] = restored[:50]
+        if timed_out:
+            return 0.0, f"grading script timed out after {timeout:g}s", details
+        score, reason, extra = parse_score(out, code, strict=bool(self.get("require_score")))
+        details.update(extra)
+        if code != 0:
+            last_err = next((ln for ln in reversed(err.splitlines()) if ln.strip()), "")
+            details["stderr_tail"] = err[-2000:]
+            if last_err and reason.startswith(("script exited", "script printed no score")):
+                reason += f": {clip(last_err, 200)}"
+            elif not reason.startswith("script exited"):
+                reason += f" (exit status {code})"
+        return score, reason, details
+
+    def expand(self, result: CheckResult) -> list[CheckResult]:
+        """One result per sub-score when `subscores` is set and the script printed named sub-scores."""
+        config = self.get("subscores")
+        subs = (result.details or {}).get("subscores")
+        if config is None or not subs:
+            return [result]
+        weighted = config.get("aggregate", "mean") == "weighted"
+        weights = config.get("weights") or {}
+        gates = [str(g) for g in config.get("gates") or []]
+        out = []
+        for sub in subs:
+            share = float(weights.get(sub["name"], 1.0)) if weighted else 1.0
+            out.append(CheckResult(name=f"{result.name}: {sub['name']}", type=self.type, score=float(sub["score"]),
+                                   weight=result.weight * share, gate=result.gate or sub["name"] in gates,
+                                   reason=sub.get("reason") or f"sub-score of {result.name}"))
+        printed = {s["name"] for s in subs}
+        for gate in gates:
+            if gate not in printed:
+                out.append(CheckResult(name=f"{result.name}: {gate}", type=self.type, score=0.0, weight=0.0,
+                                       gate=True, reason="gate sub-score missing from the script's output"))
+        if out:
+            out[0].details = {k: v for k, v in (result.details or {}).items() if k != "subscores"}
+        return out
+
+
+def restore_inputs(work: Path, original: Path, patterns: list[str]) -> list[str]:
+    """Replace what matches `patterns` in `work` by the pristine files of `original`; returns what was restored."""
+    if not patterns:
+        return []
+    files = sorted(str(p.relative_to(original)).replace(os.sep, "/") for p in original.rglob("*")
+                   if p.is_file() and not p.is_symlink())
+    chosen: list[str] = []
+    for pattern in patterns:
+        rel = check_rel(pattern.strip().rstrip("/"), "workspace")
+        if _MAGIC.search(rel):
+            rx = glob_regex(rel)
+            chosen += [f for f in files if rx.match(f)]
+        else:
+            chosen += [f for f in files if f == rel or f.startswith(rel + "/")]
+    restored = []
+    for rel in dict.fromkeys(chosen):
+        target = work / rel
+        for parent in [*reversed(Path(rel).parents)][1:]:  # a file the agent put where a folder was
+            p = work / parent
+            if p.is_symlink() or (p.exists() and not p.is_dir()):
+                p.unlink()
+        if target.is_symlink() or target.is_file():
+            target.unlink()
+        elif target.is_dir():
+            shutil.rmtree(target)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(original / rel, target)
+        restored.append(rel)
+    return restored
+
+
+def _place_scripts(script: Path, work: Path, rel: str) -> Path:
+    """Copy the script's folder to `work/rel` (replacing whatever the agent put there); the script's new path."""
+    rel = check_rel(rel.strip().rstrip("/"), "workspace")
+    target = work / rel
+    if target.is_symlink() or target.is_file():
+        target.unlink()
+    elif target.is_dir():
+        shutil.rmtree(target)
+    shutil.copytree(script.parent, target, symlinks=False)
+    return target / script.name
+
+
+def _final_message(trajectory: dict | None) -> str:
+    if not trajectory:
+        return ""
+    if trajectory.get("final_message"):
+        return str(trajectory["final_message"])
+    for m in reversed(trajectory.get("messages") or []):
+        if m.get("role") == "assistant" and m.get("content"):
+            content = m["content"]
+            return content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+    return ""
+
+
+def _write_payload(folder: Path, fields: dict[str, Any], trajectory: dict | None) -> Path:
+    payload = {**fields, "final_message": _final_message(trajectory),
+               "transcript": list((trajectory or {}).get("messages") or [])}
+    path = folder / "reward_payload.json"
+    path.write_text(json.dumps(payload, ensure_ascii=False, default=str), encoding="utf-8")
+    return path

@@ -1,0 +1,257 @@
+"""`clawgym import clawgym DIR --out OUT`: published ClawGym task folders → task specs.
+
+Each source folder becomes `OUT/<name>/` holding `task.yaml` and the source files unchanged
+(`data_entry.json`, `input_files/`, `reward/`, `solution/`), so `clawgym export clawgym` can
+write the folder back byte for byte. The spec grades with the task's own `check.py` as a
+`python` check: its sub-scores appear one by one in the verdict and average exactly as
+`reward.sh` does (`aggregate: mean`); input files the instruction does not ask the agent to
+change are restored from the pristine copy before grading (`restore:`, see input_roles.py).
+
+Every folder is checked on the way in, including one run of its grader on the untouched
+workspace; a bad folder is rejected or imported with a warning, never stopping the others.
+`OUT/import-report.jsonl` records each folder's outcome, reasons and restore decisions.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from ..checks.exec import parse_score
+from ..errors import ClawgymError
+from ..spec.write import dump_spec, literal
+from .clawgym_format import INPUTS, Rejected, SourceTask, read_task
+from .input_roles import Decision, decide
+from .library import ensure_library
+
+REPORT = "import-report.jsonl"
+SMOKE_TIMEOUT = 30.0
+NOP_WARN = 0.1
+_NAME_JUNK = re.compile(r"[^a-z0-9-]+")
+
+
+@dataclass
+class Outcome:
+    """What happened to one source folder."""
+
+    source: str
+    task_id: str | None
+    status: str                      # imported | warned | rejected
+    name: str | None = None          # the spec folder under OUT
+    reasons: list[str] = field(default_factory=list)
+    decisions: list[dict[str, Any]] = field(default_factory=list)
+    nop_score: float | None = None
+
+
+def spec_name(task_id: str) -> str:
+    """A task name (lowercase letters, digits, hyphens) for a published task id."""
+    name = _NAME_JUNK.sub("-", task_id.lower().replace("_", "-")).strip("-")[:64].strip("-")
+    return name or "task"
+
+
+def discover(source: Path) -> list[Path]:
+    """The task folders under `source` (or `source` itself when it is one), in name order."""
+    if (source / "data_entry.json").is_file():
+        return [source]
+    return sorted(p for p in source.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+
+
+# ---------------------------------------------------------------------------------------------
+# One task
+
+
+def smoke_grade(task: SourceTask, timeout: float = SMOKE_TIMEOUT) -> float:
+    """Run the grader once on the untouched workspace, as reward.sh would; its score.
+
+    Raises Rejected when it crashes, hangs or prints no number.
+    """
+    with tempfile.TemporaryDirectory(prefix="clawgym-import-") as tmp:
+        ws = Path(tmp) / "workspace"
+        if (task.folder / INPUTS).is_dir():
+            shutil.copytree(task.folder / INPUTS, ws, symlinks=True)
+        ws.mkdir(exist_ok=True)
+        shutil.copytree(task.folder / "reward", ws / "reward", symlinks=True, dirs_exist_ok=True)
+        env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "TZ")}
+        env.update(HOME=tmp, PYTHONDONTWRITEBYTECODE="1", PYTHONIOENCODING="utf-8")
+        if task.wants_payload():
+            payload = Path(tmp) / "payload.json"
+            payload.write_text(json.dumps({"task_id": task.task_id, "user_query": task.query,
+                                           "metadata": task.metadata, "final_message": "", "transcript": []}))
+            env["OPENCLAW_REWARD_PAYLOAD"] = str(payload)
+        try:
+            proc = subprocess.run([sys.executable, str(ws / "reward" / "check.py"), str(ws)], cwd=ws, env=env,
+                                  capture_output=True, text=True, timeout=timeout, errors="replace")
+        except subprocess.TimeoutExpired:
+            raise Rejected(f"grader did not finish within {timeout:g} s on the untouched workspace") from None
+    score, reason, _ = parse_score(proc.stdout, proc.returncode, strict=True)
+    if reason.startswith("script printed no score"):
+        err = next((ln for ln in reversed(proc.stderr.splitlines()) if ln.strip()), "")
+        if proc.returncode != 0:
+            raise Rejected(f"grader crashes on the untouched workspace (exit status {proc.returncode}"
+                           + (f": {err.strip()[:200]}" if err else "") + "); fix reward/check.py")
+        raise Rejected(f"grader prints no number ({reason[len('script printed no score ('):-1]}); "
+                       "check.py must print a number or a JSON object of named sub-scores as its last line")
+    if reason.startswith(("script printed", "sub-score(s) outside")):
+        raise Rejected(f"grader output is not a score in [0, 1]: {reason}")
+    return score
+
+
+def build_spec(task: SourceTask, name: str, decisions: list[Decision]) -> tuple[dict[str, Any], str]:
+    """The task spec and the comment block that records the import and its restore decisions."""
+    check: dict[str, Any] = {"type": "python", "name": "reward", "script": "reward/check.py",
+                             "args": ["${CLAWGYM_WORKSPACE}"], "copy_to": "reward",
+                             "restore": [d.path for d in decisions if d.restore],
+                             "subscores": {"aggregate": "mean"}, "require_score": True}
+    if task.wants_payload():
+        check["payload"] = {"task_id": task.task_id, "user_query": task.query, "metadata": task.metadata}
+    first = re.split(r"(?<=[.!?])\s|\n", task.query.strip(), maxsplit=1)[0]
+    spec: dict[str, Any] = {
+        "apiVersion": "clawgym/v1", "kind": "Task", "name": name,
+        "title": first if len(first) <= 100 else first[:97] + "...",
+        "description": f"Imported from the published ClawGym format (task {task.task_id}).",
+    }
+    if task.category:
+        spec["category"] = task.category
+    spec["tags"] = ["imported", "clawgym-format"] + ([str(task.metadata["grading_type"])]
+                                                     if task.metadata.get("grading_type") else [])
+    spec.update(persona="workspace-owner", workspace="blank", mount=task.mount)
+    files = []
+    for rel in task.inputs:
+        entry: dict[str, Any] = {"path": rel, "source": f"{INPUTS}/{rel}"}
+        if rel in task.executables:
+            entry["executable"] = True
+        files.append(entry)
+    if files:
+        spec["files"] = files
+    spec["instruction"] = literal(task.query)
+    if task.solution_script:
+        spec["solution"] = [{"script": task.solution_script}]
+    spec["checks"] = [check]
+    lines = [f"Imported from the published ClawGym format: task {task.task_id}.",
+             "data_entry.json, input_files/, reward/ and solution/ beside this file are the source, unchanged;",
+             "'clawgym export clawgym' writes them back. Grading runs reward/check.py; its sub-scores average",
+             "as reward.sh does (subscores.aggregate: mean).",
+             "", "Input files restored from the pristine copy before grading (edit `restore` to override):"]
+    lines += [f"  {'restore' if d.restore else 'keep   '} {d.path}: {d.why}" for d in decisions] or ["  (none)"]
+    return spec, "\n".join(lines)
+
+
+def import_one(folder: Path, out: Path, name: str | None = None, smoke: bool = True) -> Outcome:
+    """Import one source folder into `out/<name>/`; never raises for a bad folder."""
+    outcome = Outcome(source=folder.name, task_id=None, status="rejected")
+    try:
+        task = read_task(folder)
+        outcome.task_id = task.task_id
+        decisions = decide(task.inputs, task.query, task.grader_text())
+        outcome.decisions = [asdict(d) for d in decisions]
+        warnings = list(task.warnings)
+        if smoke:
+            outcome.nop_score = smoke_grade(task)
+            if outcome.nop_score > NOP_WARN:
+                warnings.append(f"grader gives {outcome.nop_score:.3f} to the untouched workspace "
+                                f"(expected at most {NOP_WARN})")
+        name = name or spec_name(task.task_id)
+        spec, comment = build_spec(task, name, decisions)
+        _write_folder(task, out / name, dump_spec(spec, comment))
+    except Rejected as e:
+        outcome.reasons.append(str(e))
+        return outcome
+    except (OSError, UnicodeDecodeError) as e:
+        outcome.reasons.append(f"cannot read the task folder: {e}")
+        return outcome
+    outcome.name, outcome.reasons = name, warnings
+    outcome.status = "warned" if warnings else "imported"
+    return outcome
+
+
+def _write_folder(task: SourceTask, target: Path, spec_text: str) -> None:
+    """Write the spec and copy the source files next to it; replaces an earlier import atomically."""
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    shutil.copy2(task.folder / "data_entry.json", tmp / "data_entry.json")
+    for sub in (INPUTS, "reward", "solution"):
+        if (task.folder / sub).is_dir():
+            shutil.copytree(task.folder / sub, tmp / sub, symlinks=True)
+    (tmp / "task.yaml").write_text(spec_text, encoding="utf-8")
+    old = target.with_name(f".{target.name}.{os.getpid()}.old")
+    if target.exists():
+        target.rename(old)
+    tmp.rename(target)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Many tasks
+
+
+def _import_star(args: tuple[Path, Path, str | None, bool]) -> Outcome:
+    return import_one(*args)
+
+
+def import_dataset(source: Path, out: Path, *, jobs: int | None = None, smoke: bool = True) -> Iterator[Outcome]:
+    """Import every task folder under `source` into `out`, yielding outcomes in source order."""
+    folders = discover(source)
+    if not folders:
+        raise ClawgymError(f"{source} holds no task folders",
+                           hint="give a folder of published ClawGym task folders (each with data_entry.json)")
+    out.mkdir(parents=True, exist_ok=True)
+    ensure_library(out)
+    names = _unique_names(folders)
+    work = [(f, out, names.get(f), smoke) for f in folders]
+    jobs = max(1, jobs or os.cpu_count() or 1)
+    if jobs == 1 or len(work) < 8:
+        yield from map(_import_star, work)
+        return
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        yield from pool.map(_import_star, work, chunksize=max(1, min(32, len(work) // (jobs * 8))))
+
+
+def _unique_names(folders: list[Path]) -> dict[Path, str]:
+    """Spec names from task ids (read cheaply); ids that clash get -2, -3 ..."""
+    seen: dict[str, int] = {}
+    names: dict[Path, str] = {}
+    for folder in folders:
+        try:
+            task_id = json.loads((folder / "data_entry.json").read_text(encoding="utf-8")).get("task_id")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if not isinstance(task_id, str) or not task_id.strip():
+            continue
+        base = spec_name(task_id)
+        seen[base] = seen.get(base, 0) + 1
+        names[folder] = base if seen[base] == 1 else f"{base[:60]}-{seen[base]}"
+    return names
+
+
+def import_command(source: Path, out: Path, *, jobs: int | None = None, quiet: bool = False,
+                   console: Any = None, smoke: bool = True) -> list[Outcome]:
+    """The CLI: import, print each warning and rejection, write the report, print the summary."""
+    outcomes: list[Outcome] = []
+    report = out / REPORT
+    for outcome in import_dataset(source, out, jobs=jobs, smoke=smoke):
+        outcomes.append(outcome)
+        if console is not None and not quiet and outcome.status != "imported":
+            label = "rejected" if outcome.status == "rejected" else "warning "
+            for reason in outcome.reasons:
+                console.print(f"{label} {outcome.source}: {reason}", highlight=False, markup=False)
+    tmp = report.with_name(f".{REPORT}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        for outcome in outcomes:
+            fh.write(json.dumps(asdict(outcome), ensure_ascii=False) + "\n")
+    os.replace(tmp, report)
+    counts = {s: sum(o.status == s for o in outcomes) for s in ("imported", "warned", "rejected")}
+    if console is not None:
+        console.print(f"{len(outcomes)} task folder(s): {counts['imported']} imported, {counts['warned']} imported "
+                      f"with warnings, {counts['rejected']} rejected; specs in {out}, report in {report}",
+                      highlight=False, markup=False)
+    return outcomes
