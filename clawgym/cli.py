@@ -128,6 +128,64 @@ def run(spec: str | None, agents: tuple[str, ...], seeds: str, attempts: int, jo
                 resume_dir=resume_dir, quiet=quiet, console=console)
 
 
+@main.command()
+@click.argument("run_dirs", metavar="RUN_DIR [RUN_DIR...]", nargs=-1, required=True,
+                type=click.Path(exists=True, file_okay=False))
+@click.option("--html", "html_out", type=click.Path(dir_okay=False),
+              help="Also write one static page (plots and a trial browser) to this file.")
+@click.option("--k", "ks", default="1,5", show_default=True, help="k values for pass@k and pass^k, e.g. '1,5'.")
+@_friendly
+def report(run_dirs: tuple[str, ...], html_out: str | None, ks: str) -> None:
+    """Print the results table of run folders (finished or partial); several folders side by side.
+
+    Mean reward, pass rate, pass@k and pass^k by agent and category, with bootstrap 95% CIs.
+    """
+    from .report import compare_table, print_summary, run_labels, summarize
+    from .report_stats import parse_ks
+    from .run import load_records
+
+    try:
+        k_values = parse_ks(ks)
+    except ValueError:
+        raise ClawgymError(f"--k {ks}: not a list of integers >= 1", hint="for example --k 1,5") from None
+    runs = []
+    for run_dir, label in zip(run_dirs, run_labels(run_dirs)):
+        records = list(load_records(Path(run_dir)).values())
+        if not records:
+            raise ClawgymError(f"no finished trials in {run_dir}", hint="is this a results folder of 'clawgym run'?")
+        runs.append((label, summarize(records, ks=k_values)))
+    if len(runs) == 1:
+        print_summary(runs[0][1], console, title=f"Results: {run_dirs[0]}")
+    else:
+        console.print(compare_table(runs, title=f"Comparison of {len(runs)} runs"))
+    if html_out:
+        from .report_html import write_html
+
+        info = write_html([Path(d) for d in run_dirs], Path(html_out), ks=k_values)
+        console.print(f"wrote {html_out} ({info['trials']} trials, {info['bytes'] / 1e6:.1f} MB)")
+
+
+@main.command()
+@click.option("--model", default="embedded", show_default=True,
+              help="A local model folder, a hub id, or 'embedded' (the bundled SmolLM2-135M-Instruct).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=8000, show_default=True, help="Port to listen on.")
+@click.option("--device", default="auto", show_default=True, help="auto, cpu or cuda.")
+@click.option("--dtype", default="auto", show_default=True, help="auto, float32, bfloat16 or float16.")
+@click.option("--max-tokens", type=int, help="Default most tokens generated per request.")
+@click.option("--temperature", type=float, help="Default sampling temperature.")
+@click.option("--chat-template", help="A chat template (text or file) to use instead of the model's.")
+@_friendly
+def serve(model: str, host: str, port: int, device: str, dtype: str, max_tokens: int | None,
+          temperature: float | None, chat_template: str | None) -> None:
+    """Serve a Hugging Face model as an OpenAI-compatible chat endpoint (with tool calls)."""
+    from .serve import serve as run_server
+
+    options = {"device": device, "dtype": dtype, "max_tokens": max_tokens, "temperature": temperature,
+               "chat_template": chat_template}
+    run_server(model, host=host, port=port, **{k: v for k, v in options.items() if v is not None})
+
+
 class _DefaultToRun(click.Group):
     """A group whose first argument, when it is not a subcommand, goes to its default subcommand."""
 
@@ -153,13 +211,15 @@ def import_() -> None:
 @click.option("--out", required=True, type=click.Path(file_okay=False),
               help="Folder for the imported task specs, e.g. specs/imported/NAME.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes (default: cores).")
+@click.option("--no-smoke", is_flag=True,
+              help="Do not run each grader once on the untouched workspace (faster; crashing graders go unnoticed).")
 @click.option("--quiet", is_flag=True, help="Only print the summary.")
 @_friendly
-def import_clawgym(source: str, out: str, jobs: int | None, quiet: bool) -> None:
+def import_clawgym(source: str, out: str, jobs: int | None, no_smoke: bool, quiet: bool) -> None:
     """Import task folders in the published ClawGym format (data_entry.json, input_files/, reward/)."""
     from .interop.clawgym_import import import_command
 
-    import_command(Path(source), Path(out), jobs=jobs, quiet=quiet, console=console)
+    import_command(Path(source), Path(out), jobs=jobs, quiet=quiet, console=console, smoke=not no_smoke)
 
 
 @import_.command("harbor")
