@@ -157,6 +157,7 @@ def read_task(folder: Path) -> SourceTask:
 _PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]*\.[A-Za-z0-9]{1,5})(?![\w/-])")
 _OUTPUT_DIRS = {"output", "outputs", "out", "result", "results", "report", "reports", "build", "dist", "reward",
                 "tmp", "archive", "archived", "processed", "sorted", "done"}
+_EXAMPLE = re.compile(r"(?:e\.g\.|i\.e\.|\blike|such as|for example|for instance)[\s:,(`'\"]*$", re.I)
 _CREATE = re.compile(r"\b(write|save|create|produce|generate|export|put|store|draft|compile|make|output|emit|"
                      r"render|build|prepare|move|rename|copy|archive)\w*\b", re.I)
 
@@ -164,6 +165,7 @@ _CREATE = re.compile(r"\b(write|save|create|produce|generate|export|put|store|dr
 def missing_inputs(task: SourceTask) -> list[str]:
     """Relative paths the instruction reads that input_files/ lacks (paths it asks to create excluded)."""
     have = set(task.inputs)
+    names = {f.rsplit("/", 1)[-1] for f in task.inputs}
     top_dirs = {f.split("/", 1)[0] for f in task.inputs if "/" in f}
     found: list[str] = []
     for m in _PATH.finditer(task.query):
@@ -171,6 +173,8 @@ def missing_inputs(task: SourceTask) -> list[str]:
         top = rel.split("/", 1)[0]
         if rel in have or rel in found or top.lower() in _OUTPUT_DIRS or top.startswith("."):
             continue
+        if rel.rsplit("/", 1)[-1] in names or _EXAMPLE.search(task.query[max(0, m.start() - 12):m.start()]):
+            continue  # where an input file goes (a move), or an example of a path
         if top not in top_dirs and top not in ("input", "inputs", "data", "logs", "config", "docs", "src"):
             continue
         clause = re.split(r"[.;:!?\n]", task.query[max(0, m.start() - 80):m.start()])[-1]

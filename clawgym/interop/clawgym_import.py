@@ -136,12 +136,19 @@ def build_spec(task: SourceTask, name: str, decisions: list[Decision]) -> tuple[
     if task.solution_script:
         spec["solution"] = [{"script": task.solution_script}]
     spec["checks"] = [check]
+    if check["restore"]:
+        # Changing an input the task does not ask to change zeroes the reward; weight 0 keeps the mean
+        # of the sub-scores exactly what reward.sh prints whenever the inputs are intact.
+        spec["checks"].append({"type": "unchanged", "name": "inputs unchanged", "paths": list(check["restore"]),
+                               "gate": True, "weight": 0})
     lines = [f"Imported from the published ClawGym format: task {task.task_id}.",
              "data_entry.json, input_files/, reward/ and solution/ beside this file are the source, unchanged;",
              "'clawgym export clawgym' writes them back. Grading runs reward/check.py; its sub-scores average",
-             "as reward.sh does (subscores.aggregate: mean).",
-             "", "Input files restored from the pristine copy before grading (edit `restore` to override):"]
-    lines += [f"  {'restore' if d.restore else 'keep   '} {d.path}: {d.why}" for d in decisions] or ["  (none)"]
+             "as reward.sh does (subscores.aggregate: mean). The gate 'inputs unchanged' (weight 0) gives 0 to an",
+             "agent that changes an input the instruction does not ask it to change.",
+             "", "Input files restored from the pristine copy before grading and guarded by that gate",
+             "(edit `restore` and the gate's `paths` to override):"]
+    lines += [f"  {d.path}: {d.why}" for d in decisions] or ["  (no input files)"]
     return spec, "\n".join(lines)
 
 

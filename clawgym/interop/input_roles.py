@@ -23,7 +23,7 @@ _NOT_A_CHANGE = re.compile(r"\badd(?:s|ing)? up\b|\badd(?:s|ing)? together\b")
 _VERB_THEN_FILE = re.compile(rf"\b(?:{_CHANGE})\w*\b")
 _PARTICIPLE = re.compile(r"\b(?:edited|updated|modified|fixed|changed|corrected|rewritten|appended|renamed|moved|"
                          r"removed|deleted|cleaned|sorted|patched|replaced|reorgani[sz]ed|organi[sz]ed|amended|"
-                         r"adjusted|migrated|converted|archived|pruned|trimmed|filled in|marked)\b")
+                         r"adjusted|migrated|converted|archived|pruned|trimmed|filled in|marked|deduplicated|normali[sz]ed)\b")
 _IN_PLACE = re.compile(r"\bin[- ]place\b")
 _NEGATED = re.compile(r"\b(?:do not|don't|never|must not|should not|shouldn't|without)\s+(?:\w+\s+){0,2}?"
                       r"(?:edit|modify|change|touch|alter|rewrite|overwrite|move|rename|delete|remove|changing|"
@@ -88,9 +88,11 @@ def _decide_one(path: str, inputs: list[str], sentences: list[str], grader: str)
         if _NEGATED.search(lower):
             continue
         quote = sentence if len(sentence) <= 140 else sentence[:137] + "..."
-        if _IN_PLACE.search(lower):
-            return Decision(path, False, f"kept: the instruction changes it in place: \"{quote}\"")
         for spot in spots:
+            after = lower[spot:]
+            in_place = _IN_PLACE.search(" ".join(after.split()[:7]))
+            if in_place and not _other_paths_between(after, 0, after.find("place"), path, inputs):
+                return Decision(path, False, f"kept: the instruction changes it in place: \"{quote}\"")
             if _writes_elsewhere(sentence[spot:], path, inputs):
                 continue  # "sort the rows of data.csv and write them to output/x.csv" changes no input
             before = lower[:spot]
@@ -101,7 +103,6 @@ def _decide_one(path: str, inputs: list[str], sentences: list[str], grader: str)
                 if words_between <= _MAX_GAP_WORDS and not _other_paths_between(sentence, verb.end(), spot, path,
                                                                                  inputs):
                     return Decision(path, False, f"kept: the instruction asks to change it: \"{quote}\"")
-            after = lower[spot:spot + 80]
             if _PARTICIPLE.search(" ".join(after.split()[:8])):
                 return Decision(path, False, f"kept: the instruction asks to change it: \"{quote}\"")
     if named:

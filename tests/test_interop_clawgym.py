@@ -1,0 +1,243 @@
+"""Import and export of the published ClawGym task format, on the fixture tasks in
+tests/fixtures/clawgym_format/ (written in that format: data_entry.json, input_files/, reward/)."""
+
+from __future__ import annotations
+
+import filecmp
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from clawgym.cli import main
+from clawgym.compile import compile_task, load_task_spec
+from clawgym.interop.clawgym_export import export_command
+from clawgym.interop.clawgym_import import import_command
+from clawgym.interop.input_roles import decide
+from clawgym.rollout import Trial, execute_trial
+from clawgym.task import thaw
+from clawgym.verify import verify
+from clawgym.workspace import materialize
+
+FIXTURES = Path(__file__).parent / "fixtures" / "clawgym_format"
+GOOD = sorted(p.name for p in (FIXTURES / "good").iterdir() if p.is_dir())
+WITH_SOLUTION = [t for t in GOOD if (FIXTURES / "good" / t / "solution" / "solve.sh").is_file()]
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("imported")
+    outcomes = import_command(FIXTURES / "good", out)
+    assert [(o.source, o.status) for o in outcomes] == [(t, "imported") for t in GOOD]
+    return out
+
+
+def spec_of(imported: Path, task_id: str) -> Path:
+    return imported / task_id.replace("_", "-") / "task.yaml"
+
+
+def reward_sh(task_id: str, workspace: Path, tmp: Path, payload: Path | None = None) -> float:
+    """What the task's own reward.sh prints for `workspace` (reward/ copied in, as the format does)."""
+    ws = tmp / "reward-sh-ws"
+    shutil.rmtree(ws, ignore_errors=True)
+    shutil.copytree(workspace, ws, symlinks=True)
+    shutil.rmtree(ws / "reward", ignore_errors=True)
+    shutil.copytree(FIXTURES / "good" / task_id / "reward", ws / "reward")
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin"}
+    if payload is not None:
+        env["OPENCLAW_REWARD_PAYLOAD"] = str(payload)
+    out = subprocess.run(["bash", str(ws / "reward" / "reward.sh"), str(ws)], capture_output=True, text=True,
+                         env=env, timeout=60).stdout
+    return float(out.strip().splitlines()[-1])
+
+
+def our_reward(spec: Path, workspace: Path, tmp: Path, trajectory: dict | None = None) -> float:
+    task = compile_task(load_task_spec(spec), 0)
+    original = tmp / "original"
+    shutil.rmtree(original, ignore_errors=True)
+    materialize(task, original)
+    verdict = verify(list(thaw(task.checks)), workspace=workspace, original=original, task_dir=Path(task.task_dir),
+                     params={}, trajectory=trajectory)
+    return verdict.reward
+
+
+def test_every_good_fixture_imports_as_a_valid_spec(imported):
+    for task_id in GOOD:
+        task = compile_task(load_task_spec(spec_of(imported, task_id)), 0)
+        entry = json.loads((FIXTURES / "good" / task_id / "data_entry.json").read_text(encoding="utf-8"))
+        assert task.instruction == entry["user_query"]
+        assert task.mount == entry.get("input_mount_dir", "/root/.openclaw/workspace")
+        inputs = FIXTURES / "good" / task_id / "input_files"
+        for f in (p for p in inputs.rglob("*") if p.is_file()) if inputs.is_dir() else []:
+            assert task.files[f.relative_to(inputs).as_posix()] == f.read_bytes()
+        check = task.checks[0]
+        assert check["type"] == "python" and check["subscores"]["aggregate"] == "mean"
+        if check["restore"]:
+            assert task.checks[1] == {"type": "unchanged", "name": "inputs unchanged", "paths": check["restore"],
+                                      "gate": True, "weight": 0}
+    report = [json.loads(line) for line in (imported / "import-report.jsonl").read_text().splitlines()]
+    assert len(report) == len(GOOD) and all(r["nop_score"] <= 0.1 for r in report)
+
+
+def test_restore_decisions_keep_only_what_the_instruction_changes(imported):
+    kept = {}
+    for task_id in GOOD:
+        task = compile_task(load_task_spec(spec_of(imported, task_id)), 0)
+        inputs = FIXTURES / "good" / task_id / "input_files"
+        all_inputs = {p.relative_to(inputs).as_posix() for p in inputs.rglob("*") if p.is_file()} \
+            if inputs.is_dir() else set()
+        restored = set(task.checks[0]["restore"])
+        if all_inputs - restored:
+            kept[task_id] = sorted(all_inputs - restored)
+    assert kept == {
+        "task_0002": ["notes/journal.md"],
+        "task_0003": ["config/app.yaml"],
+        "task_0004": ["downloads/Budget_2025.CSV", "downloads/backup_db.sh", "downloads/logo_v2.svg",
+                      "downloads/offsite_schedule.ics"],
+        "task_0011": ["src/parser.py"],
+    }
+
+
+def test_decisions_read_the_instruction_sentence_by_sentence():
+    inputs = ["data/sales.csv", "config/app.yaml", "src/a.py", "tests/test_a.py", "data/contacts.csv",
+              "notes/todo.md", "inbox/x.eml"]
+    text = ("Read data/sales.csv and write the totals to output/totals.csv. The port in config/app.yaml should "
+            "be changed to 8080. Fix the bug in src/a.py so tests/test_a.py passes. Add up the amounts in "
+            "data/contacts.csv. Do not modify notes/todo.md; tick nothing. Archive everything in inbox/.")
+    got = {d.path: d.restore for d in decide(inputs, text)}
+    assert got == {"data/sales.csv": True, "config/app.yaml": False, "src/a.py": False, "tests/test_a.py": True,
+                   "data/contacts.csv": True, "notes/todo.md": True, "inbox/x.eml": False}
+    gone = decide(["in/a.txt"], "Tidy up.", "assert not os.path.exists(os.path.join(ws, 'in/a.txt'))")
+    assert not gone[0].restore and gone[0].why.startswith("kept: the grader checks that it is gone")
+
+
+@pytest.mark.parametrize("task_id", GOOD)
+def test_oracle_nop_and_parity_with_reward_sh(imported, task_id, tmp_path, bwrap):
+    """oracle scores 1.0 where a solution exists, nop at most 0.1, and on every workspace our reward
+    equals what the task's own reward.sh prints (aggregate: mean)."""
+    spec = spec_of(imported, task_id)
+    task = compile_task(load_task_spec(spec), 0)
+    nop_ws = tmp_path / "nop"
+    nop = execute_trial(Trial(task, {"type": "nop"}), keep_workspace=nop_ws)
+    assert nop["status"] != "error" and nop["reward"] <= 0.1
+    payload = None
+    if task_id in WITH_SOLUTION:
+        oracle_ws = tmp_path / "oracle"
+        oracle = execute_trial(Trial(task, {"type": "oracle"}), keep_workspace=oracle_ws)
+        assert oracle["reward"] == 1.0, oracle["verdict"]
+        results = oracle["verdict"]["results"]  # the sub-scores, one result each (unless it prints one number)
+        assert len(results) >= 4 or results[0]["reason"] == "script score 1", results
+        workspaces = [nop_ws, oracle_ws]
+        # partial work: drop half of what the oracle produced
+        partial = tmp_path / "partial"
+        shutil.copytree(oracle_ws, partial, symlinks=True)
+        made = sorted(p for p in partial.rglob("*") if p.is_file() and not (nop_ws / p.relative_to(partial)).exists())
+        for p in made[: max(1, len(made) // 2)]:
+            p.unlink()
+        workspaces.append(partial)
+    else:
+        workspaces = [nop_ws]
+    for ws in workspaces:
+        assert our_reward(spec, ws, tmp_path) == reward_sh(task_id, ws, tmp_path, payload), ws.name
+
+
+def test_chat_task_is_graded_on_the_final_answer_through_the_payload(imported, tmp_path):
+    chat = [t for t in GOOD if "input_mount_dir" not in json.loads(
+        (FIXTURES / "good" / t / "data_entry.json").read_text(encoding="utf-8"))]
+    assert len(chat) == 1
+    spec = spec_of(imported, chat[0])
+    task = compile_task(load_task_spec(spec), 0)
+    assert task.checks[0]["payload"]["task_id"] == chat[0]
+    ws = tmp_path / "ws"
+    materialize(task, ws)
+    entry = json.loads((FIXTURES / "good" / chat[0] / "data_entry.json").read_text(encoding="utf-8"))
+    right = "The lease ends on 2026-01-18, so the notice must reach the landlord by 2025-11-19."
+    for message, expect_full in ((right, True), ("I could not work it out.", False)):
+        trajectory = {"final_message": message, "messages": [{"role": "user", "content": entry["user_query"]},
+                                                              {"role": "assistant", "content": message}]}
+        payload = tmp_path / "payload.json"
+        payload.write_text(json.dumps({"task_id": chat[0], "user_query": entry["user_query"],
+                                       "metadata": entry["metadata"], "final_message": message,
+                                       "transcript": trajectory["messages"]}))
+        ours = our_reward(spec, ws, tmp_path, trajectory)
+        assert ours == reward_sh(chat[0], ws, tmp_path, payload)
+        assert (ours == 1.0) is expect_full
+
+
+@pytest.mark.parametrize("task_id", WITH_SOLUTION)
+def test_input_tampering_scores_no_more_than_doing_nothing(imported, task_id, bwrap):
+    task = compile_task(load_task_spec(spec_of(imported, task_id)), 0)
+    nop = execute_trial(Trial(task, {"type": "nop"}))
+    tamper = execute_trial(Trial(task, {"type": "tamper"}))
+    assert tamper["status"] != "error"
+    assert tamper["reward"] <= nop["reward"], tamper["verdict"]
+
+
+def test_export_round_trips_byte_for_byte(imported, tmp_path):
+    out = tmp_path / "exported"
+    results = export_command([imported], out)
+    assert all(r.folder for r in results) and len(results) == len(GOOD)
+    cmp = filecmp.dircmp(FIXTURES / "good", out)
+    assert sorted(cmp.left_list) == sorted(cmp.right_list)
+
+    def same(a: Path, b: Path) -> None:
+        files_a = sorted(p.relative_to(a).as_posix() for p in a.rglob("*") if p.is_file())
+        files_b = sorted(p.relative_to(b).as_posix() for p in b.rglob("*") if p.is_file())
+        assert files_a == files_b
+        for rel in files_a:
+            assert (a / rel).read_bytes() == (b / rel).read_bytes(), rel
+
+    for task_id in GOOD:
+        same(FIXTURES / "good" / task_id, out / task_id)
+
+
+def test_an_edited_spec_exports_its_edit(imported, tmp_path):
+    folder = tmp_path / "edited"
+    shutil.copytree(imported / "task-0001", folder / "task-0001")
+    shutil.copytree(imported / "personas", folder / "personas")
+    shutil.copytree(imported / "workspaces", folder / "workspaces")
+    spec = folder / "task-0001" / "task.yaml"
+    text = spec.read_text(encoding="utf-8")
+    spec.write_text(text.replace("category: productivity", "category: planning"), encoding="utf-8")
+    export_command([spec], tmp_path / "out")
+    entry = json.loads((tmp_path / "out" / "task_0001" / "data_entry.json").read_text(encoding="utf-8"))
+    assert entry["metadata"]["category"] == "Planning & Knowledge"
+
+
+def test_bad_folders_are_rejected_or_warned_and_never_stop_the_others(tmp_path):
+    source = tmp_path / "mixed"
+    shutil.copytree(FIXTURES / "bad", source)
+    shutil.copytree(FIXTURES / "good" / "task_0001", source / "task_0001")
+    result = CliRunner().invoke(main, ["import", "clawgym", str(source), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    report = {r["source"]: r for r in map(json.loads, (tmp_path / "out" / "import-report.jsonl").read_text()
+                                          .splitlines())}
+    assert {k: v["status"] for k, v in report.items()} == {
+        "crashing_grader": "rejected", "empty_query": "rejected", "invalid_json": "rejected",
+        "missing_input": "warned", "no_data_entry": "rejected", "no_number": "rejected", "no_reward": "rejected",
+        "task_0001": "imported"}
+    reasons = {k: v["reasons"][0] for k, v in report.items() if v["reasons"]}
+    assert reasons["no_data_entry"] == "no data_entry.json (every task folder needs one with task_id and user_query)"
+    assert reasons["empty_query"] == "data_entry.json: `user_query` is '', expected a non-empty string"
+    assert reasons["invalid_json"].startswith("data_entry.json:")
+    assert "invalid JSON" in reasons["invalid_json"]
+    assert reasons["no_reward"].startswith("no reward/ folder")
+    assert reasons["crashing_grader"].startswith("grader crashes on the untouched workspace (exit status 1: KeyError")
+    assert reasons["no_number"] == ("grader prints no number (last line: 'all good'); check.py must print a number "
+                                    "or a JSON object of named sub-scores as its last line")
+    assert reasons["missing_input"].startswith("references input file(s) missing from input_files/: logs/app.log")
+    assert "8 task folder(s): 1 imported, 1 imported with warnings, 6 rejected" in " ".join(result.output.split())
+    assert (tmp_path / "out" / "task-0001" / "task.yaml").is_file()
+    assert not (tmp_path / "out" / "no-data-entry").exists()
+
+
+def test_reimport_replaces_the_earlier_import(imported, tmp_path):
+    out = tmp_path / "again"
+    import_command(FIXTURES / "good" / "task_0001", out)
+    (out / "task-0001" / "stray.txt").write_text("left over")
+    import_command(FIXTURES / "good" / "task_0001", out)
+    assert not (out / "task-0001" / "stray.txt").exists()
+    assert (out / "task-0001" / "task.yaml").is_file()
