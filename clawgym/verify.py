@@ -146,7 +146,7 @@ def _unique(name: str, seen: set[str]) -> str:
     return out
 
 
-EXECUTING_CHECKS = ("command", "python")  # skipped once a gate has failed: they cost a process each
+EXECUTING_CHECKS = ("command", "python", "harbor_tests")  # skipped once a gate has failed: they cost a process each
 
 
 def _executes(config: Any) -> bool:

@@ -241,3 +241,18 @@ def test_reimport_replaces_the_earlier_import(imported, tmp_path):
     import_command(FIXTURES / "good" / "task_0001", out)
     assert not (out / "task-0001" / "stray.txt").exists()
     assert (out / "task-0001" / "task.yaml").is_file()
+
+
+def test_graders_run_in_a_fork_with_exit_status_output_and_timeout(tmp_path):
+    from clawgym.interop.forked import run_script
+
+    script = tmp_path / "g.py"
+    script.write_text("import os, sys\nprint(sys.argv[1], os.getcwd() == sys.argv[1], os.environ.get('X'))\n"
+                      "print('oops', file=sys.stderr)\nsys.exit(3)\n")
+    assert run_script(script, [str(tmp_path)], cwd=tmp_path, env={"X": "1"}, timeout=10) == \
+        (3, f"{tmp_path} True 1\n", "oops\n")
+    script.write_text("raise KeyError('file')\n")
+    code, out, err = run_script(script, [], cwd=tmp_path, env={}, timeout=10)
+    assert code == 1 and err.strip().endswith("KeyError: 'file'")
+    script.write_text("import time\ntime.sleep(30)\n")
+    assert run_script(script, [], cwd=tmp_path, env={}, timeout=0.3) == (None, "", "")

@@ -18,8 +18,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -29,7 +27,9 @@ from typing import Any, Iterator
 from ..checks.exec import parse_score
 from ..errors import ClawgymError
 from ..spec.write import dump_spec, literal
+from ..tempdirs import work_root
 from .clawgym_format import INPUTS, Rejected, SourceTask, read_task
+from .forked import run_script
 from .input_roles import Decision, decide
 from .library import ensure_library
 
@@ -70,11 +70,11 @@ def discover(source: Path) -> list[Path]:
 
 
 def smoke_grade(task: SourceTask, timeout: float = SMOKE_TIMEOUT) -> float:
-    """Run the grader once on the untouched workspace, as reward.sh would; its score.
+    """Run the grader once on the untouched workspace, as reward.sh would (in a fork, see forked.py); its score.
 
     Raises Rejected when it crashes, hangs or prints no number.
     """
-    with tempfile.TemporaryDirectory(prefix="clawgym-import-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="clawgym-import-", dir=work_root()) as tmp:
         ws = Path(tmp) / "workspace"
         if (task.folder / INPUTS).is_dir():
             shutil.copytree(task.folder / INPUTS, ws, symlinks=True)
@@ -87,16 +87,14 @@ def smoke_grade(task: SourceTask, timeout: float = SMOKE_TIMEOUT) -> float:
             payload.write_text(json.dumps({"task_id": task.task_id, "user_query": task.query,
                                            "metadata": task.metadata, "final_message": "", "transcript": []}))
             env["OPENCLAW_REWARD_PAYLOAD"] = str(payload)
-        try:
-            proc = subprocess.run([sys.executable, str(ws / "reward" / "check.py"), str(ws)], cwd=ws, env=env,
-                                  capture_output=True, text=True, timeout=timeout, errors="replace")
-        except subprocess.TimeoutExpired:
-            raise Rejected(f"grader did not finish within {timeout:g} s on the untouched workspace") from None
-    score, reason, _ = parse_score(proc.stdout, proc.returncode, strict=True)
+        code, stdout, stderr = run_script(ws / "reward" / "check.py", [str(ws)], cwd=ws, env=env, timeout=timeout)
+    if code is None:
+        raise Rejected(f"grader did not finish within {timeout:g} s on the untouched workspace")
+    score, reason, _ = parse_score(stdout, code, strict=True)
     if reason.startswith("script printed no score"):
-        err = next((ln for ln in reversed(proc.stderr.splitlines()) if ln.strip()), "")
-        if proc.returncode != 0:
-            raise Rejected(f"grader crashes on the untouched workspace (exit status {proc.returncode}"
+        err = next((ln for ln in reversed(stderr.splitlines()) if ln.strip()), "")
+        if code != 0:
+            raise Rejected(f"grader crashes on the untouched workspace (exit status {code}"
                            + (f": {err.strip()[:200]}" if err else "") + "); fix reward/check.py")
         raise Rejected(f"grader prints no number ({reason[len('script printed no score ('):-1]}); "
                        "check.py must print a number or a JSON object of named sub-scores as its last line")

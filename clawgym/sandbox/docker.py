@@ -118,12 +118,16 @@ class DockerSandbox(Sandbox):
     Options: `image` (default clawgym/base:bookworm), `cpus` (CPU cap, e.g. 1.5; default none),
     `sync` ("exec": the host workspace mirrors the container after every command, the default;
     "close": copied out only when the sandbox closes), `network_mode` (used when the network is
-    allowed; default "host", like the local backend; "bridge" isolates from host services).
+    allowed; default "host", like the local backend; "bridge" isolates from host services),
+    `ro_binds` and `rw_binds` (extra host folders bind-mounted read-only or writable: "PATH" or
+    ["HOST", "INSIDE"]; the daemon must see the same host paths, and a writable one must be writable
+    by uid 0 without capabilities, e.g. mode 0777).
     """
 
     def __init__(self, workspace: Path | str, *, limits: SandboxLimits | None = None, network: bool = False,
                  mount: str = DEFAULT_MOUNT, image: str = IMAGE, cpus: float | None = None,
-                 sync: str = "exec", network_mode: str = "host") -> None:
+                 sync: str = "exec", network_mode: str = "host", ro_binds: Sequence[str | Sequence[str]] = (),
+                 rw_binds: Sequence[str | Sequence[str]] = ()) -> None:
         self.workspace, self.limits = Path(workspace).resolve(), limits or SandboxLimits()
         self.network, self.mount = bool(network), check_mount(mount)
         if sync not in ("exec", "close"):
@@ -133,6 +137,8 @@ class DockerSandbox(Sandbox):
         if not self.workspace.is_dir():
             raise ClawgymError(f"sandbox workspace {self.workspace} is not a folder")
         self._sync, self.image = sync, image
+        self._binds = [(*_bind_pair(b, "read-only bind"), True) for b in ro_binds]
+        self._binds += [(*_bind_pair(b, "writable bind"), False) for b in rw_binds]
         self._closed, self._lock, self._live = False, threading.Lock(), set()
         self._kill_lock = threading.Lock()
         self._container: Any = None
@@ -165,7 +171,9 @@ class DockerSandbox(Sandbox):
             self._container = self._client.containers.run(
                 self.image, KEEPER, detach=True, labels={LABEL: "1"}, hostname="sandbox",
                 network_mode=network_mode if self.network else "none", read_only=True, tmpfs=tmpfs,
-                mounts=[Mount(target=self.mount, source=None, type="volume")],
+                mounts=[Mount(target=self.mount, source=None, type="volume"),
+                        *(Mount(target=inside, source=host, type="bind", read_only=ro)
+                          for host, inside, ro in self._binds)],
                 mem_limit=f"{mib}m", memswap_limit=f"{mib}m", pids_limit=self.limits.pids,
                 nano_cpus=int(float(cpus) * 1e9) if cpus else None, cap_drop=["ALL"],
                 security_opt=["no-new-privileges"], environment=self.default_env(), working_dir="/",
@@ -406,3 +414,12 @@ def _fingerprint(root: Path) -> frozenset:
             link = os.readlink(path) if stat.S_ISLNK(st.st_mode) else None
             seen.append((posixpath.relpath(path, root), st.st_mode, st.st_size, st.st_mtime_ns, st.st_ino, link))
     return frozenset(seen)
+
+
+def _bind_pair(spec: str | Sequence[str], what: str) -> tuple[str, str]:
+    """("HOST", "INSIDE") from "PATH" or ["HOST", "INSIDE"]; both absolute, the host one existing."""
+    host, inside = (spec, spec) if isinstance(spec, str) else (spec[0], spec[1])
+    if not os.path.isabs(host) or not os.path.isabs(inside) or not os.path.exists(host):
+        raise ClawgymError(f"{what} {spec!r} needs an existing absolute host path and an absolute path inside",
+                           hint="write it as '/opt/data' or ['/opt/data', '/data']")
+    return os.path.realpath(host), posixpath.normpath(inside)

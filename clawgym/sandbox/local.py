@@ -88,12 +88,15 @@ class LocalSandbox(Sandbox):
     Options: `bwrap` (path of the binary; default: found on PATH), `uid_base` and `uid_count`
     (host uids given to sandboxes when running as root), `ro_binds` (extra host folders shown
     read-only: "PATH" or ["HOST", "INSIDE"]; they must be world-readable, since the sandbox's uid
-    resolves them). Keep one live sandbox per workspace.
+    resolves them), `rw_binds` (extra host folders shown writable, same forms: as root they are handed
+    to the sandbox's uid like the workspace while it lives, so they must not be shared with other
+    sandboxes). Keep one live sandbox per workspace.
     """
 
     def __init__(self, workspace: Path | str, *, limits: SandboxLimits | None = None, network: bool = False,
                  mount: str = DEFAULT_MOUNT, bwrap: str | None = None, uid_base: int = UID_BASE,
-                 uid_count: int = UID_COUNT, ro_binds: Sequence[str | Sequence[str]] = ()) -> None:
+                 uid_count: int = UID_COUNT, ro_binds: Sequence[str | Sequence[str]] = (),
+                 rw_binds: Sequence[str | Sequence[str]] = ()) -> None:
         self.workspace, self.limits = Path(workspace).resolve(), limits or SandboxLimits()
         self.network, self.mount = bool(network), check_mount(mount)
         self._closed, self._lock, self._live = False, threading.Lock(), set()
@@ -103,6 +106,8 @@ class LocalSandbox(Sandbox):
         self._cgroup: Path | None = None
         self._bridge: str | None = None
         self._ro_binds = [_bind_pair(b) for b in ro_binds]
+        self._rw_binds = [_bind_pair(b, "writable bind") for b in rw_binds]
+        self._defaults: dict[Path, tuple[int, int]] = {}  # owner of each handed-over root
         found = bwrap or shutil.which("bwrap")
         if not found or not os.access(found, os.X_OK):
             raise PrerequisiteError("bubblewrap (bwrap) is not installed", hint=INSTALL_HINT)
@@ -141,28 +146,36 @@ class LocalSandbox(Sandbox):
             raise
 
     # ----------------------------------------------------------------- setup
+    def _writable_roots(self) -> list[Path]:
+        return [self.workspace, *(Path(host) for host, _ in self._rw_binds)]
+
     def _hand_over(self) -> None:
-        """Give the workspace to the sandbox uid, remembering owners to restore on close."""
+        """Give the workspace (and writable binds) to the sandbox uid, remembering owners to restore on close."""
         owners: dict[tuple[int, int], tuple[int, int]] = {}
-        st = os.stat(self.workspace)
-        self._default_owner, self._owners = (st.st_uid, st.st_gid), owners
-        for dfd, name, st in walk_entries(self.workspace):
-            if (st.st_uid, st.st_gid) == (self._uid, self._uid) or (stat.S_ISREG(st.st_mode) and st.st_nlink > 1):
-                continue  # a hard link may be shared with a file outside the workspace
-            owners[(st.st_dev, st.st_ino)] = (st.st_uid, st.st_gid)
-            os.chown(name, self._uid, self._uid, dir_fd=dfd, follow_symlinks=False)
+        self._owners = owners
+        for root in self._writable_roots():
+            st = os.stat(root)
+            self._defaults[root] = (st.st_uid, st.st_gid)
+            for dfd, name, st in walk_entries(root):
+                if (st.st_uid, st.st_gid) == (self._uid, self._uid) or (stat.S_ISREG(st.st_mode) and st.st_nlink > 1):
+                    continue  # a hard link may be shared with a file outside the workspace
+                owners[(st.st_dev, st.st_ino)] = (st.st_uid, st.st_gid)
+                os.chown(name, self._uid, self._uid, dir_fd=dfd, follow_symlinks=False)
 
     def _restore_owners(self) -> None:
         owners, self._owners = self._owners, None
-        if owners is None or not self.workspace.is_dir():
+        if owners is None:
             return
-        for dfd, name, st in walk_entries(self.workspace):
-            if self._uid in (st.st_uid, st.st_gid):
-                uid, gid = owners.get((st.st_dev, st.st_ino), self._default_owner)
-                try:
-                    os.chown(name, uid, gid, dir_fd=dfd, follow_symlinks=False)
-                except OSError as exc:
-                    log.warning("cannot restore the owner of %s: %s", name, exc)
+        for root, default in self._defaults.items():
+            if not root.exists():
+                continue
+            for dfd, name, st in walk_entries(root):
+                if self._uid in (st.st_uid, st.st_gid):
+                    uid, gid = owners.get((st.st_dev, st.st_ino), default)
+                    try:
+                        os.chown(name, uid, gid, dir_fd=dfd, follow_symlinks=False)
+                    except OSError as exc:
+                        log.warning("cannot restore the owner of %s: %s", name, exc)
 
     def _build_args(self, feats: frozenset[str]) -> None:
         home, mib = home_for(self.mount), 1 << 20
@@ -197,6 +210,11 @@ class LocalSandbox(Sandbox):
                 raise ClawgymError(f"read-only bind {host_path} is not reachable by the sandbox's uid",
                                    hint="keep it below world-searchable folders (mode o+x), e.g. under /opt")
             tail += ["--ro-bind", host_path, inside]
+        for host_path, inside in self._rw_binds:  # e.g. a verifier's log folder
+            if self._root and not searchable(Path(host_path) / "x", self._uid):
+                raise ClawgymError(f"writable bind {host_path} is not reachable by the sandbox's uid",
+                                   hint="keep it below world-searchable folders (mode o+x)")
+            tail += ["--bind", host_path, inside]
         tail += ["--bind", self._bridge or str(self.workspace), self.mount, "--remount-ro", "/dev", "--remount-ro", "/"]
         self._head, self._tail = head, tail
         # Limits and uid are applied by setpriv/prlimit in front of bwrap, so the spawn needs no fork
@@ -456,10 +474,10 @@ def _parse_status(raw: bytes | bytearray) -> dict:
     return info
 
 
-def _bind_pair(spec: str | Sequence[str]) -> tuple[str, str]:
+def _bind_pair(spec: str | Sequence[str], what: str = "read-only bind") -> tuple[str, str]:
     """("HOST", "INSIDE") from "PATH" or ["HOST", "INSIDE"]; both absolute, the host one existing."""
     host, inside = (spec, spec) if isinstance(spec, str) else (spec[0], spec[1])
     if not os.path.isabs(host) or not os.path.isabs(inside) or not os.path.exists(host):
-        raise ClawgymError(f"read-only bind {spec!r} needs an existing absolute host path and an absolute "
+        raise ClawgymError(f"{what} {spec!r} needs an existing absolute host path and an absolute "
                            "path inside", hint="write it as '/opt/agent' or ['/opt/agent', '/agent']")
     return host, inside
