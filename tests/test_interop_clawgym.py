@@ -256,3 +256,34 @@ def test_graders_run_in_a_fork_with_exit_status_output_and_timeout(tmp_path):
     assert code == 1 and err.strip().endswith("KeyError: 'file'")
     script.write_text("import time\ntime.sleep(30)\n")
     assert run_script(script, [], cwd=tmp_path, env={}, timeout=0.3) == (None, "", "")
+
+
+NATIVE = ["specs/tasks/analysis/grade-statistics.yaml", "specs/tasks/systems/log-incident-report.yaml",
+          "specs/tasks/software/fix-failing-function.yaml"]
+
+
+def test_native_tasks_export_with_a_portable_grader_and_import_back(tmp_path, bwrap):
+    """Any ClawGym task exports to the published format (reward/check.py runs its own checks);
+    imported back it scores 1.0 with the reference solution and 0 doing nothing, and reward.sh
+    prints the same reward as our verdict on the same workspace."""
+    root = Path(__file__).resolve().parents[1]
+    results = export_command([root / s for s in NATIVE], tmp_path / "exported")
+    assert all(r.folder for r in results), [r.reason for r in results]
+    names = sorted(p.name for p in (tmp_path / "exported").iterdir())
+    assert names == ["fix-failing-function", "grade-statistics", "log-incident-report"]
+    for name in names:
+        folder = tmp_path / "exported" / name
+        assert {"check.py", "reward.sh", "clawgym.zip", "task.json"} <= {p.name for p in (folder / "reward").iterdir()}
+        assert (folder / "input_files" / "AGENTS.md").is_file()  # the whole workspace travels
+    outcomes = import_command(tmp_path / "exported", tmp_path / "imported")
+    assert [o.status for o in outcomes] == ["imported"] * 3
+    for name in names:
+        task = compile_task(load_task_spec(tmp_path / "imported" / name / "task.yaml"), 0)
+        assert not task.checks[0]["restore"] and len(task.checks) == 1  # the grader has its own pristine copy
+        ws = tmp_path / "ws" / name
+        oracle = execute_trial(Trial(task, {"type": "oracle"}), keep_workspace=ws)
+        nop = execute_trial(Trial(task, {"type": "nop"}))
+        assert (oracle["reward"], nop["reward"]) == (1.0, 0.0), oracle["verdict"]
+        shutil.copytree(tmp_path / "exported" / name / "reward", ws / "reward")
+        out = subprocess.run(["bash", str(ws / "reward" / "reward.sh"), str(ws)], capture_output=True, text=True)
+        assert float(out.stdout.split()[-1]) == 1.0

@@ -14,7 +14,6 @@ import shutil
 import signal
 import stat
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from typing import Any
 from ..errors import InfraError, PrerequisiteError
 from ..registry import register
 from ..tempdirs import work_root
-from .base import Check, CheckContext, CheckFailure, as_list, check_rel, clip, short, strings
+from .base import Check, CheckContext, as_list, clip, short, strings
 
 MAX_OUTPUT = 1_000_000
 

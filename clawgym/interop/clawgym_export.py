@@ -21,10 +21,8 @@ from ..compile import compile_task, load_task_spec
 from ..errors import ClawgymError
 from ..task import CATEGORY_LABELS, Task
 from .clawgym_format import DATA_ENTRY, DEFAULT_MOUNT, INPUTS, SourceTask, read_task
-
-BOOTSTRAP_NAMES = ("AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "HEARTBEAT.md", "BOOTSTRAP.md", "USER.md",
-                   "MEMORY.md")
-
+from .harbor_export import solve_script
+from .portable import Refused, find_specs, grading_refusals, write_bundle
 
 @dataclass
 class Exported:
@@ -33,33 +31,20 @@ class Exported:
     reason: str = ""
 
 
-def task_specs(paths: Iterable[Path]) -> list[Path]:
-    """Task spec files among `paths` (folders are searched for *.yaml of kind Task)."""
-    found: list[Path] = []
-    for path in paths:
-        candidates = [path] if path.is_file() else sorted(path.rglob("*.yaml"))
-        for p in candidates:
-            if path.is_dir() and any(part.startswith(".") for part in p.relative_to(path).parts):
-                continue
-            try:
-                head = p.read_text(encoding="utf-8", errors="replace")[:4000]
-            except OSError:
-                continue
-            if path.is_file() or "\nkind: Task" in "\n" + head:
-                found.append(p)
-    return found
-
-
 def is_imported(spec_dir: Path) -> bool:
     """A spec folder made by `clawgym import clawgym` (it keeps the source folder's files)."""
     return (spec_dir / DATA_ENTRY).is_file() and (spec_dir / "reward" / "check.py").is_file()
 
 
-def input_files(task: Task, spec: dict[str, Any]) -> dict[str, bytes]:
-    """The workspace files the task ships: all of them but the OpenClaw bootstrap files, which the
-    harness writes itself (kept when the spec lists them among its own `files`)."""
-    declared = {str(e.get("path", "")) for e in spec.get("files") or []}
-    return {rel: data for rel, data in task.files.items() if rel not in BOOTSTRAP_NAMES or rel in declared}
+def input_files(task: Task, spec: dict[str, Any], imported: bool) -> dict[str, bytes]:
+    """The files that go to input_files/: for an imported spec, what its `files` entries list (the
+    source's inputs, without the bootstrap files the harness writes); otherwise the whole workspace,
+    bootstrap and memory files included, so the task grades the same anywhere."""
+    if not imported:
+        return dict(task.files)
+    declared = [str(e.get("path", "")) for e in spec.get("files") or []]
+    return {rel: data for rel, data in task.files.items()
+            if any(rel == d or rel.startswith(d.rstrip("/") + "/") for d in declared)}
 
 
 def data_entry(task: Task, source: SourceTask | None, has_inputs: bool) -> tuple[dict[str, Any], bytes | None]:
@@ -80,6 +65,92 @@ def data_entry(task: Task, source: SourceTask | None, has_inputs: bool) -> tuple
     return entry, None
 
 
+CHECK_PY = '''#!/usr/bin/env python3
+"""Grader of {task_id}, exported by ClawGym: runs the task's own checks against the workspace.
+
+Beside this file: clawgym.zip (the clawgym package), task.json (the checks with their expected
+values), original/ (the pristine workspace) and task_files/ (grading scripts). As a script it
+prints the checks' scores as JSON, then the task's reward (checks weighted, gates applied) as
+its last line, which reward.sh passes on. Reads the agent's final message from
+OPENCLAW_REWARD_PAYLOAD when the harness provides it.
+"""
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "clawgym.zip"))
+
+
+def verdict(transcript, workspace_path):
+    from pathlib import Path
+
+    from clawgym.interop.portable_grade import grade as run_checks
+
+    trajectory = None
+    payload = os.environ.get("OPENCLAW_REWARD_PAYLOAD")
+    if payload and os.path.isfile(payload):
+        with open(payload, encoding="utf-8") as fh:
+            data = json.load(fh)
+        trajectory = {{"final_message": data.get("final_message"), "messages": data.get("transcript") or []}}
+    elif transcript is not None:
+        trajectory = {{"messages": list(transcript)}}
+    return run_checks(Path(HERE), Path(workspace_path), trajectory)
+
+
+def grade(transcript, workspace_path):
+    """Named scores of the task's checks (their weighted mean, gates applied, is the reward)."""
+    return {{r["name"]: r["score"] for r in verdict(transcript, workspace_path)["results"]}}
+
+
+if __name__ == "__main__":
+    result = verdict(None, sys.argv[1] if len(sys.argv) > 1 else {mount!r})
+    print(json.dumps({{r["name"]: r["score"] for r in result["results"]}}, ensure_ascii=False))
+    print(result["reward"])
+'''
+
+REWARD_SH = '''#!/usr/bin/env bash
+# Reward entry point: runs after the agent stops, once reward/ has been copied into the
+# workspace. Prints one float in [0, 1] as its last stdout line.
+WS="${{1:-{mount}}}"
+
+OUT="$(python3 "$WS/reward/check.py" "$WS" 2>/dev/null)"
+LAST="$(printf '%s\\n' "$OUT" | awk 'NF {{ line = $0 }} END {{ print line }}')"
+
+python3 -c '
+import json, sys
+mean = 0.0
+try:
+    value = json.loads(sys.argv[1])
+    if isinstance(value, dict):
+        values = [float(v) for v in value.values()]
+        mean = sum(values) / len(values) if values else 0.0
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        mean = float(value)
+except Exception:
+    mean = 0.0
+print(mean)
+' "$LAST"
+'''
+
+
+def write_grader(task: Task, folder: Path) -> None:
+    """reward/ (check.py, reward.sh and the grader bundle) and, when the task has a reference
+    solution, solution/solve.sh; Refused when the exported grader cannot grade the task."""
+    reasons = grading_refusals(task, payload_ok=True)
+    if reasons:
+        raise Refused("; ".join(reasons))
+    reward = folder / "reward"
+    write_bundle(task, reward)
+    (reward / "check.py").write_text(CHECK_PY.format(task_id=task.id, mount=task.mount), encoding="utf-8")
+    (reward / "reward.sh").write_text(REWARD_SH.format(mount=task.mount), encoding="utf-8")
+    (reward / "reward.sh").chmod(0o755)
+    if task.solution and not any("message" in step or "cron" in step for step in task.solution):
+        (folder / "solution").mkdir()
+        (folder / "solution" / "solve.sh").write_text(solve_script(task), encoding="utf-8")
+        (folder / "solution" / "solve.sh").chmod(0o755)
+
+
 def export_task(spec_path: Path, out: Path, *, seed: int = 0) -> Exported:
     """Write one spec as a published-format folder under `out`; problems come back as a reason."""
     try:
@@ -89,7 +160,7 @@ def export_task(spec_path: Path, out: Path, *, seed: int = 0) -> Exported:
         return Exported(str(spec_path), None, e.format().splitlines()[0])
     spec_dir = spec_path.resolve().parent
     source = read_task(spec_dir) if is_imported(spec_dir) else None
-    inputs = input_files(task, spec.doc.data)
+    inputs = input_files(task, spec.doc.data, imported=source is not None)
     entry, raw = data_entry(task, source, bool(inputs))
     target = out / str(entry["task_id"])
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
@@ -108,13 +179,11 @@ def export_task(spec_path: Path, out: Path, *, seed: int = 0) -> Exported:
             if (spec_dir / sub).is_dir():
                 shutil.copytree(spec_dir / sub, tmp / sub, symlinks=True)
     else:
-        from .portable import write_clawgym_grader
-
         try:
-            write_clawgym_grader(task, tmp, inputs)
-        except ClawgymError as e:
+            write_grader(task, tmp)
+        except Refused as e:
             shutil.rmtree(tmp, ignore_errors=True)
-            return Exported(str(spec_path), None, e.format().splitlines()[0])
+            return Exported(str(spec_path), None, str(e))
     if target.exists():
         shutil.rmtree(target)
     tmp.rename(target)
@@ -123,7 +192,7 @@ def export_task(spec_path: Path, out: Path, *, seed: int = 0) -> Exported:
 
 def export_command(specs: list[Path], out: Path, *, seed: int = 0, console: Any = None) -> list[Exported]:
     """The CLI: export every task spec found, print refusals and a summary."""
-    paths = task_specs(specs)
+    paths = find_specs(specs)
     if not paths:
         raise ClawgymError("no task specs found", hint="give task spec files or folders holding them")
     out.mkdir(parents=True, exist_ok=True)

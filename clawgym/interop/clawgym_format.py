@@ -83,6 +83,14 @@ class SourceTask:
                 parts.append((self.folder / rel).read_text(encoding="utf-8", errors="replace"))
         return "\n".join(parts)
 
+    def portable_grader(self) -> bool:
+        """The grader was exported by ClawGym: it grades against its own pristine inputs."""
+        try:
+            meta = json.loads((self.folder / "reward" / "task.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return False
+        return isinstance(meta, dict) and str(meta.get("format", "")).startswith("clawgym.portable-grade/")
+
     def wants_payload(self) -> bool:
         """Graded on the final answer: the grader reads OPENCLAW_REWARD_PAYLOAD."""
         return PAYLOAD_ENV in self.grader_text()

@@ -129,15 +129,15 @@ def build_spec(task: SourceTask, name: str, decisions: list[Decision]) -> tuple[
             entry["executable"] = True
         files.append(entry)
     if files:
-        spec["files"] = files
+        spec["files"] = literal(files)
     spec["instruction"] = literal(task.query)
     if task.solution_script:
         spec["solution"] = [{"script": task.solution_script}]
-    spec["checks"] = [check]
+    spec["checks"] = [literal(check)]  # check options are templates: keep any Jinja-like text literal
     if check["restore"]:
         # Changing an input the task does not ask to change zeroes the reward; weight 0 keeps the mean
         # of the sub-scores exactly what reward.sh prints whenever the inputs are intact.
-        spec["checks"].append({"type": "unchanged", "name": "inputs unchanged", "paths": list(check["restore"]),
+        spec["checks"].append({"type": "unchanged", "name": "inputs unchanged", "paths": literal(list(check["restore"])),
                                "gate": True, "weight": 0})
     lines = [f"Imported from the published ClawGym format: task {task.task_id}.",
              "data_entry.json, input_files/, reward/ and solution/ beside this file are the source, unchanged;",
@@ -156,7 +156,11 @@ def import_one(folder: Path, out: Path, name: str | None = None, smoke: bool = T
     try:
         task = read_task(folder)
         outcome.task_id = task.task_id
-        decisions = decide(task.inputs, task.query, task.grader_text())
+        if task.portable_grader():
+            decisions = [Decision(p, False, "kept: the grader compares with its own pristine copy (reward/original/)")
+                         for p in task.inputs]
+        else:
+            decisions = decide(task.inputs, task.query, task.grader_text())
         outcome.decisions = [asdict(d) for d in decisions]
         warnings = list(task.warnings)
         if smoke:

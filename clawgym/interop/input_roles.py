@@ -18,7 +18,7 @@ from dataclasses import dataclass
 _CHANGE = (r"edit|updat|modif|fix|chang|correct|rewrit|append|add|insert|remov|delet|renam|mov|"
            r"re-?organi[sz]|organi[sz]|sort|clean|replac|patch|refactor|bump|reformat|normali[sz]|"
            r"dedup|de-duplicat|overwrit|implement|complet|resolv|amend|adjust|tidy|fill|migrat|convert|"
-           r"rotat|archiv|prune|trim|strip|uncomment|comment out|enable|disable|tick|check off|mark")
+           r"rotat|archiv|prune|trim|strip|uncomment|comment out|enable|disable|tick|check off|mark|document|record")
 _NOT_A_CHANGE = re.compile(r"\badd(?:s|ing)? up\b|\badd(?:s|ing)? together\b")
 _VERB_THEN_FILE = re.compile(rf"\b(?:{_CHANGE})\w*\b")
 _PARTICIPLE = re.compile(r"\b(?:edited|updated|modified|fixed|changed|corrected|rewritten|appended|renamed|moved|"
@@ -27,8 +27,8 @@ _PARTICIPLE = re.compile(r"\b(?:edited|updated|modified|fixed|changed|corrected|
 _IN_PLACE = re.compile(r"\bin[- ]place\b")
 _NEGATED = re.compile(r"\b(?:do not|don't|never|must not|should not|shouldn't|without)\s+(?:\w+\s+){0,2}?"
                       r"(?:edit|modify|change|touch|alter|rewrite|overwrite|move|rename|delete|remove|changing|"
-                      r"modifying|editing|touching|altering)|\b(?:leave|keep)\b[^.]{0,60}\b(?:unchanged|untouched|"
-                      r"as is|as-is|intact|alone)\b|\bread[- ]only\b")
+                      r"modifying|editing|touching|altering)|\b(?:leave|keep)\b[^;!?\n]{0,80}?\b(?:unchanged|untouched|"
+                      r"as is|as-is|as they are|as it is|intact|alone)\b|\bread[- ]only\b")
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
 _MAX_GAP_WORDS = 10
 _FILE_PATH = re.compile(r"(?<![\w/.-])(?:[\w.-]+/)+[\w.-]*\.[A-Za-z0-9]{1,5}\b")
@@ -50,17 +50,22 @@ def decide(inputs: list[str], instruction: str, grader_source: str = "") -> list
     return [_decide_one(path, inputs, sentences, grader_source) for path in inputs]
 
 
-def _mentions(sentence: str, path: str) -> list[int]:
-    """Offsets where `sentence` names `path`, its file name, or a folder it lies in."""
-    names = {path, path.rsplit("/", 1)[-1]}
-    parts = path.split("/")[:-1]
-    names |= {"/".join(parts[:i]) + "/" for i in range(1, len(parts) + 1)}
-    names |= {"/".join(parts[:i]) + " folder" for i in range(1, len(parts) + 1)}
-    out = []
-    for name in names:
-        for m in re.finditer(rf"(?<![\w.-]){re.escape(name)}(?![\w-]|\.\w)", sentence):
-            out.append(m.start())
-    return sorted(out)
+def _mentions(sentence: str, path: str, *, folders: bool = True) -> list[int]:
+    """Offsets where `sentence` names `path`, its file name, or (with `folders`) a folder it lies in.
+
+    A file name or folder counts only on its own, not as the tail or head of a longer path.
+    """
+    patterns = [rf"(?<![\w.-]){re.escape(path)}(?![\w-]|\.\w)"]
+    parts = path.split("/")
+    for i in range(1, len(parts)):  # a tail of the path: "src/app/cli.py", "cli.py"
+        patterns.append(rf"(?<![\w./-]){re.escape('/'.join(parts[i:]))}(?![\w/-]|\.\w)")
+    parts = parts[:-1]
+    for i in range(1, len(parts) + 1) if folders else ():
+        folder = re.escape("/".join(parts[:i]))
+        patterns.append(rf"(?<![\w./-]){folder}(?:/(?![\w-]|\.\w)|\s+folder\b)")
+        if i > 1:  # a bare top-level word ("data") is too common to count
+            patterns.append(rf"(?<![\w./-]){folder}(?![\w/-]|\.\w)")
+    return sorted(m.start() for pattern in patterns for m in re.finditer(pattern, sentence))
 
 
 def _other_paths_between(sentence: str, start: int, end: int, path: str, inputs: list[str]) -> bool:
@@ -68,9 +73,24 @@ def _other_paths_between(sentence: str, start: int, end: int, path: str, inputs:
     return any(p != path and p in gap for p in inputs)
 
 
+def _negated_at(lower: str, spot: int) -> bool:
+    """A "do not change" phrase governs the mention at `spot`: it comes shortly before it, or a
+    "leave/keep ... as is" phrase spans it."""
+    for m in _NEGATED.finditer(lower):
+        if m.start() <= spot < m.end() or (m.end() <= spot and spot - m.end() <= 60):
+            return True
+    return False
+
+
+def _quote(sentence: str) -> str:
+    sentence = " ".join(sentence.split())
+    return sentence if len(sentence) <= 140 else sentence[:137] + "..."
+
+
 def _writes_elsewhere(rest: str, path: str, inputs: list[str]) -> bool:
     """The rest of the sentence names a file that is not an input (an output the change goes to)."""
-    return any(m.group(0) != path and m.group(0) not in inputs for m in _FILE_PATH.finditer(rest))
+    return any(not any(p == m.group(0) or p.endswith("/" + m.group(0)) for p in inputs)
+               for m in _FILE_PATH.finditer(rest))
 
 
 def _decide_one(path: str, inputs: list[str], sentences: list[str], grader: str) -> Decision:
@@ -78,6 +98,9 @@ def _decide_one(path: str, inputs: list[str], sentences: list[str], grader: str)
     for line in grader.splitlines():
         if (path in line or name in line) and _GONE.search(line):
             return Decision(path, False, f"kept: the grader checks that it is gone ({line.strip()[:100]})")
+    for sentence in sentences:
+        if any(_negated_at(sentence.lower(), spot) for spot in _mentions(sentence, path, folders=False)):
+            return Decision(path, True, f"restored: the instruction says not to change it: \"{_quote(sentence)}\"")
     named = False
     for sentence in sentences:
         spots = _mentions(sentence, path)
@@ -85,9 +108,7 @@ def _decide_one(path: str, inputs: list[str], sentences: list[str], grader: str)
             continue
         named = True
         lower = sentence.lower()
-        if _NEGATED.search(lower):
-            continue
-        quote = sentence if len(sentence) <= 140 else sentence[:137] + "..."
+        quote = _quote(sentence)
         for spot in spots:
             after = lower[spot:]
             in_place = _IN_PLACE.search(" ".join(after.split()[:7]))

@@ -27,7 +27,7 @@ from ..spec.load import Document, load_text
 from ..spec.validate import plugin_schema
 from ..task import Task, thaw
 from .dedup import DedupSettings
-from .emit import dump_spec
+from ..spec.write import dump_spec
 from .filters import FilterSettings
 from .make import Made, finish, task_meta
 from .sample import Candidate

@@ -18,7 +18,8 @@ from ..errors import ClawgymError, SpecError
 from ..spec.load import load_text
 from ..task import Task
 from .dedup import DedupSettings, signature
-from .emit import bare_spec, concrete_spec, dump_spec
+from ..spec.write import dump_spec
+from .emit import bare_spec, concrete_spec
 from .families import Family, _load
 from .filters import FilterSettings, run_filters
 from .sample import Candidate

@@ -1,6 +1,7 @@
-"""Grade a Harbor container's final workspace with a ClawGym task's own checks.
+"""Grade a final workspace with a ClawGym task's own checks, where clawgym is not installed.
 
-This is the entry point of the `tests/test.sh` that `clawgym export harbor` writes. It runs inside
+`reward/check.py` of `clawgym export clawgym` calls `grade` (with the transcript when the harness
+provides one); `main` is the entry point of the `tests/test.sh` that `clawgym export harbor` writes. It runs inside
 the task's container after the agent stopped, where clawgym is not installed: the exporter vendors
 the clawgym package as `tests/clawgym.zip` (run as `python3 /tests/clawgym.zip`) next to
 `task.json` (the compiled checks, expected values included), `original/` (the pristine workspace)
@@ -21,7 +22,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -61,8 +64,12 @@ def _inline_sandbox() -> type:
     return InlineSandbox
 
 
-def grade(tests: Path, workspace: Path | None = None) -> dict[str, Any]:
-    """Run the exported task's checks over `workspace` (default: the task's mount); the verdict as a dict."""
+def grade(tests: Path, workspace: Path | None = None, trajectory: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Run the exported task's checks over `workspace` (default: the task's mount); the verdict as a dict.
+
+    When the bundle folder lies inside the workspace (the published ClawGym format copies reward/
+    there), the checks see a copy of the workspace without it.
+    """
     from .. import registry
 
     registry._loaded = True  # built-in checks only: never load entry points or the other plugin kinds
@@ -71,10 +78,18 @@ def grade(tests: Path, workspace: Path | None = None) -> dict[str, Any]:
 
     registry.register("sandbox", "inline")(_inline_sandbox())
     task = json.loads((tests / "task.json").read_text(encoding="utf-8"))
-    folder = Path(workspace or task["mount"])
-    ctx = CheckContext(workspace=folder, original=tests / "original", task_dir=tests / "task_files",
-                       params=task.get("params") or {}, trajectory=None, sandbox={"type": "inline"})
-    results = run_checks(list(task["checks"]), ctx, check_timeout=60.0)
+    folder = Path(workspace or task["mount"]).resolve()
+    tests = tests.resolve()
+    with tempfile.TemporaryDirectory(prefix="clawgym-grade-") as tmp:
+        if tests.is_relative_to(folder):
+            inside = tests.relative_to(folder).as_posix()
+            shutil.copytree(folder, Path(tmp) / "workspace", symlinks=True,
+                            ignore=lambda d, names: [n for n in names
+                                                     if os.path.relpath(os.path.join(d, n), folder) == inside])
+            folder = Path(tmp) / "workspace"
+        ctx = CheckContext(workspace=folder, original=tests / "original", task_dir=tests / "task_files",
+                           params=task.get("params") or {}, trajectory=trajectory, sandbox={"type": "inline"})
+        results = run_checks(list(task["checks"]), ctx, check_timeout=60.0)
     verdict = combine(results)
     return {"task": task.get("id"), **verdict.to_dict()}
 
