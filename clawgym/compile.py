@@ -12,7 +12,8 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from .errors import Problem, SpecError
+from . import registry
+from .errors import ClawgymError, Problem, SpecError
 from .spec.library import FileTree, Library, find_root, library_for, read_tree
 from .spec.load import Document, load_file
 from .spec.params import param_problems, sample_params
@@ -93,6 +94,16 @@ def _operation_problems(doc: Document, library: Library) -> list[Problem]:
             problems.append(Problem(f"skill {skill!r} has no operation {name!r}", **doc.where(("operations", i)),
                                     hint=did_you_mean(name, known) or f"its operations: {', '.join(known)}"))
     return problems
+
+
+def _tree_hash(path: Path) -> str:
+    """sha256 of a file, or of a folder's files (names and contents, in name order)."""
+    if path.is_file():
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    digest = hashlib.sha256()
+    for f in sorted(p for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        digest.update(f.relative_to(path).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
 def compile_task(spec: TaskSpec, seed: int) -> Task:
@@ -309,12 +320,15 @@ class _Compiler:
         key = ("checks", i)  # the declared check was validated when the spec was loaded
         out = self.render(schema, check, key)  # rendered fields are checked against their schema
         script = out.get("script")
-        if isinstance(script, str):
-            src = self.doc.folder / script
-            if not src.is_file():
-                self.problems.append(Problem(f"grading script {script!r} not found next to the spec",
-                                             **self.doc.where(key + ("script",)),
-                                             hint="paths are relative to the spec file"))
-            else:
-                self.extra[f"checks[{i}]:{script}"] = hashlib.sha256(src.read_bytes()).hexdigest()
+        if isinstance(script, str) and not (self.doc.folder / script).is_file():
+            self.problems.append(Problem(f"grading script {script!r} not found next to the spec",
+                                         **self.doc.where(key + ("script",)),
+                                         hint="paths are relative to the spec file"))
+            return out
+        try:
+            graded_with = registry.get("check", str(out.get("type"))).graded_with(out)
+        except (ClawgymError, AttributeError):
+            graded_with = []
+        for rel in graded_with:
+            self.extra[f"checks[{i}]:{rel}"] = _tree_hash(self.doc.folder / rel)
         return out

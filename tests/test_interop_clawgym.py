@@ -287,3 +287,14 @@ def test_native_tasks_export_with_a_portable_grader_and_import_back(tmp_path, bw
         shutil.copytree(tmp_path / "exported" / name / "reward", ws / "reward")
         out = subprocess.run(["bash", str(ws / "reward" / "reward.sh"), str(ws)], capture_output=True, text=True)
         assert float(out.stdout.split()[-1]) == 1.0
+
+
+def test_any_file_of_the_graders_folder_is_part_of_the_task_hash(imported, tmp_path):
+    folder = tmp_path / "lib"
+    shutil.copytree(imported, folder, ignore=shutil.ignore_patterns("import-report.jsonl"))
+    with_helper = next(t for t in GOOD if (FIXTURES / "good" / t / "reward" / "helpers.py").is_file())
+    spec = spec_of(folder, with_helper)
+    before = compile_task(load_task_spec(spec), 0).hash
+    helpers = spec.parent / "reward" / "helpers.py"
+    helpers.write_text(helpers.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    assert compile_task(load_task_spec(spec), 0).hash != before

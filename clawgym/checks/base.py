@@ -320,6 +320,12 @@ class Check:
         """Return (score, reason) or (score, reason, details)."""
         raise NotImplementedError
 
+    @classmethod
+    def graded_with(cls, config: dict) -> list[str]:
+        """Files or folders of the task folder this check grades with (hashed into the task's identity)."""
+        script = config.get("script")
+        return [script] if isinstance(script, str) else []
+
     def expand(self, result: CheckResult) -> list[CheckResult]:
         """The results this check contributes to the verdict (one, unless it reports named parts)."""
         return [result]

@@ -64,6 +64,12 @@ class HarborTests(Check):
     def budget(self) -> float:
         return float(self.get("timeout")) + self.base_budget
 
+    @classmethod
+    def graded_with(cls, config: dict) -> list[str]:
+        """The whole tests folder (it all appears at /tests)."""
+        script = config.get("script")
+        return [str(Path(script).parent) or "."] if isinstance(script, str) else []
+
     def _script(self, ctx: CheckContext) -> Path:
         rel = check_rel(self.get("script"), "task folder")
         if ctx.task_dir is None:

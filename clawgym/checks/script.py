@@ -96,6 +96,14 @@ class Python(Check):
     def budget(self) -> float:
         return float(self.get("timeout")) + self.base_budget
 
+    @classmethod
+    def graded_with(cls, config: dict) -> list[str]:
+        """The script, or its whole folder when `copy_to` places the folder in the workspace."""
+        script = config.get("script")
+        if not isinstance(script, str):
+            return []
+        return [str(Path(script).parent) or "."] if config.get("copy_to") else [script]
+
     def _script(self, ctx: CheckContext) -> Path:
         rel = check_rel(self.get("script"), "task folder")
         if ctx.task_dir is None:
