@@ -119,6 +119,7 @@ class _Compiler:
         self.problems: list[Problem] = []
         self.files: dict[str, bytes] = {}
         self.executables: set[str] = set()
+        self.own_files: set[str] = set()  # written by the task's own `files` entries
         self.extra: dict[str, str] = {}
 
     def rng(self, purpose: str) -> random.Random:
@@ -251,7 +252,10 @@ class _Compiler:
         if "source" in entry:
             src = (base / entry["source"]).resolve()
             if src.is_dir():
-                self._add_tree(read_tree(src), rel)
+                tree = read_tree(src)
+                self._add_tree(tree, rel)
+                if doc is self.doc:
+                    self.own_files.update(f"{rel}/{sub}" if rel else sub for sub in tree.files)
                 return
             if not src.is_file():
                 self.problems.append(Problem(f"source file {entry['source']!r} not found next to {doc.file}",
@@ -262,6 +266,8 @@ class _Compiler:
             self.files[rel] = str(entry.get("content", entry.get("template"))).encode("utf-8")
         if entry.get("executable"):
             self.executables.add(rel)
+        if doc is self.doc:
+            self.own_files.add(rel)
 
     def _add_tree(self, tree: FileTree, prefix: str) -> None:
         for sub, content in tree.files.items():
@@ -274,6 +280,8 @@ class _Compiler:
         overrides = {**(ws_doc.data.get("bootstrap") or {})}
         task_over = self.spec.data.get("bootstrap") or {}
         for name in (*BOOTSTRAP_FILES, "BOOTSTRAP.md"):
+            if name in self.own_files:  # the task ships its own (an imported workspace)
+                continue
             if name in task_over:
                 source, doc, key = task_over[name], self.doc, ("bootstrap", name)
             elif name in overrides:
@@ -283,8 +291,9 @@ class _Compiler:
             else:
                 continue
             self.files[name] = str(self.render({"x-template": "text"}, source, key, doc)).encode()
-        self.files["USER.md"] = self.render({"x-template": "text"}, _default_template("USER.md"),
-                                            ("persona",)).encode()
+        if "USER.md" not in self.own_files:
+            self.files["USER.md"] = self.render({"x-template": "text"}, _default_template("USER.md"),
+                                                ("persona",)).encode()
 
     def _memory(self) -> None:
         memory = self.spec.data.get("memory") or {}

@@ -66,7 +66,7 @@ def runs(world):
     root = world["root"]
     trip = harbor_import.import_command(root / "exported", root / "imported", sandbox=None)
     assert {o.source: o.status for o in trip if o.source in {p.stem for p in ROUND_TRIP}} == \
-        {p.stem: "warned" for p in ROUND_TRIP}  # warned: the exported USER.md gives way to the persona's
+        {p.stem: "imported" for p in ROUND_TRIP}
     tasks = ", ".join(f'"{n}/task.yaml"' for n in ["csv-summary", "log-level-report", "notes-index",
                                                     *(p.stem for p in ROUND_TRIP)])
     spec = root / "imported" / "run.yaml"

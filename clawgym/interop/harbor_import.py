@@ -39,7 +39,6 @@ from .library import ensure_library
 REPORT = "import-report.jsonl"
 DEFAULT_VERIFIER_TIMEOUT = 600.0
 BOOTSTRAP_NAMES = ("AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "HEARTBEAT.md", "BOOTSTRAP.md")
-RESERVED_NAMES = ("USER.md",)   # always written from the persona
 _NAME_JUNK = re.compile(r"[^a-z0-9-]+")
 
 # Harbor / Terminal-Bench categories → ours (unknown ones are left out and kept as a tag)
@@ -185,9 +184,6 @@ def build_spec(folder: Path, name: str, meta: dict, build: Build, workspace: Pat
                 continue
             except UnicodeDecodeError:
                 pass
-        if entry in RESERVED_NAMES:
-            warnings.append(f"{entry} in the workspace is replaced by the persona's {entry}")
-            continue
         item: dict[str, Any] = {"path": entry, "source": f"workspace/{entry}"}
         if entry in executables:
             item["executable"] = True
