@@ -405,3 +405,25 @@ def test_local_sandbox_writable_bind_is_handed_back(tmp_path):
             assert (p.stat().st_uid, p.stat().st_gid) == owner
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+@pytest.mark.docker
+def test_imported_harbor_tasks_run_in_the_docker_sandbox(world, tmp_path):
+    """The harbor_tests check binds /tests and /logs into a Docker sandbox as well as into bubblewrap."""
+    from clawgym.sandbox.docker import docker_problem
+
+    why = docker_problem()
+    if why is not None:
+        pytest.skip(f"docker sandbox unavailable: {why}")
+    root = world["root"] / "imported"
+    spec = tmp_path / "run.yaml"
+    spec.write_text("apiVersion: clawgym/v1\nkind: Run\nname: harbor-docker\n"
+                    f"tasks: [{root / 'csv-summary' / 'task.yaml'}, {root / 'log-level-report' / 'task.yaml'}]\n"
+                    "agents: [{type: oracle}, {type: nop}]\nsandbox: {type: docker}\nconcurrency: 2\n"
+                    f"out: {tmp_path / 'out'}\n")
+    result = CliRunner().invoke(main, ["run", str(spec), "--quiet"])
+    assert result.exit_code == 0, result.output
+    records = [json.loads(p.read_text()) for p in (tmp_path / "out" / "trials").glob("*/record.json")]
+    rewards = sorted((r["agent"]["type"], r["task"]["name"], r["reward"]) for r in records)
+    assert rewards == [("nop", "csv-summary", 0.0), ("nop", "log-level-report", 0.0),
+                       ("oracle", "csv-summary", 1.0), ("oracle", "log-level-report", 1.0)]

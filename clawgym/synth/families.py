@@ -94,6 +94,10 @@ def load_families(paths: list[Path], taxonomy: Taxonomy | None = None) -> list[F
         if not fam.operations:
             problems.append(Problem("a task family must list the skill operations it needs under 'operations'",
                                     **where(("skills",)), hint="for example: operations: [csv.read_rows, csv.filter_rows]"))
+        for key, what in (("solution", "a reference solution the filters run"),
+                          ("category", "a category the balancer counts")):
+            if not fam.spec.data.get(key):
+                problems.append(Problem(f"a task family needs '{key}': {what}", file=str(path), line=1))
         families.append(fam)
     if problems:
         raise SpecError(problems)

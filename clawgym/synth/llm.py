@@ -317,6 +317,9 @@ class LlmWriter:
             else:
                 problems.append(Problem(f"{key} must be {want!r} (the task is written for it), not {got!r}",
                                         **doc.where((key,)), hint=f"set '{key}: {want}'"))
+        if not data.get("solution"):  # optional for imported tasks, never for synthesized ones
+            problems.append(Problem("missing required key 'solution'", file=doc.file, line=1,
+                                    hint="a synthesized task needs the reference solution the filters run"))
         return problems
 
     def review(self, draft_text: str) -> dict[str, Any]:
