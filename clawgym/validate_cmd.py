@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from rich.console import Console
@@ -15,17 +16,31 @@ from .spec.validate import validate_document
 from .task import Task
 
 
-def spec_files(paths: list[Path]) -> list[Path]:
-    """YAML files named directly or found under folders (sorted, unique)."""
+_SPEC_KEY = re.compile(r"^(?:apiVersion|kind)\s*:", re.M)
+
+
+def spec_files(paths: list[Path]) -> tuple[list[Path], list[Path]]:
+    """(spec files, skipped data files): YAML files named directly or found under folders (sorted,
+    unique). Found under a folder, a YAML file with neither `apiVersion:` nor `kind:` at the top
+    level is data (an imported task's input file, say), not a spec, and is skipped."""
     out: dict[Path, None] = {}
+    skipped: list[Path] = []
     for path in paths:
         if path.is_dir():
             for f in sorted(list(path.rglob("*.yaml")) + list(path.rglob("*.yml"))):
-                if not any(part.startswith(".") for part in f.parts):
+                if any(part.startswith(".") for part in f.parts):
+                    continue
+                try:
+                    text = f.read_text(encoding="utf-8", errors="replace")
+                except OSError:
+                    text = "kind:"  # unreadable: let loading report it
+                if _SPEC_KEY.search(text):
                     out[f] = None
+                else:
+                    skipped.append(f)
         else:
             out[path] = None
-    return list(out)
+    return list(out), skipped
 
 
 def validate_other(path: Path) -> str | None:
@@ -62,7 +77,10 @@ def validate_paths(paths: list[Path], *, static: bool, seeds: str, jobs: int, co
     seed_list = parse_seeds(seeds)
     problems: list[Problem] = []
     tasks: list[Task] = []
-    files = spec_files(paths)
+    files, skipped = spec_files(paths)
+    if skipped:
+        console.print(f"skipped {len(skipped)} YAML data file(s) without apiVersion or kind, e.g. {skipped[0]}",
+                      highlight=False, markup=False)
     compiled = {c.path: c for c in compile_files(files, seed_list)}
     for path in files:
         result = compiled[path]

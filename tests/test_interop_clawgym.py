@@ -298,3 +298,10 @@ def test_any_file_of_the_graders_folder_is_part_of_the_task_hash(imported, tmp_p
     helpers = spec.parent / "reward" / "helpers.py"
     helpers.write_text(helpers.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
     assert compile_task(load_task_spec(spec), 0).hash != before
+
+
+def test_validate_skips_the_yaml_input_files_of_imported_tasks(imported):
+    result = CliRunner().invoke(main, ["validate", "--static", str(imported)])
+    assert result.exit_code == 0, result.output
+    assert "skipped 4 YAML data file(s) without apiVersion or kind" in result.output
+    assert f"{len(GOOD) + 2} files valid" in result.output  # the tasks, the persona and the workspace
