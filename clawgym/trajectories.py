@@ -9,11 +9,11 @@ run carries its trial outcome in `verdict`: the verifier's verdict plus `trial_i
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from .errors import ClawgymError, PrerequisiteError
+from .jsonl import write_lines
 from .trajectory import FORMAT, Trajectory
 
 FORMATS = (FORMAT,)
@@ -22,23 +22,14 @@ STATUSES = ("passed", "failed", "error")
 
 def write_jsonl(path: Path, trajectories: Iterable[Trajectory | dict[str, Any]]) -> int:
     """Write trajectories to `path`, one JSON object a line (atomically); returns how many."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    n = 0
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            for t in trajectories:
-                data = t.to_dict() if isinstance(t, Trajectory) else dict(t)
-                data.setdefault("format", FORMAT)
-                fh.write(json.dumps(data, ensure_ascii=False, default=str) + "\n")
-                n += 1
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return n
+
+    def rows() -> Iterator[dict[str, Any]]:
+        for t in trajectories:
+            data = t.to_dict() if isinstance(t, Trajectory) else dict(t)
+            data.setdefault("format", FORMAT)
+            yield data
+
+    return write_lines(path, rows())
 
 
 def read_jsonl(path: Path) -> Iterator[Trajectory]:

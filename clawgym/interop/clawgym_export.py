@@ -11,7 +11,6 @@ copy of its inputs, and prints the task's reward as its last line, which `reward
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +20,7 @@ from ..compile import compile_task, load_task_spec
 from ..errors import ClawgymError
 from ..task import CATEGORY_LABELS, Task
 from .clawgym_format import DATA_ENTRY, DEFAULT_MOUNT, INPUTS, SourceTask, read_task
+from .folders import staging, swap_in
 from .harbor_export import solve_script
 from .portable import Refused, find_specs, grading_refusals, write_bundle
 
@@ -163,9 +163,7 @@ def export_task(spec_path: Path, out: Path, *, seed: int = 0) -> Exported:
     inputs = input_files(task, spec.doc.data, imported=source is not None)
     entry, raw = data_entry(task, source, bool(inputs))
     target = out / str(entry["task_id"])
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
+    tmp = staging(target)
     (tmp / DATA_ENTRY).write_bytes(raw if raw is not None else
                                    (json.dumps(entry, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
     for rel, data in inputs.items():
@@ -184,9 +182,7 @@ def export_task(spec_path: Path, out: Path, *, seed: int = 0) -> Exported:
         except Refused as e:
             shutil.rmtree(tmp, ignore_errors=True)
             return Exported(str(spec_path), None, str(e))
-    if target.exists():
-        shutil.rmtree(target)
-    tmp.rename(target)
+    swap_in(tmp, target)
     return Exported(str(spec_path), str(target))
 
 

@@ -29,14 +29,15 @@ from ..errors import ClawgymError
 from ..spec.write import dump_spec, literal
 from ..tempdirs import work_root
 from .clawgym_format import INPUTS, Rejected, SourceTask, read_task
+from .folders import spec_name, staging, swap_in
 from .forked import run_script
 from .input_roles import Decision, decide
 from .library import ensure_library
+from .outcomes import finish_import, print_reasons
 
 REPORT = "import-report.jsonl"
 SMOKE_TIMEOUT = 30.0
 NOP_WARN = 0.1
-_NAME_JUNK = re.compile(r"[^a-z0-9-]+")
 
 
 @dataclass
@@ -50,12 +51,6 @@ class Outcome:
     reasons: list[str] = field(default_factory=list)
     decisions: list[dict[str, Any]] = field(default_factory=list)
     nop_score: float | None = None
-
-
-def spec_name(task_id: str) -> str:
-    """A task name (lowercase letters, digits, hyphens) for a published task id."""
-    name = _NAME_JUNK.sub("-", task_id.lower().replace("_", "-")).strip("-")[:64].strip("-")
-    return name or "task"
 
 
 def discover(source: Path) -> list[Path]:
@@ -184,19 +179,13 @@ def import_one(folder: Path, out: Path, name: str | None = None, smoke: bool = T
 
 def _write_folder(task: SourceTask, target: Path, spec_text: str) -> None:
     """Write the spec and copy the source files next to it; replaces an earlier import atomically."""
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
+    tmp = staging(target)
     shutil.copy2(task.folder / "data_entry.json", tmp / "data_entry.json")
     for sub in (INPUTS, "reward", "solution"):
         if (task.folder / sub).is_dir():
             shutil.copytree(task.folder / sub, tmp / sub, symlinks=True)
     (tmp / "task.yaml").write_text(spec_text, encoding="utf-8")
-    old = target.with_name(f".{target.name}.{os.getpid()}.old")
-    if target.exists():
-        target.rename(old)
-    tmp.rename(target)
-    shutil.rmtree(old, ignore_errors=True)
+    swap_in(tmp, target)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -246,21 +235,8 @@ def import_command(source: Path, out: Path, *, jobs: int | None = None, quiet: b
                    console: Any = None, smoke: bool = True) -> list[Outcome]:
     """The CLI: import, print each warning and rejection, write the report, print the summary."""
     outcomes: list[Outcome] = []
-    report = out / REPORT
     for outcome in import_dataset(source, out, jobs=jobs, smoke=smoke):
         outcomes.append(outcome)
-        if console is not None and not quiet and outcome.status != "imported":
-            label = "rejected" if outcome.status == "rejected" else "warning "
-            for reason in outcome.reasons:
-                console.print(f"{label} {outcome.source}: {reason}", highlight=False, markup=False)
-    tmp = report.with_name(f".{REPORT}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        for outcome in outcomes:
-            fh.write(json.dumps(asdict(outcome), ensure_ascii=False) + "\n")
-    os.replace(tmp, report)
-    counts = {s: sum(o.status == s for o in outcomes) for s in ("imported", "warned", "rejected")}
-    if console is not None:
-        console.print(f"{len(outcomes)} task folder(s): {counts['imported']} imported, {counts['warned']} imported "
-                      f"with warnings, {counts['rejected']} rejected; specs in {out}, report in {report}",
-                      highlight=False, markup=False)
+        print_reasons(console, outcome, quiet)
+    finish_import(outcomes, out, REPORT, "task folder", console)
     return outcomes

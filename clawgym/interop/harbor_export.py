@@ -29,7 +29,9 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..errors import ClawgymError
+from ..jsonl import write_lines
 from ..task import Task, thaw
+from .folders import swap_in
 from .portable import JSONSCHEMA_PIN, Refused, find_specs, grader_needs, grading_refusals, write_bundle
 
 IMAGE = "python:3.12-slim-bookworm"
@@ -196,11 +198,7 @@ def write_folder(task: Task, target: Path, spec_rel: str, tags: Iterable[str] = 
         write_bundle(task, tests)
         (tests / "test.sh").write_text(test_script(task), encoding="utf-8")
         os.chmod(tests / "test.sh", 0o755)
-        old = target.with_name(f".{target.name}.{os.getpid()}.old")
-        if target.exists():
-            target.rename(old)
-        tmp.rename(target)
-        shutil.rmtree(old, ignore_errors=True)
+        swap_in(tmp, target)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return notes
@@ -265,11 +263,7 @@ def export_command(specs: list[Path], out: Path, *, seed: int = 0, console: Any 
                 console.print(f"  {'note' if outcome.status == 'exported' else 'why '}: {reason}",
                               highlight=False, markup=False)
     report = out / REPORT
-    tmp = report.with_name(f".{REPORT}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        for outcome in outcomes:
-            fh.write(json.dumps(asdict(outcome), ensure_ascii=False) + "\n")
-    os.replace(tmp, report)
+    write_lines(report, (asdict(o) for o in outcomes))
     done = sum(o.status == "exported" for o in outcomes)
     if console is not None:
         console.print(f"{len(outcomes)} spec(s): {done} exported, {len(outcomes) - done} refused; "

@@ -21,25 +21,25 @@ A bad folder is rejected (or imported with a warning) with its reason, never sto
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
 import stat
 import tempfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import ClawgymError, PrerequisiteError
 from ..spec.write import dump_spec, literal
 from .dockerfile import Build, DockerfileError, build_workspace, network_word, plan_environment
+from .folders import spec_name, swap_in
 from .library import ensure_library
+from .outcomes import finish_import, print_reasons
 
 REPORT = "import-report.jsonl"
 DEFAULT_VERIFIER_TIMEOUT = 600.0
 BOOTSTRAP_NAMES = ("AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "HEARTBEAT.md", "BOOTSTRAP.md")
-_NAME_JUNK = re.compile(r"[^a-z0-9-]+")
 
 # Harbor / Terminal-Bench categories → ours (unknown ones are left out and kept as a tag)
 CATEGORIES = {
@@ -121,11 +121,6 @@ def _memory_mb(env: dict) -> int | None:
 
 # ---------------------------------------------------------------------------------------------
 # One folder
-
-
-def spec_name(text: str) -> str:
-    name = _NAME_JUNK.sub("-", text.lower().replace("_", "-").replace("/", "-")).strip("-")[:64].strip("-")
-    return name or "task"
 
 
 def _tree(folder: Path) -> tuple[list[str], set[str], list[str]]:
@@ -258,12 +253,8 @@ def import_one(folder: Path, out: Path, name: str | None = None, sandbox: dict |
                    "folders, unchanged. Grading runs tests/test.sh (check harbor_tests) after the agent stopped.")
         (tmp / "task.yaml").write_text(dump_spec(spec, comment), encoding="utf-8")
         _validate(tmp / "task.yaml")
-        old = target.with_name(f".{target.name}.{os.getpid()}.old")
-        if target.exists():
-            target.rename(old)
-        tmp.rename(target)
+        swap_in(tmp, target)
         tmp = None
-        shutil.rmtree(old, ignore_errors=True)
     except (Rejected, DockerfileError) as e:
         outcome.reasons.append(str(e))
         return outcome
@@ -328,19 +319,6 @@ def import_command(source: Path, out: Path, *, quiet: bool = False, console: Any
         name = base if seen[base] == 1 else f"{base[:60]}-{seen[base]}"
         outcome = import_one(folder, out, name, sandbox)
         outcomes.append(outcome)
-        if console is not None and not quiet and outcome.status != "imported":
-            label = "rejected" if outcome.status == "rejected" else "warning "
-            for reason in outcome.reasons:
-                console.print(f"{label} {outcome.source}: {reason}", highlight=False, markup=False)
-    report = out / REPORT
-    tmp = report.with_name(f".{REPORT}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        for outcome in outcomes:
-            fh.write(json.dumps(asdict(outcome), ensure_ascii=False) + "\n")
-    os.replace(tmp, report)
-    counts = {s: sum(o.status == s for o in outcomes) for s in ("imported", "warned", "rejected")}
-    if console is not None:
-        console.print(f"{len(outcomes)} Harbor task folder(s): {counts['imported']} imported, {counts['warned']} "
-                      f"imported with warnings, {counts['rejected']} rejected; specs in {out}, report in {report}",
-                      highlight=False, markup=False)
+        print_reasons(console, outcome, quiet)
+    finish_import(outcomes, out, REPORT, "Harbor task folder", console)
     return outcomes

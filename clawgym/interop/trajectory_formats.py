@@ -21,7 +21,6 @@ agent ran, or a scripted agent) have nothing to train on: the chat formats skip 
 from __future__ import annotations
 
 import json
-import os
 from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
@@ -29,6 +28,7 @@ from typing import Any, Callable, Iterable, Iterator
 from rich.console import Console
 
 from ..errors import ClawgymError, PrerequisiteError
+from ..jsonl import write_lines
 from ..trajectories import collect_run, parse_line, reward_of, status_of, to_hf_dataset, write_jsonl
 from ..trajectory import FORMAT, OUTCOMES, Trajectory
 
@@ -335,25 +335,6 @@ def read_any(path: Path, fmt: str = "auto") -> Iterator[Trajectory]:
 # Writing and the commands
 
 
-def write_rows(path: Path, rows: Iterable[dict[str, Any]]) -> int:
-    """Write JSON objects to `path`, one a line, atomically; returns how many."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    n = 0
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            for row in rows:
-                fh.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
-                n += 1
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return n
-
-
 def _rows(trajs: Iterable[Trajectory], fmt: str, skipped: Counter) -> Iterator[dict[str, Any]]:
     """Chat rows of `trajs`; those without messages or not representable are counted in `skipped`."""
     if fmt == "openai":
@@ -385,7 +366,7 @@ def export_command(run_dirs: list[Path], *, out_jsonl: Path | None, fmt: str = "
         total += sum(1 for _ in (Path(d) / "trials").glob("*/record.json"))
     if out_jsonl:
         skipped: Counter = Counter()
-        count = write_jsonl(out_jsonl, trajs) if fmt == "clawgym" else write_rows(out_jsonl, _rows(trajs, fmt, skipped))
+        count = write_jsonl(out_jsonl, trajs) if fmt == "clawgym" else write_lines(out_jsonl, _rows(trajs, fmt, skipped))
         console.print(f"wrote {count} trajectories to {out_jsonl} ({fmt})", markup=False, highlight=False)
         for why, n in sorted(skipped.items()):
             console.print(f"skipped {n}: {why}", markup=False, highlight=False)
