@@ -85,6 +85,11 @@ def test_loader_keeps_yaml_1_1_words_and_dates_as_strings():
     assert doc.line(("c",)) == 3
 
 
+def test_loader_reads_yaml_1_2_floats():
+    doc = load_text("a: 1e-5\nb: 2E3\nc: .5\nd: -1.0e-3\ne: 0012\nf: 1.2.3\ng: 2e\n", "x.yaml")
+    assert doc.data == {"a": 1e-5, "b": 2000.0, "c": 0.5, "d": -0.001, "e": "0012", "f": "1.2.3", "g": "2e"}
+
+
 def test_diff_shows_added_changed_and_deleted(tmp_path):
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()

@@ -29,12 +29,18 @@ SpecLoader.yaml_implicit_resolvers = {}
 for _first, _resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items():
     SpecLoader.yaml_implicit_resolvers[_first] = [
         (tag, regexp) for tag, regexp in _resolvers
-        if tag not in ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:int")
+        if tag not in ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:int",
+                       "tag:yaml.org,2002:float")
     ]
 SpecLoader.add_implicit_resolver(
     "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
 SpecLoader.add_implicit_resolver(
     "tag:yaml.org,2002:int", re.compile(r"^(?:[-+]?(?:0|[1-9][0-9]*)|0x[0-9a-fA-F]+)$"), list("-+0123456789"))
+SpecLoader.add_implicit_resolver(  # YAML 1.2 floats: 1e-5 and 2E3 too, not only 1.0e-5
+    "tag:yaml.org,2002:float",
+    re.compile(r"^(?:[-+]?(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?(?:0|[1-9][0-9]*)[eE][-+]?[0-9]+"
+               r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"),
+    list("-+.0123456789"))
 
 Path_ = tuple  # a key path such as ("checks", 2, "path")
 

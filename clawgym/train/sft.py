@@ -92,8 +92,12 @@ def _token_loss(torch: Any, model: Any, batch: dict[str, Any]) -> Any:
                                              ignore_index=-100, reduction="sum")
 
 
-def train_sft(spec: TrainSpec, *, resume: bool = True, console: Any = None, progress: bool = True) -> Path:
-    """Train, checkpointing and evaluating as the spec says; returns the saved model folder."""
+def train_sft(spec: TrainSpec, *, resume: bool = True, console: Any = None, progress: bool = True,
+              examples: list[Example] | None = None) -> Path:
+    """Train, checkpointing and evaluating as the spec says; returns the saved model folder.
+
+    `examples` replaces the data the spec selects (benchmarks train on synthetic tokens this way).
+    """
     libs = _libs()
     torch = libs["torch"]
     accelerator = libs["Accelerator"](mixed_precision=_precision(spec, torch))
@@ -108,7 +112,10 @@ def train_sft(spec: TrainSpec, *, resume: bool = True, console: Any = None, prog
 
     # 1-2. model and data
     tokenizer, model = load_model(spec, libs)
-    examples, counts = build_examples(spec, tokenizer)
+    if examples is None:
+        examples, counts = build_examples(spec, tokenizer)
+    else:
+        counts = {"given": len(examples)}
     if not examples:
         raise ClawgymError("no training examples after selection: " + ", ".join(f"{k} {v}" for k, v in counts.items()),
                            file=str(spec.file), key="data", hint="lower data.min_reward, widen data.statuses or add sources")
