@@ -1,10 +1,10 @@
 """`hf`: a transformers causal LM in-process, returning sampled token ids and log-probabilities.
 
-The prompt comes from the tokenizer's chat template with the tool schemas. A template that
-ignores `tools` (SmolLM2's, for one) gets them in the system message instead, with our own
-instructions to answer in the Hermes `<tool_call>` format; assistant tool calls and tool results
-in the history are then rendered as text in that format too. Tool calls are parsed out of the
-generated text by `toolcalls.parse_tool_calls`.
+The prompt comes from `chat_format.render_chat` (shared with the SFT data, so training sees the
+same text): the tokenizer's chat template with the tool schemas, or, for a template that ignores
+`tools` (SmolLM2's, for one), the schemas in the system message with our own instructions to answer
+in the Hermes `<tool_call>` format, and tool calls and results in the history as text in that
+format too. Tool calls are parsed out of the generated text by `toolcalls.parse_tool_calls`.
 
 `logprobs[i]` is log softmax(logits / T)[token_ids[i]]: the policy's own distribution after
 temperature T (T = 1 when greedy), before top-p truncation. It equals the distribution sampled
@@ -15,33 +15,20 @@ Models load once per (model, device, dtype) per process; generation is serialise
 
 from __future__ import annotations
 
-import json
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
 from ..errors import ClawgymError, PrerequisiteError
 from ..registry import register
 from .base import COMMON_POLICY_PROPS, Completion, Policy, PolicyError
+from .chat_format import read_template, render_chat, tools_supported
 from .embedded import INSTALL_HINT, embedded_model_path
 from .toolcalls import parse_tool_calls
 
 _CACHE: dict[tuple[str, str, str], "_Loaded"] = {}
 _CACHE_LOCK = threading.Lock()
 _END_TOKENS = ("<|im_end|>", "<|eot_id|>", "<|eom_id|>", "<|end|>", "<|endoftext|>", "</s>")
-CHATML = ("{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\n' + (m['content'] or '') + '<|im_end|>\n' }}"
-          "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}")
-TOOL_INSTRUCTIONS = """You can call tools. The tools available are described by these JSON schemas:
-<tools>
-{schemas}
-</tools>
-To call a tool, write one block per call, exactly like this, with the arguments as a JSON object:
-<tool_call>
-{{"name": "tool_name", "arguments": {{"arg": "value"}}}}
-</tool_call>
-You may make several calls in one answer. Each result comes back to you inside <tool_response> tags.
-When the task is done, answer in plain text without any tool call."""
 
 
 class _Loaded:
@@ -99,33 +86,6 @@ def load_model(model: str, device: str = "auto", dtype: str = "auto") -> _Loaded
         return _CACHE[key]
 
 
-def _text_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Messages for a template without tool support: calls and results as Hermes-style text."""
-    out: list[dict[str, Any]] = []
-    for m in messages:
-        role, content = m.get("role"), m.get("content")
-        if isinstance(content, list):  # OpenAI content parts
-            content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
-        content = content or ""
-        if role == "assistant" and m.get("tool_calls"):
-            blocks = []
-            for call in m["tool_calls"]:
-                fn = call.get("function", {})
-                try:
-                    args = json.loads(fn.get("arguments") or "{}")
-                except ValueError:
-                    args = fn.get("arguments")
-                blocks.append("<tool_call>\n" + json.dumps({"name": fn.get("name"), "arguments": args}) + "\n</tool_call>")
-            content = "\n".join(([content] if content else []) + blocks)
-        elif role == "tool":
-            role, content = "user", f"<tool_response>\n{content}\n</tool_response>"
-        if out and role == "user" and out[-1]["role"] == "user" and out[-1].get("_tool"):
-            out[-1]["content"] += "\n" + content
-        else:
-            out.append({"role": role, "content": content, **({"_tool": True} if m.get("role") == "tool" else {})})
-    return [{"role": m["role"], "content": m["content"]} for m in out]
-
-
 @register("policy", "hf")
 class HFPolicy(Policy):
     """A Hugging Face causal LM run in this process (CPU or GPU)."""
@@ -147,10 +107,7 @@ class HFPolicy(Policy):
         super().__init__({"model": "embedded", **config})
         if "max_new_tokens" in self.config and "max_tokens" not in self.config:
             self.config["max_tokens"] = self.config["max_new_tokens"]
-        template = self.config.get("chat_template")
-        if template and "{" not in template and Path(template).expanduser().is_file():
-            template = Path(template).expanduser().read_text()
-        self._template: str | None = template
+        self._template: str | None = read_template(self.config.get("chat_template"))
         self._loaded = load_model(self.config["model"], self.config.get("device", "auto"),
                                   self.config.get("dtype", "auto"))
         self.tokenizer = self._loaded.tokenizer
@@ -168,30 +125,10 @@ class HFPolicy(Policy):
         return sorted(ids)
 
     def _render(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> str:
-        tok = self.tokenizer
-        template = self._template or (None if tok.chat_template else CHATML)
-
-        def apply(msgs: list[dict[str, Any]], with_tools: list | None) -> str:
-            return tok.apply_chat_template(msgs, tools=with_tools, add_generation_prompt=True, tokenize=False,
-                                           chat_template=template)
-
         if tools and self._tools_native is None:
-            probe = [{"role": "user", "content": "hi"}]
-            try:
-                self._tools_native = apply(probe, tools) != apply(probe, None)
-            except Exception:  # noqa: BLE001 - a template that chokes on tools does not support them
-                self._tools_native = False
-        if tools and self._tools_native:
-            return apply(messages, tools)
-        history = _text_history(messages)
-        if tools:
-            schemas = "\n".join(json.dumps(t, ensure_ascii=False) for t in tools)
-            extra = TOOL_INSTRUCTIONS.format(schemas=schemas)
-            if history and history[0]["role"] == "system":
-                history[0] = {"role": "system", "content": history[0]["content"] + "\n\n" + extra}
-            else:
-                history.insert(0, {"role": "system", "content": extra})
-        return apply(history, None)
+            self._tools_native = tools_supported(self.tokenizer, tools, chat_template=self._template)
+        return render_chat(self.tokenizer, messages, tools, chat_template=self._template, add_generation_prompt=True,
+                           tools_native=bool(self._tools_native))
 
     def prompt_ids(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> list[int]:
         """The token ids of the prompt this policy would generate from."""

@@ -11,22 +11,11 @@ wherever no loss is taken (prompts, tool results, padding, the first token of ea
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
 from typing import Any, Sequence
 
-IGNORE = -100
+from .render import IGNORE, Example
 
-
-@dataclass(frozen=True)
-class Example:
-    """One training sequence: token ids and labels (IGNORE where no loss is taken)."""
-
-    input_ids: tuple[int, ...]
-    labels: tuple[int, ...]
-
-    @property
-    def trained_tokens(self) -> int:
-        return sum(1 for x in self.labels[1:] if x != IGNORE)  # the first label is never predicted
+__all__ = ["IGNORE", "Example", "collate", "plan_batches", "trained_tokens"]
 
 
 def plan_batches(lengths: Sequence[int], *, batching: str, batch_size: int, max_length: int,
