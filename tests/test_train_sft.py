@@ -124,3 +124,79 @@ def test_resume_continues_from_the_saved_step(setup):
         assert torch.allclose(expected[k], got[k], atol=1e-6), k
     assert [r["step"] for r in read_metrics(resumed.out, "train")] == [1, 2, 3, 4]
     assert sorted(p.name for p in (resumed.out / "checkpoints").iterdir()) == ["step-0000003", "step-0000004"]
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _experts(tmp_path: Path) -> Path:
+    from clawgym.train.expert import expert_command
+
+    out = tmp_path / "experts.jsonl"
+    expert_command([ROOT / "specs/tasks/analysis/grade-statistics.yaml"], seeds="0", out=out, jobs=1, console=None)
+    return out
+
+
+def _train_spec(tmp_path: Path, model: str, **data) -> Path:
+    spec = tmp_path / "sft.yaml"
+    spec.write_text(json.dumps({
+        "apiVersion": "clawgym/v1", "kind": "Train", "name": "cli-sft", "model": model,
+        "data": {"sources": ["experts.jsonl"], "batch_size": 1, "max_length": 8192, **data},
+        "optim": {"lr": 1e-3, "max_steps": 2}, "log": {"tensorboard": False},
+        "eval": {"tasks": [str(ROOT / "specs/tasks/analysis/grade-statistics.yaml")], "seeds": "7",
+                 "max_turns": 2, "max_tokens": 16, "concurrency": 1},
+        "out": str(tmp_path / "run")}))
+    return spec
+
+
+def _tiny_with_tokenizer(tmp_path: Path) -> Path:
+    from clawgym.policy.embedded import embedded_model_path
+
+    tokenizer = transformers.AutoTokenizer.from_pretrained(embedded_model_path())
+    cfg = transformers.LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64,
+                                   num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                                   max_position_embeddings=8192, tie_word_embeddings=True)
+    folder = tmp_path / "tiny-tok"
+    torch.manual_seed(0)
+    transformers.AutoModelForCausalLM.from_config(cfg).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def test_cli_trains_on_expert_trajectories_evaluates_and_the_hf_policy_loads_it(tmp_path, bwrap):
+    from click.testing import CliRunner
+
+    from clawgym.cli import main
+    from clawgym.policy.hf import HFPolicy
+
+    _experts(tmp_path)
+    spec = _train_spec(tmp_path, str(_tiny_with_tokenizer(tmp_path)))
+    result = CliRunner().invoke(main, ["train", "sft", str(spec), "--quiet"])
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "run"
+    data = read_metrics(out, "data")[0]
+    assert data["selected"] == 1 and data["examples"] == 1 and data["trained_tokens"] > 500
+    assert [r["step"] for r in read_metrics(out, "train")] == [1, 2]
+    [ev] = read_metrics(out, "eval")
+    assert ev["step"] == 2 and ev["trials"] == 1 and ev["errors"] == 0 and ev["pass_rate"] == 0.0
+    policy = HFPolicy({"model": str(out / "model"), "max_tokens": 4, "temperature": 0})
+    assert policy.complete([{"role": "user", "content": "hi"}]).usage["completion_tokens"] <= 4
+    # a second run resumes at its end: nothing left to train
+    again = CliRunner().invoke(main, ["train", "sft", str(spec), "--quiet"])
+    assert again.exit_code == 0 and "resuming from" in again.output
+    assert [r["step"] for r in read_metrics(out, "train")] == [1, 2]
+
+
+@pytest.mark.slow
+def test_sft_of_the_embedded_model_for_a_few_steps(tmp_path, bwrap):
+    """The real SmolLM2-135M on CPU: two steps on one expert trajectory, then the hf policy loads it."""
+    from clawgym.policy.hf import HFPolicy
+    from clawgym.train.sft import train_sft
+
+    _experts(tmp_path)
+    spec = load_train_spec(_train_spec(tmp_path, "embedded", max_length=4096))
+    folder = train_sft(spec.__class__(**{**spec.__dict__, "eval_tasks": ()}), progress=False)
+    rows = read_metrics(tmp_path / "run", "train")
+    assert [r["step"] for r in rows] == [1, 2] and all(r["loss"] > 0 for r in rows)
+    policy = HFPolicy({"model": str(folder), "max_tokens": 8, "temperature": 0})
+    assert policy.complete([{"role": "user", "content": "Say hello."}]).message["role"] == "assistant"

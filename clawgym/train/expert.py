@@ -231,7 +231,7 @@ def _spec_files(specs: list[Path]) -> list[Path]:
 
 
 def expert_command(specs: list[Path], *, seeds: str, out: Path, jobs: int = 4, min_reward: float = 1.0,
-                   console: Any, sandbox: dict | None = None) -> dict[str, Any]:
+                   console: Any = None, sandbox: dict | None = None) -> dict[str, Any]:
     """`clawgym train expert SPECS --seeds 0-9 --out experts.jsonl -j N`.
 
     Compiles every task spec (folders are searched for *.yaml; other kinds are skipped) on every
@@ -252,6 +252,8 @@ def expert_command(specs: list[Path], *, seeds: str, out: Path, jobs: int = 4, m
         else:
             failed.append({"task": task.id, "reward": reward, "reason": failure_reason(rec)})
     write_jsonl(Path(out), kept)
+    if console is None:
+        return {"tasks": len(tasks), "kept": len(kept), "failed": failed, "out": str(out)}
     console.print(f"expert trajectories: {len(tasks)} task instance(s), {len(kept)} kept, {len(failed)} failed "
                   f"(min reward {min_reward:g}) -> {out}", markup=False, highlight=False)
     for f in failed:

@@ -117,8 +117,10 @@ def train_sft(spec: TrainSpec, *, resume: bool = True, console: Any = None, prog
     else:
         counts = {"given": len(examples)}
     if not examples:
+        hint = (f"raise data.max_length ({counts['too_long']} conversation(s) do not fit even with their first turn only)"
+                 if counts.get("too_long") else "lower data.min_reward, widen data.statuses or add sources")
         raise ClawgymError("no training examples after selection: " + ", ".join(f"{k} {v}" for k, v in counts.items()),
-                           file=str(spec.file), key="data", hint="lower data.min_reward, widen data.statuses or add sources")
+                           file=str(spec.file), key="data", hint=hint)
     if last is None:
         log.write(0, counts, kind="data")
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (tokenizer.eos_token_id or 0)
