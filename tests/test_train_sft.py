@@ -218,3 +218,16 @@ def test_lora_trains_adapters_and_saves_a_merged_model(setup, monkeypatch):
     assert set(before) == set(after)  # a plain model folder: adapters merged, no peft keys
     changed = {k for k in before if not torch.equal(before[k], after[k])}
     assert changed and all("q_proj" in k or "v_proj" in k for k in changed)
+
+
+def test_loss_on_kept_logits_equals_the_loss_on_all_logits(setup):
+    from clawgym.train.batching import collate
+
+    model = transformers.AutoModelForCausalLM.from_pretrained(setup["folder"], dtype=torch.float32)
+    for batching in ("padding", "packing"):
+        batch = collate(examples()[:3], batching=batching, pad_id=0)
+        inputs = {k: v for k, v in batch.items() if k != "labels"}
+        full = model(**inputs, use_cache=False).logits[:, :-1]
+        expected = torch.nn.functional.cross_entropy(full.flatten(0, 1), batch["labels"][:, 1:].flatten(),
+                                                     ignore_index=IGNORE, reduction="sum")
+        assert torch.allclose(sft_module._token_loss(torch, model, batch), expected, rtol=1e-5)

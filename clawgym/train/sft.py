@@ -89,10 +89,16 @@ def build_examples(spec: TrainSpec, tokenizer: Any) -> tuple[list[Example], dict
 
 
 def _token_loss(torch: Any, model: Any, batch: dict[str, Any]) -> Any:
-    """Summed cross-entropy over the batch's trained tokens (labels already aligned to inputs)."""
+    """Summed cross-entropy over the batch's trained tokens (labels aligned to inputs).
+
+    Only positions that predict a trained token get logits (`logits_to_keep`): prompts and tool
+    results never go through the vocabulary projection, which saves most of its time and memory.
+    """
     inputs = {k: v for k, v in batch.items() if k != "labels"}
-    logits = model(**inputs, use_cache=False).logits
-    return torch.nn.functional.cross_entropy(logits[:, :-1].flatten(0, 1).float(), batch["labels"][:, 1:].flatten(),
+    targets = batch["labels"][:, 1:]
+    keep = (targets != -100).any(dim=0).nonzero().flatten()
+    logits = model(**inputs, use_cache=False, logits_to_keep=keep).logits
+    return torch.nn.functional.cross_entropy(logits.flatten(0, 1).float(), targets[:, keep].flatten(),
                                              ignore_index=-100, reduction="sum")
 
 
