@@ -231,3 +231,23 @@ def test_loss_on_kept_logits_equals_the_loss_on_all_logits(setup):
         expected = torch.nn.functional.cross_entropy(full.flatten(0, 1), batch["labels"][:, 1:].flatten(),
                                                      ignore_index=IGNORE, reduction="sum")
         assert torch.allclose(sft_module._token_loss(torch, model, batch), expected, rtol=1e-5)
+
+
+def test_bad_train_specs_say_where_and_how_to_fix(tmp_path):
+    from click.testing import CliRunner
+
+    from clawgym.cli import main
+
+    spec = tmp_path / "bad.yaml"
+    spec.write_text("apiVersion: clawgym/v1\nkind: Train\nname: bad\nmodel: embedded\n"
+                    "data:\n  sources: [missing.jsonl]\n  batching: stacking\noptim:\n  lr: -1\n")
+    result = CliRunner().invoke(main, ["train", "sft", str(spec)])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert f"{spec}:7: data.batching:" in result.output and "'stacking'" in result.output
+    assert f"{spec}:9: optim.lr:" in result.output
+    spec.write_text("apiVersion: clawgym/v1\nkind: Train\nname: bad\nmodel: embedded\n"
+                    "data:\n  sources: [missing.jsonl]\n")
+    result = CliRunner().invoke(main, ["train", "sft", str(spec)])
+    assert result.exit_code == 2
+    assert (f"{spec}:6: data.sources[0]: no such file or folder: missing.jsonl (sources are relative to the "
+            "spec file)") in result.output
