@@ -251,3 +251,54 @@ def test_bad_train_specs_say_where_and_how_to_fix(tmp_path):
     assert result.exit_code == 2
     assert (f"{spec}:6: data.sources[0]: no such file or folder: missing.jsonl (sources are relative to the "
             "spec file)") in result.output
+
+
+DDP_SCRIPT = '''
+import json, sys
+from pathlib import Path
+import torch, transformers
+sys.path.insert(0, sys.argv[4])
+from clawgym.train import sft
+from clawgym.train.spec import load_train_spec
+from test_train_sft import TinyTokenizer, examples
+
+folder, out, accum = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
+
+def load(spec, libs):
+    model = transformers.AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
+    model.config.use_cache = False
+    return TinyTokenizer(), model
+
+sft.load_model = load
+torch.optim.AdamW = lambda params, lr, weight_decay: torch.optim.SGD(params, lr=lr)  # see the accumulation test
+spec = out.parent / (out.name + ".yaml")
+(out.parent / "none.jsonl").write_text("")
+spec.write_text(json.dumps({"apiVersion": "clawgym/v1", "kind": "Train", "name": "ddp", "model": str(folder),
+    "data": {"sources": ["none.jsonl"], "batch_size": 2, "batching": "padding", "max_length": 64},
+    "optim": {"lr": 1e-2, "max_steps": 2, "schedule": "constant", "grad_accum": accum},
+    "log": {"tensorboard": False}}))
+sft.train_sft(load_train_spec(spec, out=out), progress=False, examples=examples())
+'''
+
+
+def test_two_processes_train_exactly_like_one_with_accumulation(setup):
+    """Data parallelism (2 CPU processes, gloo, launched like `accelerate launch`/torchrun) gives the
+    same weights as one process accumulating the same micro-batches."""
+    import subprocess
+    import sys
+
+    tmp = setup["tmp"]
+    script = tmp / "ddp.py"
+    script.write_text(DDP_SCRIPT)
+    tests = str(Path(__file__).parent)
+    one = subprocess.run([sys.executable, str(script), str(setup["folder"]), str(tmp / "one"), "2", tests],
+                         capture_output=True, text=True, timeout=300)
+    assert one.returncode == 0, one.stderr[-2000:]
+    two = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port",
+                          "29531", str(script), str(setup["folder"]), str(tmp / "two"), "1", tests],
+                         capture_output=True, text=True, timeout=300)
+    assert two.returncode == 0, two.stderr[-2000:]
+    a, b = weights(tmp / "one" / "model"), weights(tmp / "two" / "model")
+    assert all(torch.allclose(a[k], b[k], atol=1e-7) for k in a)
+    assert [r["trained_tokens"] for r in read_metrics(tmp / "two", "train")] == \
+        [r["trained_tokens"] for r in read_metrics(tmp / "one", "train")]

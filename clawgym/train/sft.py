@@ -110,7 +110,7 @@ def train_sft(spec: TrainSpec, *, resume: bool = True, console: Any = None, prog
     """
     libs = _libs()
     torch = libs["torch"]
-    accelerator = libs["Accelerator"](mixed_precision=_precision(spec, torch))
+    accelerator = libs["Accelerator"](mixed_precision=_precision(spec, torch), cpu=not torch.cuda.is_available())
     libs["set_seed"](spec.seed)
     out, world, rank = spec.out, accelerator.num_processes, accelerator.process_index
     last = checkpoint.latest(out) if resume else None
