@@ -275,7 +275,7 @@ spec = out.parent / (out.name + ".yaml")
 (out.parent / "none.jsonl").write_text("")
 spec.write_text(json.dumps({"apiVersion": "clawgym/v1", "kind": "Train", "name": "ddp", "model": str(folder),
     "data": {"sources": ["none.jsonl"], "batch_size": 2, "batching": "padding", "max_length": 64},
-    "optim": {"lr": 1e-2, "max_steps": 2, "schedule": "constant", "grad_accum": accum},
+    "optim": {"lr": 1e-2, "max_steps": 2, "schedule": "linear", "warmup_steps": 1, "grad_accum": accum},
     "log": {"tensorboard": False}}))
 sft.train_sft(load_train_spec(spec, out=out), progress=False, examples=examples())
 '''
@@ -300,5 +300,5 @@ def test_two_processes_train_exactly_like_one_with_accumulation(setup):
     assert two.returncode == 0, two.stderr[-2000:]
     a, b = weights(tmp / "one" / "model"), weights(tmp / "two" / "model")
     assert all(torch.allclose(a[k], b[k], atol=1e-7) for k in a)
-    assert [r["trained_tokens"] for r in read_metrics(tmp / "two", "train")] == \
-        [r["trained_tokens"] for r in read_metrics(tmp / "one", "train")]
+    for key in ("trained_tokens", "lr"):  # the same data per step, the schedule stepped once per step
+        assert [r[key] for r in read_metrics(tmp / "two", "train")] == [r[key] for r in read_metrics(tmp / "one", "train")]

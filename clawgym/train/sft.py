@@ -153,7 +153,10 @@ def train_sft(spec: TrainSpec, *, resume: bool = True, console: Any = None, prog
     scheduler = libs["get_scheduler"]({"cosine": "cosine", "linear": "linear", "constant": "constant_with_warmup"}
                                       [optim["schedule"]], optimizer, num_warmup_steps=optim["warmup_steps"],
                                       num_training_steps=total_steps)
-    model, optimizer, scheduler = accelerator.prepare(model, optimizer, scheduler)
+    # the scheduler is not prepared: accelerate would step it once per process; it steps once per
+    # optimiser step here, and is registered so that checkpoints hold it
+    model, optimizer = accelerator.prepare(model, optimizer)
+    accelerator.register_for_checkpointing(scheduler)
 
     # 4. resume
     state = TrainerState()
