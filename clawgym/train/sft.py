@@ -146,7 +146,11 @@ def train_sft(spec: TrainSpec, *, resume: bool = True, console: Any = None, prog
         groups = [batches[i:i + per_step] for i in range(0, len(batches), per_step)]
         return [g for g in groups if len(g) >= world]  # every process needs a micro-batch in every step
 
-    steps_per_epoch = max(1, len(step_groups(0)))
+    steps_per_epoch = len(step_groups(0))
+    if steps_per_epoch == 0:
+        raise ClawgymError(f"{len(examples)} example(s) make fewer micro-batches than the {world} processes need "
+                           "for one step", file=str(spec.file), key="data.batch_size",
+                           hint="lower data.batch_size, add data, or run on fewer processes")
     total_steps = optim["max_steps"] or max(1, math.ceil(optim["epochs"] * steps_per_epoch))
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=optim["lr"],
                                   weight_decay=optim["weight_decay"])
