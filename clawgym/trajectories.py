@@ -119,11 +119,17 @@ def collect_run(run_dir: Path, *, min_reward: float | None = None, status: str |
             t = Trajectory.from_dict(_load(traj_path))
         else:
             t = Trajectory(task=rec["task"], agent=rec.get("agent") or {}, outcome="error", error=rec.get("error"))
-        t.verdict = {**(rec.get("verdict") or {}), "trial_id": rec.get("trial_id"), "status": st,
-                     "reward": reward, "error": rec.get("error")}
+        attach_outcome(t, rec)
         diff_path = folder / "workspace.diff"
         t.diff = diff_path.read_text(encoding="utf-8", errors="replace") if diff_path.is_file() else None
         yield t
+
+
+def attach_outcome(t: Trajectory, rec: dict[str, Any]) -> Trajectory:
+    """Put a trial record's outcome on its trajectory: the verdict plus trial_id, status, reward, error."""
+    t.verdict = {**(rec.get("verdict") or {}), "trial_id": rec.get("trial_id"), "status": rec.get("status"),
+                 "reward": rec.get("reward"), "error": rec.get("error")}
+    return t
 
 
 def _choice(value: str | Iterable[str] | None, what: str) -> set[str] | None:

@@ -12,6 +12,7 @@ import json
 import os
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -69,14 +70,15 @@ class SourceTask:
     def category(self) -> str | None:
         """Our category key for the metadata's category label, or None when absent or unknown."""
         label = str(self.metadata.get("category") or "").strip().lower()
-        return _LABEL_TO_CATEGORY.get(label.replace("&", "&").replace("  ", " "))
+        return _LABEL_TO_CATEGORY.get(" ".join(label.split()))
 
     @property
     def solution_script(self) -> str | None:
         return next((f for f in ("solution/solve.sh", "solution/solve.py") if f in self.solution_files), None)
 
+    @cached_property
     def grader_text(self) -> str:
-        """The grading scripts' source (check.py and any helper .py beside it)."""
+        """The grading scripts' source (check.py and any helper .py beside it), read once."""
         parts = []
         for rel in self.reward_files:
             if rel.endswith(".py"):
@@ -93,7 +95,7 @@ class SourceTask:
 
     def wants_payload(self) -> bool:
         """Graded on the final answer: the grader reads OPENCLAW_REWARD_PAYLOAD."""
-        return PAYLOAD_ENV in self.grader_text()
+        return PAYLOAD_ENV in self.grader_text
 
 
 def _files_under(root: Path) -> tuple[list[str], set[str]]:

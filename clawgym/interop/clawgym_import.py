@@ -155,7 +155,7 @@ def import_one(folder: Path, out: Path, name: str | None = None, smoke: bool = T
             decisions = [Decision(p, False, "kept: the grader compares with its own pristine copy (reward/original/)")
                          for p in task.inputs]
         else:
-            decisions = decide(task.inputs, task.query, task.grader_text())
+            decisions = decide(task.inputs, task.query, task.grader_text)
         outcome.decisions = [asdict(d) for d in decisions]
         warnings = list(task.warnings)
         if smoke:

@@ -213,23 +213,14 @@ def to_trajectory(record: Mapping[str, Any]) -> Any:
     """The record's trajectory with its verdict, status and reward attached (as `collect_run` does)."""
     from ..trajectory import Trajectory
 
-    t = Trajectory.from_dict(dict(record["trajectory"]))
-    t.verdict = {**(record.get("verdict") or {}), "trial_id": record.get("trial_id"),
-                 "status": record.get("status"), "reward": record.get("reward"), "error": record.get("error")}
+    from ..trajectories import attach_outcome
+
+    t = attach_outcome(Trajectory.from_dict(dict(record["trajectory"])), dict(record))
     t.diff = record.get("diff")
     return t
 
 
 # ------------------------------------------------------------------------------ command
-def _spec_files(specs: list[Path]) -> list[Path]:
-    out: list[Path] = []
-    for p in map(Path, specs):
-        for f in (sorted(p.rglob("*.yaml")) if p.is_dir() else [p]):
-            if f not in out:
-                out.append(f)
-    return out
-
-
 def expert_command(specs: list[Path], *, seeds: str, out: Path, jobs: int = 4, min_reward: float = 1.0,
                    console: Any = None, sandbox: dict | None = None) -> dict[str, Any]:
     """`clawgym train expert SPECS --seeds 0-9 --out experts.jsonl -j N`.
@@ -239,10 +230,10 @@ def expert_command(specs: list[Path], *, seeds: str, out: Path, jobs: int = 4, m
     writes them to `out`. Returns {"tasks", "kept", "failed": [{"task", "reward", "reason"}], "out"}.
     """
     from ..batch import compile_many
-    from ..plan import parse_seeds
+    from ..plan import expand_task_paths, parse_seeds
     from ..trajectories import write_jsonl
 
-    tasks = compile_many(_spec_files(specs), parse_seeds(seeds), jobs=jobs)
+    tasks = compile_many(expand_task_paths([str(p) for p in specs], Path.cwd()), parse_seeds(seeds), jobs=jobs)
     kept: list[Any] = []
     failed: list[dict[str, Any]] = []
     for task, rec in expert_trajectories(tasks, jobs=jobs, sandbox=sandbox):
