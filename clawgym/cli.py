@@ -343,7 +343,7 @@ def synth_stats(dataset: str, as_json: bool) -> None:
 
 @main.group()
 def train() -> None:
-    """Train on trajectories: expert demonstrations from reference solutions, then SFT."""
+    """Train on trajectories: expert demonstrations from reference solutions, SFT, then GRPO."""
 
 
 @train.command("sft")
@@ -358,6 +358,21 @@ def train_sft_cmd(spec: str, out: str | None, no_resume: bool, quiet: bool) -> N
     from .train.spec import load_train_spec
 
     folder = train_sft(load_train_spec(spec, out=out), resume=not no_resume, console=console, progress=not quiet)
+    console.print(f"model saved to {folder}; metrics in {folder.parent / 'metrics.jsonl'}", highlight=False)
+
+
+@train.command("rl")
+@click.argument("spec", type=click.Path(exists=True, dir_okay=False))
+@click.option("--out", type=click.Path(file_okay=False), help="Output folder (default: the spec's out).")
+@click.option("--no-resume", is_flag=True, help="Start over even if the output folder has checkpoints.")
+@click.option("--quiet", is_flag=True, help="No progress bar; one line per step.")
+@_friendly
+def train_rl_cmd(spec: str, out: str | None, no_resume: bool, quiet: bool) -> None:
+    """GRPO from an RL spec (kind: RL): rollouts in per-task sandboxes; resumes from the last checkpoint."""
+    from .train.grpo import train_rl
+    from .train.rl_spec import load_rl_spec
+
+    folder = train_rl(load_rl_spec(spec, out=out), resume=not no_resume, console=console, progress=not quiet)
     console.print(f"model saved to {folder}; metrics in {folder.parent / 'metrics.jsonl'}", highlight=False)
 
 

@@ -16,6 +16,7 @@ from clawgym.train import sft as sft_module  # noqa: E402
 from clawgym.train.batching import IGNORE, Example  # noqa: E402
 from clawgym.train.metrics import read_metrics  # noqa: E402
 from clawgym.train.spec import load_train_spec  # noqa: E402
+from tiny_models import tiny_with_tokenizer  # noqa: E402
 
 VOCAB = 64
 
@@ -150,17 +151,7 @@ def _train_spec(tmp_path: Path, model: str, **data) -> Path:
 
 
 def _tiny_with_tokenizer(tmp_path: Path) -> Path:
-    from clawgym.policy.embedded import embedded_model_path
-
-    tokenizer = transformers.AutoTokenizer.from_pretrained(embedded_model_path())
-    cfg = transformers.LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64,
-                                   num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-                                   max_position_embeddings=8192, tie_word_embeddings=True)
-    folder = tmp_path / "tiny-tok"
-    torch.manual_seed(0)
-    transformers.AutoModelForCausalLM.from_config(cfg).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
+    return tiny_with_tokenizer(tmp_path / "tiny-tok")
 
 
 def test_cli_trains_on_expert_trajectories_evaluates_and_the_hf_policy_loads_it(tmp_path, bwrap):

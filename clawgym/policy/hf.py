@@ -11,22 +11,30 @@ temperature T (T = 1 when greedy), before top-p truncation. It equals the distri
 from when top_p = 1 (no top-k is applied). The model's stored generation defaults (top-k,
 repetition penalty...) are not used, so what is sampled is exactly what these settings say.
 Models load once per (model, device, dtype) per process; generation is serialised by a lock.
+
+With `max_batch` > 1, concurrent `complete` calls on one model (the trials of an RL rollout, as
+threads of one process) are generated together in batches by the model's `BatchedGenerator`
+(`hf_batch`); the results per call are the same as unbatched ones, except that `seed` is ignored.
+`attach_model` serves a model already in memory (one being trained) as `live:<name>`.
 """
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from typing import Any
 
 from ..errors import ClawgymError, PrerequisiteError
 from ..registry import register
-from .base import COMMON_POLICY_PROPS, Completion, Policy, PolicyError
+from .base import COMMON_POLICY_PROPS, Completion, Policy
 from .chat_format import read_template, render_chat, tools_supported
 from .embedded import INSTALL_HINT, embedded_model_path
+from .hf_batch import BatchedGenerator, Generated, generate_rows, settings_key
 from .toolcalls import parse_tool_calls
 
 _CACHE: dict[tuple[str, str, str], "_Loaded"] = {}
+_LIVE: dict[str, "_Loaded"] = {}  # attach_model's models, by name without the `live:` prefix
 _CACHE_LOCK = threading.Lock()
 _END_TOKENS = ("<|im_end|>", "<|eot_id|>", "<|eom_id|>", "<|end|>", "<|endoftext|>", "</s>")
 
@@ -34,7 +42,32 @@ _END_TOKENS = ("<|im_end|>", "<|eot_id|>", "<|eom_id|>", "<|end|>", "<|endoftext
 class _Loaded:
     def __init__(self, tokenizer: Any, model: Any, device: str):
         self.tokenizer, self.model, self.device = tokenizer, model, device
-        self.lock = threading.Lock()
+        self.lock = threading.Lock()  # held while generating
+        self._batcher: BatchedGenerator | None = None
+        self._batcher_lock = threading.Lock()  # not `lock`: callers must reach the queue while a batch runs
+        self.busy_s = 0.0  # wall seconds spent generating (RL logs the time rollouts wait on anything else)
+
+    def generate(self, *args: Any, **kwargs: Any) -> list[Generated]:
+        """`generate_rows` on this model, timed into `busy_s`; the caller holds `lock`."""
+        start = time.monotonic()
+        try:
+            return generate_rows(*args, **kwargs)
+        finally:
+            self.busy_s += time.monotonic() - start
+
+    def batcher(self, max_batch: int, batch_wait_ms: float, eos_ids: list[int], name: str) -> BatchedGenerator:
+        """This model's one BatchedGenerator, made on first use. Policies sharing the model share
+        it: it batches up to the largest `max_batch` any of them asked for (the first one's wait)."""
+        with self._batcher_lock:
+            if self._batcher is None or self._batcher.closed:
+                run = functools.partial(self.generate, _libs(), self.model, self.device, eos_ids, name)
+                self._batcher = BatchedGenerator(run, self.lock, max_batch, batch_wait_ms)
+            self._batcher.max_batch = max(self._batcher.max_batch, max_batch)
+            return self._batcher
+
+    def close_batcher(self) -> None:
+        if self._batcher is not None:
+            self._batcher.close()
 
 
 def _resolve(model: str) -> str:
@@ -62,8 +95,45 @@ def _libs() -> dict[str, Any]:
         return _IMPORTS
 
 
+def attach_model(name: str, tokenizer: Any, model: Any, device: str) -> str:
+    """Serve a tokenizer and causal LM already in memory (the RL trainer's, trained between rollout
+    phases) as the policy model `live:<name>`, which is returned. The caller keeps the model in
+    eval mode on `device` while rollouts run; attaching the same model again changes nothing."""
+    with _CACHE_LOCK:
+        old = _LIVE.get(name)
+        if old is not None and old.model is model and old.tokenizer is tokenizer and old.device == device:
+            return f"live:{name}"
+        _LIVE[name] = _Loaded(tokenizer, model, device)
+    if old is not None:
+        old.close_batcher()
+    return f"live:{name}"
+
+
+def generation_busy_s(model: str) -> float:
+    """Seconds the attached `live:` model has spent generating so far (0.0 when not attached)."""
+    with _CACHE_LOCK:
+        loaded = _LIVE.get(model.removeprefix("live:"))
+    return loaded.busy_s if loaded is not None else 0.0
+
+
+def detach_model(name: str) -> None:
+    """Forget `live:<name>` (policies made from it keep working until dropped)."""
+    with _CACHE_LOCK:
+        old = _LIVE.pop(name.removeprefix("live:"), None)
+    if old is not None:
+        old.close_batcher()
+
+
 def load_model(model: str, device: str = "auto", dtype: str = "auto") -> _Loaded:
-    """Load (once per process) a tokenizer and causal LM."""
+    """Load (once per process) a tokenizer and causal LM; `live:<name>` is an attached one
+    (its device and dtype are its own: `device` and `dtype` do not apply)."""
+    if model.startswith("live:"):
+        with _CACHE_LOCK:
+            if model[5:] in _LIVE:
+                return _LIVE[model[5:]]
+        raise ClawgymError(f"no in-memory model is attached as {model!r}", key="policy.model",
+                           hint="live:<name> names a model given to clawgym.policy.hf.attach_model in this "
+                                "process; give a model folder, a hub id or 'embedded' otherwise")
     libs = _libs()
     torch, AutoModelForCausalLM, AutoTokenizer = libs["torch"], libs["AutoModelForCausalLM"], libs["AutoTokenizer"]
     path = _resolve(model)
@@ -94,13 +164,19 @@ class HFPolicy(Policy):
     schema = {"type": "object", "additionalProperties": False, "properties": {
         **COMMON_POLICY_PROPS,
         "model": {"type": "string", "default": "embedded",
-                  "description": "Local model folder, hub id, or 'embedded' (SmolLM2-135M-Instruct)."},
+                  "description": "Local model folder, hub id, 'embedded' (SmolLM2-135M-Instruct), or "
+                                 "live:<name> (a model in memory, see attach_model)."},
         "device": {"type": "string", "default": "auto", "description": "auto, cpu, cuda or cuda:N."},
         "dtype": {"enum": ["auto", "float32", "bfloat16", "float16"], "default": "auto",
                   "description": "Weights dtype; auto: bfloat16 on a GPU that has it, else float32."},
         "max_new_tokens": {"type": "integer", "minimum": 1, "description": "Alias of max_tokens."},
         "chat_template": {"type": ["string", "null"], "default": None,
                           "description": "A Jinja chat template (text or a file path) replacing the model's."},
+        "max_batch": {"type": "integer", "minimum": 1, "default": 1,
+                      "description": "Most concurrent calls on this model generated as one batch (1: each "
+                                     "alone). Above 1, seed is ignored: it applies only when max_batch is 1."},
+        "batch_wait_ms": {"type": "number", "minimum": 0, "default": 5,
+                          "description": "How long a batch waits for more calls after the first arrives."},
     }}
 
     def __init__(self, config: dict[str, Any]):
@@ -141,33 +217,24 @@ class HFPolicy(Policy):
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
                  **sampling: Any) -> Completion:
-        libs = _libs()
-        torch, GenerationConfig = libs["torch"], libs["GenerationConfig"]
         settings = self.sampling(sampling)
         start = time.monotonic()
         prompt = self.prompt_ids(messages, tools)
-        temperature = float(settings["temperature"])
-        do_sample = temperature > 0
-        gen = GenerationConfig(max_new_tokens=int(settings["max_tokens"]), do_sample=do_sample,
-                               temperature=temperature if do_sample else 1.0,
-                               top_p=float(settings["top_p"]) if do_sample else 1.0, top_k=0,
-                               repetition_penalty=1.0, min_new_tokens=0,
-                               eos_token_id=self._eos_ids, pad_token_id=self._eos_ids[0] if self._eos_ids else None,
-                               output_logits=True, return_dict_in_generate=True)
-        model, loaded = self._loaded.model, self._loaded
-        inputs = torch.tensor([prompt], device=loaded.device)
-        try:
-            with loaded.lock, torch.inference_mode():
-                if settings.get("seed") is not None:
-                    torch.manual_seed(int(settings["seed"]))
-                out = model.generate(input_ids=inputs, attention_mask=torch.ones_like(inputs), generation_config=gen)
-        except torch.cuda.OutOfMemoryError as exc:
-            raise PolicyError(f"hf model {self.config['model']!r} ran out of GPU memory: {exc}") from None
-        ids = out.sequences[0, len(prompt):].tolist()
-        logits = torch.stack(out.logits, dim=0)[:, 0, :].float()
-        scale = temperature if do_sample else 1.0
-        logprobs = torch.log_softmax(logits / scale, dim=-1).gather(1, torch.tensor(ids, device=logits.device)[:, None])
-        logprobs_list = [float(x) for x in logprobs[:, 0].tolist()]
+        key = settings_key(settings["temperature"], settings["top_p"], settings["max_tokens"])
+        loaded, max_batch = self._loaded, int(self.config.get("max_batch", 1))
+        if max_batch > 1:
+            out = loaded.batcher(max_batch, float(self.config.get("batch_wait_ms", 5)), self._eos_ids,
+                                 self.config["model"]).generate(prompt, key)
+        else:
+            with loaded.lock:
+                out = loaded.generate(_libs(), loaded.model, loaded.device, self._eos_ids, self.config["model"],
+                                    [prompt], key, seed=settings.get("seed"))[0]
+        return self._completion(prompt, out, tools, start)
+
+    def _completion(self, prompt: list[int], out: Generated, tools: list[dict[str, Any]] | None,
+                    start: float) -> Completion:
+        """The assistant turn for sampled ids and their logprobs (tool calls parsed from the text)."""
+        ids = out.token_ids
         ended = bool(ids) and ids[-1] in self._eos_ids
         text = self.tokenizer.decode(ids[:-1] if ended else ids, skip_special_tokens=False)
         content, calls = parse_tool_calls(text, [t["function"]["name"] for t in tools or [] if "function" in t])
@@ -178,7 +245,7 @@ class HFPolicy(Policy):
         return Completion(message=message, finish_reason=finish,
                           usage={"prompt_tokens": len(prompt), "completion_tokens": len(ids),
                                  "total_tokens": len(prompt) + len(ids)},
-                          prompt_token_ids=prompt, token_ids=ids, logprobs=logprobs_list, raw_text=text,
+                          prompt_token_ids=prompt, token_ids=ids, logprobs=out.logprobs, raw_text=text,
                           latency_s=time.monotonic() - start)
 
     def describe(self) -> dict[str, Any]:

@@ -65,6 +65,8 @@ class Example:
     from_token_ids: bool = False
     split_boundaries: int = 0  # prompt/turn boundaries tokenised apart (module docstring)
     source: str = ""
+    logprobs: list[float] | None = None  # from token ids: the sampling log-probability of each
+    #                                      labelled token (0.0 elsewhere), for RL
 
     @property
     def trained_tokens(self) -> int:
@@ -183,26 +185,31 @@ def has_token_ids(t: Trajectory) -> bool:
 def examples_from_turns(turns: list[dict[str, Any]], *, max_length: int,
                         truncation: Truncation = "turns") -> list[Example]:
     """Examples from recorded token ids, one per prefix-consistent run of model calls (module docstring)."""
-    segments: list[tuple[list[int], list[int], list[int]]] = []  # ids, labels, turn ends
+    segments: list[tuple[list[int], list[int], list[float], list[int]]] = []  # ids, labels, logprobs, turn ends
     for turn in turns:
         if "error" in turn:
             continue
         prompt, sampled = list(turn["prompt_token_ids"]), list(turn["token_ids"])
+        recorded = turn.get("logprobs")
+        sampled_lp = [float(x) for x in recorded] if isinstance(recorded, list) and len(recorded) == len(sampled) \
+            else [0.0] * len(sampled)
         if segments and prompt[:len(segments[-1][0])] == segments[-1][0]:
-            ids, labels, ends = segments[-1]
+            ids, labels, logprobs, ends = segments[-1]
             extra = prompt[len(ids):]
             ids += extra + sampled
             labels += [IGNORE] * len(extra) + sampled
+            logprobs += [0.0] * len(extra) + sampled_lp
             ends.append(len(ids))
         else:
-            segments.append((prompt + sampled, [IGNORE] * len(prompt) + sampled, [len(prompt) + len(sampled)]))
+            segments.append((prompt + sampled, [IGNORE] * len(prompt) + sampled, [0.0] * len(prompt) + sampled_lp,
+                             [len(prompt) + len(sampled)]))
     out = []
-    for ids, labels, ends in segments:
+    for ids, labels, logprobs, ends in segments:
         cut = _truncate(ends, max_length, truncation)
         if cut is not None:
             n, kept = cut
             out.append(Example(input_ids=ids[:n], labels=labels[:n], turns=kept, dropped_turns=len(ends) - kept,
-                               from_token_ids=True))
+                               from_token_ids=True, logprobs=logprobs[:n]))
     return out
 
 

@@ -1,0 +1,249 @@
+"""GRPO with rollouts across per-task sandboxes, token-exact, on accelerate. Reads top to bottom:
+
+1. load the policy (LoRA and gradient checkpointing if asked), a frozen reference model when the
+   KL weight is above 0, the optimiser and schedule; resume from the last checkpoint;
+2. serve the policy's own weights to the `hf` policy under a `live:` name: the next turn of every
+   live rollout is generated in one batch in this process, with token ids and log-probabilities;
+3. each step: draw B task instances (per process), run G rollouts of each through the normal
+   runner (own sandbox, verifier, resume), drop errored rollouts and groups whose rewards are all
+   equal, refill from new tasks (`rl_rollouts.py`), and set group-normalised advantages
+   (`advantages.py`);
+4. turn each kept rollout into the exact token sequences it sampled (tool results as untrained
+   tokens) and update the policy with the clipped objective (`rl_loss.py`), loss summed over
+   trained tokens / the step's trained tokens across processes;
+5. log reward mean and spread, pass rate, response length, turns, clip fraction, KL, tokens/s and
+   the share of the step spent waiting on sandboxes and verifiers; checkpoint and evaluate every N
+   steps; save a Hugging Face model folder (`OUT/model`) at the end.
+
+Run on CPU or one GPU with `clawgym train rl SPEC`; on several GPUs with
+`accelerate launch -m clawgym.cli train rl SPEC` (each process runs its share of the rollouts).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Any
+
+from ..errors import ClawgymError
+from . import checkpoint
+from .checkpoint import TrainerState
+from .metrics import MetricsLog
+from ..trajectory import Trajectory
+from .render import examples_from_turns, has_token_ids
+from .rl_loss import Sample, collate, plan_micro_batches, policy_loss, reference_logprobs
+from .rl_rollouts import Phase, TaskPool, rl_agent, rollout_phase
+from .rl_spec import RLSpec
+from .sft import _evaluate, _libs, _precision, _progress, load_model
+
+ROLLOUTS = "rollouts"
+
+
+def rollout_samples(phase: Phase, *, max_length: int) -> tuple[list[Sample], dict[str, float]]:
+    """Training samples of the kept rollouts (their recorded token ids), and the sampled tokens,
+    turns and response length over every valid rollout of the phase."""
+    kept = {r.trial_id for g in phase.grouping.kept for r in g.rollouts}
+    samples: list[Sample] = []
+    lengths, turns = [], []
+    for r in phase.rollouts:
+        if r.status == "error" or r.trajectory_path is None or not r.trajectory_path.is_file():
+            continue
+        traj = json.loads(r.trajectory_path.read_text(encoding="utf-8"))
+        calls = [t for t in traj.get("turns", []) if "error" not in t]
+        lengths.append(sum(len(t.get("token_ids") or []) for t in calls))
+        turns.append(len(calls))
+        if r.trial_id not in kept or not has_token_ids(Trajectory.from_dict(traj)):
+            continue
+        for ex in examples_from_turns(calls, max_length=max_length):
+            samples.append(Sample(ex, r.advantage))
+    n = max(1, len(lengths))
+    return samples, {"sampled_tokens": sum(lengths), "response_tokens": sum(lengths) / n, "turns": sum(turns) / n}
+
+
+def phase_stats(phase: Phase, pass_threshold: float) -> dict[str, Any]:
+    """Reward mean and spread, pass rate and drop counts over a phase's valid rollouts."""
+    rewards = [float(r.reward) for r in phase.rollouts if r.status != "error" and r.reward is not None]
+    n = len(rewards)
+    mean = sum(rewards) / n if n else 0.0
+    return {"reward_mean": mean, "reward_std": (sum((x - mean) ** 2 for x in rewards) / n) ** 0.5 if n else 0.0,
+            "pass_rate": sum(x >= pass_threshold for x in rewards) / n if n else 0.0, "rollouts": len(phase.rollouts),
+            "valid_rollouts": n, "groups": len(phase.grouping.kept), "rounds": phase.rounds,
+            "dropped_rollouts": len(phase.grouping.dropped_rollouts),
+            "dropped_groups": len(phase.grouping.dropped_groups)}
+
+
+def train_rl(spec: RLSpec, *, resume: bool = True, console: Any = None, progress: bool = True) -> Path:
+    """Train as the spec says (checkpointing, evaluating, resuming); returns the saved model folder."""
+    from ..policy.hf import attach_model, detach_model, generation_busy_s
+
+    check_ready(spec)
+    libs = _libs()
+    torch = libs["torch"]
+    accelerator = libs["Accelerator"](mixed_precision=_precision(spec, torch), cpu=not torch.cuda.is_available())
+    libs["set_seed"](spec.seed)
+    out, world, rank = spec.out, accelerator.num_processes, accelerator.process_index
+    last = checkpoint.latest(out) if resume else None
+    if not resume and accelerator.is_main_process:  # start over
+        (out / "metrics.jsonl").unlink(missing_ok=True)
+        shutil.rmtree(out / "checkpoints", ignore_errors=True)
+        shutil.rmtree(out / ROLLOUTS, ignore_errors=True)
+    accelerator.wait_for_everyone()
+    log = MetricsLog(out, enabled=accelerator.is_main_process, tensorboard=bool(spec.log["tensorboard"]),
+                     after_step=checkpoint.step_of(last) if last is not None else None)
+
+    # 1. policy, reference, optimiser, schedule, resume
+    tokenizer, model = load_model(spec, libs)  # type: ignore[arg-type]
+    ref_model = None
+    if spec.loss["kl_weight"] > 0:
+        _, ref_model = load_model(_without_lora(spec), libs)  # type: ignore[arg-type]
+        ref_model.requires_grad_(False).eval().to(accelerator.device)
+    optim, loss_cfg, rollout_cfg = spec.optim, spec.loss, spec.rollout
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=optim["lr"],
+                                  weight_decay=optim["weight_decay"])
+    scheduler = libs["get_scheduler"]({"cosine": "cosine", "linear": "linear", "constant": "constant_with_warmup"}
+                                      [optim["schedule"]], optimizer, num_warmup_steps=optim["warmup_steps"],
+                                      num_training_steps=optim["steps"] * loss_cfg["epochs"])
+    model, optimizer = accelerator.prepare(model, optimizer)
+    accelerator.register_for_checkpointing(scheduler)
+    state = TrainerState()
+    if last is not None:
+        state = checkpoint.restore(accelerator, last)
+        _forget_later_rollouts(out, state.step, accelerator)
+        if console is not None and accelerator.is_main_process:
+            console.print(f"resuming from {last} (step {state.step} of {optim['steps']})", highlight=False)
+
+    # 2. the live policy
+    policy_model = accelerator.unwrap_model(model)
+    live = attach_model(f"rl-{spec.name}-{rank}", tokenizer, policy_model, str(accelerator.device))
+    agent = rl_agent(live, rollout_cfg, spec.chat_template)
+    pool = TaskPool(spec.tasks, spec.seeds, spec.seed)
+    per_rank = -(-rollout_cfg["tasks_per_step"] // world)
+    temperature = float(rollout_cfg["temperature"])
+    max_length = int(getattr(policy_model.config, "max_position_embeddings", 8192) or 8192)
+
+    bar = _progress(console, progress and accelerator.is_main_process, optim["steps"], state.step)
+    started = time.monotonic() - state.elapsed_s
+    try:
+        while state.step < optim["steps"]:
+            step = state.step + 1
+            t0 = time.monotonic()
+
+            # 3. rollouts, groups, advantages
+            policy_model.eval()
+            busy0 = generation_busy_s(live)
+            phase = rollout_phase(pool, agent, out / ROLLOUTS / f"step-{step:07d}" / f"rank-{rank}", step=step,
+                                  rank=rank, n_groups=per_rank, rollout=rollout_cfg, reward=spec.reward)
+            generating = generation_busy_s(live) - busy0
+            samples, shape = rollout_samples(phase, max_length=max_length)
+            if ref_model is not None:
+                reference_logprobs(ref_model, samples, temperature=temperature,
+                                   max_tokens=loss_cfg["micro_batch_tokens"], device=accelerator.device)
+
+            # 4. the update: every process runs the same number of micro-batches (DDP syncs on the last)
+            t_train = time.monotonic()
+            policy_model.train()
+            local_tokens = sum(sum(1 for x in s.example.labels[1:] if x != -100) for s in samples)
+            counts = accelerator.reduce(torch.tensor([float(local_tokens), float(len(phase.grouping.kept))],
+                                                     device=accelerator.device), reduction="sum")
+            total_tokens, total_groups = float(counts[0]), int(counts[1])
+            stats = {"tokens": 0.0, "clipped": 0.0, "kl": 0.0, "ratio": 0.0, "logprob_diff": 0.0}
+            loss_sum, grad_norm, updated = 0.0, None, total_tokens > 0
+            for _epoch in range(loss_cfg["epochs"] if updated else 0):
+                batches = plan_micro_batches(samples, loss_cfg["micro_batch_tokens"])
+                n_micro = int(accelerator.gather(torch.tensor([len(batches)], device=accelerator.device)).max())
+                for j in range(n_micro):
+                    sync = nullcontext() if j == n_micro - 1 else accelerator.no_sync(model)
+                    with sync:
+                        if j < len(batches):
+                            batch = collate([samples[i] for i in batches[j]], accelerator.device)
+                            loss, s = policy_loss(model, batch, temperature=temperature, clip_low=loss_cfg["clip_low"],
+                                                  clip_high=loss_cfg["clip_high"], kl_weight=loss_cfg["kl_weight"])
+                            for k, v in s.items():
+                                stats[k] += v
+                        else:  # nothing left here: a zero loss keeps this process in step with the others
+                            loss = sum(p.sum() for p in model.parameters() if p.requires_grad) * 0.0
+                        accelerator.backward(loss * world / total_tokens)  # DDP averages over processes
+                        loss_sum += float(loss.detach())
+                if optim["max_grad_norm"]:
+                    grad_norm = float(accelerator.clip_grad_norm_(model.parameters(), optim["max_grad_norm"]))
+                optimizer.step()
+                scheduler.step()
+                optimizer.zero_grad(set_to_none=True)
+            train_s = time.monotonic() - t_train
+
+            # 5. log, checkpoint, evaluate
+            state.step = step
+            step_s = time.monotonic() - t0
+            trained = sum(len(s.example.input_ids) for s in samples) * loss_cfg["epochs"]
+            state.tokens += trained
+            state.elapsed_s = time.monotonic() - started
+            row = {**phase_stats(phase, spec.reward["pass_threshold"]), **shape,
+                   "updated": updated, "groups_all_processes": total_groups,
+                   "loss": loss_sum / max(1.0, total_tokens / world),
+                   "clip_frac": stats["clipped"] / max(1.0, stats["tokens"]),
+                   "kl": stats["kl"] / max(1.0, stats["tokens"]),
+                   "ratio_mean": stats["ratio"] / max(1.0, stats["tokens"]),
+                   "logprob_gap": stats["logprob_diff"] / max(1.0, stats["tokens"]),
+                   "lr": scheduler.get_last_lr()[0], "grad_norm": grad_norm,
+                   "rollout_s": phase.seconds, "train_s": train_s, "step_s": step_s,
+                   "rollout_tokens_per_s": shape["sampled_tokens"] / max(1e-9, phase.seconds),
+                   "trainer_tokens_per_s": trained / max(1e-9, train_s),
+                   "generation_s": generating,
+                   "wait_share": max(0.0, phase.seconds - generating) / max(1e-9, step_s)}
+            if step % spec.log["every_steps"] == 0 or step == optim["steps"]:
+                log.write(step, row)
+                for trial_id, reason in phase.grouping.dropped_rollouts:
+                    log.write(step, {"trial": trial_id, "reason": reason}, kind="dropped_rollout")
+            if console is not None and accelerator.is_main_process and not progress:
+                console.print(f"step {step}: reward {row['reward_mean']:.3f} ± {row['reward_std']:.3f}, "
+                              f"pass {row['pass_rate']:.2f}, groups {row['groups']}", highlight=False)
+            if bar is not None:
+                bar[0].update(bar[1], advance=1, description=f"reward {row['reward_mean']:.3f}")
+            if step % spec.checkpoint["every_steps"] == 0 and step < optim["steps"]:
+                checkpoint.save(accelerator, out, state, spec.checkpoint["keep"])
+            if spec.eval["every_steps"] and step % spec.eval["every_steps"] == 0 and step < optim["steps"]:
+                _evaluate(spec, accelerator, model, tokenizer, out / "eval-model", step, log, console)  # type: ignore[arg-type]
+    finally:
+        detach_model(live.removeprefix("live:"))
+        if bar is not None:
+            bar[0].stop()
+
+    checkpoint.save(accelerator, out, state, spec.checkpoint["keep"])
+    folder = out / "model"
+    checkpoint.save_model(accelerator, model, tokenizer, folder, chat_template=spec.chat_template)
+    _evaluate(spec, accelerator, model, tokenizer, folder, state.step, log, console, saved=True)  # type: ignore[arg-type]
+    log.close()
+    return folder
+
+
+def _without_lora(spec: RLSpec) -> Any:
+    """The spec as `load_model` reads it, minus LoRA and checkpointing: the frozen reference model."""
+    from dataclasses import replace
+
+    return replace(spec, lora=None, gradient_checkpointing=False)
+
+
+def _forget_later_rollouts(out: Path, step: int, accelerator: Any) -> None:
+    """After restoring step `step`, rollouts of steps after `step + 1` came from weights that no
+    longer exist and are removed; those of `step + 1` were sampled by the restored weights and
+    are reused."""
+    if accelerator.is_main_process:
+        for folder in (out / ROLLOUTS).glob("step-*"):
+            try:
+                n = int(folder.name.removeprefix("step-"))
+            except ValueError:
+                continue
+            if n > step + 1:
+                shutil.rmtree(folder, ignore_errors=True)
+    accelerator.wait_for_everyone()
+
+
+def check_ready(spec: RLSpec) -> None:
+    """Problems that would only surface mid-run, raised before anything loads."""
+    if spec.rollout["top_p"] < 1.0:
+        raise ClawgymError("rollout.top_p below 1 makes the recorded log-probabilities those of the untruncated "
+                           "distribution, not of what was sampled", file=str(spec.file), key="rollout.top_p",
+                           hint="set rollout.top_p: 1 for exact policy-gradient ratios")
