@@ -3,34 +3,15 @@
 from __future__ import annotations
 
 import json
-import sys
-from functools import wraps
 from pathlib import Path
-from typing import Any, Callable
 
 import click
-from rich.console import Console
 
+from .cli_support import CONSOLE, friendly
 from .errors import ClawgymError
 
-console = Console(width=None if sys.stdout.isatty() else 140)
-
-
-def _friendly(fn: Callable) -> Callable:
-    """Map ClawgymError to its message and exit code; no traceback for user mistakes."""
-
-    @wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except ClawgymError as exc:
-            for problem in exc.problems:
-                print(f"error: {problem.format()}", file=sys.stderr)
-            if len(exc.problems) > 1:
-                print(f"{len(exc.problems)} problems found", file=sys.stderr)
-            sys.exit(exc.exit_code)
-
-    return wrapper
+console = CONSOLE
+_friendly = friendly
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -402,6 +383,13 @@ def docs(out: str | None) -> None:
         console.print(f"wrote {out}")
     else:
         click.echo(text, nl=False)
+
+
+# the benchmark's commands live in their own package
+from .bench.cli import bench, diff_command
+
+main.add_command(bench)
+main.add_command(diff_command)
 
 
 if __name__ == "__main__":  # pragma: no cover

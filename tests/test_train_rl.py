@@ -277,3 +277,29 @@ def test_smoke_run_of_the_embedded_model_on_real_tasks(tmp_path, bwrap):
     assert [r["step"] for r in rows] == [1, 2] and all(r["rollouts"] == 2 for r in rows)
     assert (tmp_path / "run" / "checkpoints" / "step-0000002" / "trainer_state.json").is_file()
     assert (folder / "config.json").is_file()
+
+
+def test_two_processes_share_the_rollouts_and_update_together(tmp_path, bwrap):
+    """`accelerate launch`/torchrun with 2 CPU processes (gloo): each runs its share of the groups in
+    its own sandboxes, statistics add up across processes, and one model comes out."""
+    import subprocess
+    import sys
+
+    from tiny_models import tiny_with_tokenizer
+
+    from clawgym.train.metrics import read_metrics
+
+    spec = _rl_spec(tmp_path, str(tiny_with_tokenizer(tmp_path / "tiny")), optim={"steps": 1},
+                    rollout={"refill_rounds": 4})
+    done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port",
+                           "29547", "-m", "clawgym.cli", "train", "rl", str(spec), "--quiet"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = tmp_path / "run"
+    [row] = read_metrics(out, "train")
+    ranks = sorted(p.name for p in (out / "rollouts" / "step-0000001").iterdir())
+    assert ranks == ["rank-0", "rank-1"]
+    per_rank = [len(list((out / "rollouts" / "step-0000001" / r).rglob("record.json"))) for r in ranks]
+    assert row["rollouts"] == sum(per_rank) and all(n >= 4 for n in per_rank)
+    assert row["groups"] == 2 and row["updated"]  # one group from each process
+    assert (out / "model" / "config.json").is_file()

@@ -59,20 +59,34 @@ def rollout_samples(phase: Phase, *, max_length: int) -> tuple[list[Sample], dic
             continue
         for ex in examples_from_turns(calls, max_length=max_length):
             samples.append(Sample(ex, r.advantage))
-    n = max(1, len(lengths))
-    return samples, {"sampled_tokens": sum(lengths), "response_tokens": sum(lengths) / n, "turns": sum(turns) / n}
+    return samples, {"sampled_tokens": float(sum(lengths)), "traced_rollouts": float(len(lengths)),
+                     "turns_sum": float(sum(turns))}
 
 
-def phase_stats(phase: Phase, pass_threshold: float) -> dict[str, Any]:
-    """Reward mean and spread, pass rate and drop counts over a phase's valid rollouts."""
+SUMMED = ("valid_rollouts", "reward_sum", "reward_sq", "passed", "rollouts", "groups", "dropped_rollouts",
+          "dropped_groups", "sampled_tokens", "traced_rollouts", "turns_sum")
+
+
+def phase_sums(phase: Phase, pass_threshold: float, shape: dict[str, float]) -> list[float]:
+    """This process's rollout statistics as sums (in `SUMMED` order), to add up across processes."""
     rewards = [float(r.reward) for r in phase.rollouts if r.status != "error" and r.reward is not None]
-    n = len(rewards)
-    mean = sum(rewards) / n if n else 0.0
-    return {"reward_mean": mean, "reward_std": (sum((x - mean) ** 2 for x in rewards) / n) ** 0.5 if n else 0.0,
-            "pass_rate": sum(x >= pass_threshold for x in rewards) / n if n else 0.0, "rollouts": len(phase.rollouts),
-            "valid_rollouts": n, "groups": len(phase.grouping.kept), "rounds": phase.rounds,
-            "dropped_rollouts": len(phase.grouping.dropped_rollouts),
-            "dropped_groups": len(phase.grouping.dropped_groups)}
+    local = {"valid_rollouts": len(rewards), "reward_sum": sum(rewards), "reward_sq": sum(x * x for x in rewards),
+             "passed": sum(x >= pass_threshold for x in rewards), "rollouts": len(phase.rollouts),
+             "groups": len(phase.grouping.kept), "dropped_rollouts": len(phase.grouping.dropped_rollouts),
+             "dropped_groups": len(phase.grouping.dropped_groups), **shape}
+    return [float(local[k]) for k in SUMMED]
+
+
+def step_stats(sums: list[float]) -> dict[str, Any]:
+    """Reward mean and spread, pass rate, response length and turns of the step (all processes)."""
+    t = dict(zip(SUMMED, sums))
+    n, traced = max(1.0, t["valid_rollouts"]), max(1.0, t["traced_rollouts"])
+    mean = t["reward_sum"] / n
+    return {"reward_mean": mean, "reward_std": max(0.0, t["reward_sq"] / n - mean * mean) ** 0.5,
+            "pass_rate": t["passed"] / n, "response_tokens": t["sampled_tokens"] / traced,
+            "turns": t["turns_sum"] / traced, **{k: int(t[k]) for k in ("rollouts", "valid_rollouts", "groups",
+                                                                       "dropped_rollouts", "dropped_groups")},
+            "sampled_tokens": int(t["sampled_tokens"])}
 
 
 def train_rl(spec: RLSpec, *, resume: bool = True, console: Any = None, progress: bool = True) -> Path:
@@ -80,6 +94,8 @@ def train_rl(spec: RLSpec, *, resume: bool = True, console: Any = None, progress
     from ..policy.hf import attach_model, detach_model, generation_busy_s
 
     check_ready(spec)
+    from accelerate.utils import gather_object
+
     libs = _libs()
     torch = libs["torch"]
     accelerator = libs["Accelerator"](mixed_precision=_precision(spec, torch), cpu=not torch.cuda.is_available())
@@ -146,9 +162,10 @@ def train_rl(spec: RLSpec, *, resume: bool = True, console: Any = None, progress
             t_train = time.monotonic()
             policy_model.train()
             local_tokens = sum(sum(1 for x in s.example.labels[1:] if x != -100) for s in samples)
-            counts = accelerator.reduce(torch.tensor([float(local_tokens), float(len(phase.grouping.kept))],
-                                                     device=accelerator.device), reduction="sum")
-            total_tokens, total_groups = float(counts[0]), int(counts[1])
+            sums = accelerator.reduce(torch.tensor([float(local_tokens), *phase_sums(phase, spec.reward["pass_threshold"],
+                                                                                     shape)],
+                                                   device=accelerator.device, dtype=torch.float64), reduction="sum")
+            total_tokens, rollouts_row = float(sums[0]), step_stats(sums[1:].tolist())
             stats = {"tokens": 0.0, "clipped": 0.0, "kl": 0.0, "ratio": 0.0, "logprob_diff": 0.0}
             loss_sum, grad_norm, updated = 0.0, None, total_tokens > 0
             for _epoch in range(loss_cfg["epochs"] if updated else 0):
@@ -180,8 +197,7 @@ def train_rl(spec: RLSpec, *, resume: bool = True, console: Any = None, progress
             trained = sum(len(s.example.input_ids) for s in samples) * loss_cfg["epochs"]
             state.tokens += trained
             state.elapsed_s = time.monotonic() - started
-            row = {**phase_stats(phase, spec.reward["pass_threshold"]), **shape,
-                   "updated": updated, "groups_all_processes": total_groups,
+            row = {**rollouts_row, "rounds": phase.rounds, "updated": updated,
                    "loss": loss_sum / max(1.0, total_tokens / world),
                    "clip_frac": stats["clipped"] / max(1.0, stats["tokens"]),
                    "kl": stats["kl"] / max(1.0, stats["tokens"]),
@@ -189,13 +205,14 @@ def train_rl(spec: RLSpec, *, resume: bool = True, console: Any = None, progress
                    "logprob_gap": stats["logprob_diff"] / max(1.0, stats["tokens"]),
                    "lr": scheduler.get_last_lr()[0], "grad_norm": grad_norm,
                    "rollout_s": phase.seconds, "train_s": train_s, "step_s": step_s,
-                   "rollout_tokens_per_s": shape["sampled_tokens"] / max(1e-9, phase.seconds),
+                   "rollout_tokens_per_s": rollouts_row["sampled_tokens"] / max(1e-9, phase.seconds),
                    "trainer_tokens_per_s": trained / max(1e-9, train_s),
                    "generation_s": generating,
                    "wait_share": max(0.0, phase.seconds - generating) / max(1e-9, step_s)}
+            dropped = gather_object(list(phase.grouping.dropped_rollouts)) if world > 1 else phase.grouping.dropped_rollouts
             if step % spec.log["every_steps"] == 0 or step == optim["steps"]:
                 log.write(step, row)
-                for trial_id, reason in phase.grouping.dropped_rollouts:
+                for trial_id, reason in dropped:
                     log.write(step, {"trial": trial_id, "reason": reason}, kind="dropped_rollout")
             if console is not None and accelerator.is_main_process and not progress:
                 console.print(f"step {step}: reward {row['reward_mean']:.3f} ± {row['reward_std']:.3f}, "
