@@ -2,7 +2,9 @@
 
 Endpoints: `POST /v1/chat/completions` (tools and tool_calls in OpenAI format, usage, optional
 `logprobs`, `stream: true` as server-sent events, and vLLM-style `return_token_ids`),
-`GET /v1/models`, `GET /health`. Errors are OpenAI-style JSON (`{"error": {...}}`) with proper
+`GET /v1/models`, `GET /health`, and `POST /v1/load_weights {"path": FOLDER}` that swaps in
+the weights saved in a model folder (how `clawgym train rl` keeps an external server on-policy).
+Errors are OpenAI-style JSON (`{"error": {...}}`) with proper
 status codes. Any `model` name in a request is accepted and answered by the served model. Built
 on the standard library's threading HTTP server; the policy serialises generation itself.
 """
@@ -149,6 +151,9 @@ class ChatHandler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802
         path = self.path.split("?")[0].rstrip("/")
+        if path in ("/v1/load_weights", "/load_weights"):
+            self._load_weights()
+            return
         if path not in ("/v1/chat/completions", "/chat/completions"):
             self._send(404, _error_body(f"no route POST {path}", 404))
             return
@@ -173,6 +178,26 @@ class ChatHandler(BaseHTTPRequestHandler):
             self._stream(self.server.stream_chunks(body, out))
         else:
             self._send(200, self.server.completion_body(body, out))
+
+    def _load_weights(self) -> None:
+        """`{"path": FOLDER}`: serve the weights saved there from now on (an RL trainer's weight sync)."""
+        reload = getattr(self.server.policy, "reload", None)
+        try:
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+            folder = body.get("path") if isinstance(body, dict) else None
+            if reload is None:
+                raise _BadRequest(f"the {self.server.policy.type} policy cannot load weights", 400)
+            if not isinstance(folder, str) or not folder:
+                raise _BadRequest("expected {\"path\": \"MODEL_FOLDER\"}", 400, "path")
+            reload(folder)
+        except ValueError as exc:
+            self._send(400, _error_body(f"the request body is not JSON: {exc}", 400))
+        except _BadRequest as exc:
+            self._send(exc.status, _error_body(str(exc), exc.status, exc.param))
+        except ClawgymError as exc:
+            self._send(400, _error_body(str(exc), 400, "path"))
+        else:
+            self._send(200, {"status": "ok", "path": folder})
 
     def _stream(self, chunks: list[dict[str, Any]]) -> None:
         self.send_response(200)

@@ -303,3 +303,29 @@ def test_two_processes_share_the_rollouts_and_update_together(tmp_path, bwrap):
     assert row["rollouts"] == sum(per_rank) and all(n >= 4 for n in per_rank)
     assert row["groups"] == 2 and row["updated"]  # one group from each process
     assert (out / "model" / "config.json").is_file()
+
+
+def test_an_external_server_generates_and_gets_the_new_weights_after_each_update(tmp_path, bwrap):
+    """Rollouts through an OpenAI-compatible server (`clawgym serve`) that returns token ids and
+    log-probabilities; after each update the trainer saves its weights and the server loads them,
+    so the next step is on-policy again (the trainer's log-probabilities equal the server's)."""
+    torch = pytest.importorskip("torch")
+    from tiny_models import tiny_with_tokenizer
+
+    from clawgym.serve import ServerThread
+    from clawgym.train.grpo import train_rl
+    from clawgym.train.metrics import read_metrics
+    from clawgym.train.rl_spec import load_rl_spec
+
+    start = tiny_with_tokenizer(tmp_path / "tiny")
+    with ServerThread(model=str(start), served_name="policy") as server:
+        spec = load_rl_spec(_rl_spec(tmp_path, str(start), rollout={"server": {"base_url": server.base_url},
+                                                                    "refill_rounds": 4}))
+        train_rl(spec, progress=False)
+        served = server.policy._loaded.model.state_dict()
+    rows = read_metrics(tmp_path / "run", "train")
+    assert [r["step"] for r in rows] == [1, 2] and all(r["updated"] for r in rows)
+    assert all(r["logprob_gap"] < 1e-4 for r in rows)  # step 2 sampled by the synced weights
+    final = _weights(tmp_path / "run" / "model")
+    assert all(torch.allclose(served[k], final[k]) for k in final)
+    assert any(not torch.equal(_weights(start)[k], final[k]) for k in final)

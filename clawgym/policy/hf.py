@@ -124,9 +124,10 @@ def detach_model(name: str) -> None:
         old.close_batcher()
 
 
-def load_model(model: str, device: str = "auto", dtype: str = "auto") -> _Loaded:
+def load_model(model: str, device: str = "auto", dtype: str = "auto", *, fresh: bool = False) -> _Loaded:
     """Load (once per process) a tokenizer and causal LM; `live:<name>` is an attached one
-    (its device and dtype are its own: `device` and `dtype` do not apply)."""
+    (its device and dtype are its own: `device` and `dtype` do not apply). `fresh` reads the
+    folder again even when it was loaded before (its weights changed: an RL trainer's sync)."""
     if model.startswith("live:"):
         with _CACHE_LOCK:
             if model[5:] in _LIVE:
@@ -143,6 +144,8 @@ def load_model(model: str, device: str = "auto", dtype: str = "auto") -> _Loaded
         dtype = "bfloat16" if device.startswith("cuda") and torch.cuda.is_bf16_supported() else "float32"
     key = (path, device, dtype)
     with _CACHE_LOCK:
+        if fresh and key in _CACHE:
+            _CACHE.pop(key).close_batcher()
         if key not in _CACHE:
             try:
                 tokenizer = AutoTokenizer.from_pretrained(path)
@@ -188,6 +191,15 @@ class HFPolicy(Policy):
                                   self.config.get("dtype", "auto"))
         self.tokenizer = self._loaded.tokenizer
         self._tools_native: bool | None = None
+        self._eos_ids = self._end_ids()
+
+    def reload(self, model: str | None = None) -> None:
+        """Serve new weights from `model` (default: the same folder, read again), e.g. those an RL
+        trainer just saved; turns already being generated finish on the old weights."""
+        model = model or self.config["model"]
+        loaded = load_model(model, self.config.get("device", "auto"), self.config.get("dtype", "auto"), fresh=True)
+        self._loaded, self.tokenizer, self.config["model"] = loaded, loaded.tokenizer, model
+        self._tools_native = None
         self._eos_ids = self._end_ids()
 
     def _end_ids(self) -> list[int]:

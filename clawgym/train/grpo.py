@@ -35,7 +35,7 @@ from .metrics import MetricsLog
 from ..trajectory import Trajectory
 from .render import examples_from_turns, has_token_ids
 from .rl_loss import Sample, collate, plan_micro_batches, policy_loss, reference_logprobs
-from .rl_rollouts import Phase, TaskPool, rl_agent, rollout_phase
+from .rl_rollouts import Phase, TaskPool, rl_agent, rollout_phase, sync_server
 from .rl_spec import RLSpec
 from .sft import _evaluate, _libs, _precision, _progress, load_model
 
@@ -135,6 +135,9 @@ def train_rl(spec: RLSpec, *, resume: bool = True, console: Any = None, progress
     policy_model = accelerator.unwrap_model(model)
     live = attach_model(f"rl-{spec.name}-{rank}", tokenizer, policy_model, str(accelerator.device))
     agent = rl_agent(live, rollout_cfg, spec.chat_template)
+    server = rollout_cfg.get("server")
+    if server and server["sync"] == "load_weights":  # the server starts from the trainer's weights
+        _push_weights(accelerator, model, tokenizer, out, spec, server)
     pool = TaskPool(spec.tasks, spec.seeds, spec.seed)
     per_rank = -(-rollout_cfg["tasks_per_step"] // world)
     temperature = float(rollout_cfg["temperature"])
@@ -189,6 +192,8 @@ def train_rl(spec: RLSpec, *, resume: bool = True, console: Any = None, progress
                 optimizer.step()
                 scheduler.step()
                 optimizer.zero_grad(set_to_none=True)
+            if updated and server and server["sync"] == "load_weights":
+                _push_weights(accelerator, model, tokenizer, out, spec, server)
             train_s = time.monotonic() - t_train
 
             # 5. log, checkpoint, evaluate
@@ -207,8 +212,8 @@ def train_rl(spec: RLSpec, *, resume: bool = True, console: Any = None, progress
                    "rollout_s": phase.seconds, "train_s": train_s, "step_s": step_s,
                    "rollout_tokens_per_s": rollouts_row["sampled_tokens"] / max(1e-9, phase.seconds),
                    "trainer_tokens_per_s": trained / max(1e-9, train_s),
-                   "generation_s": generating,
-                   "wait_share": max(0.0, phase.seconds - generating) / max(1e-9, step_s)}
+                   "generation_s": None if server else generating,  # a server's busy time is not seen here
+                   "wait_share": None if server else max(0.0, phase.seconds - generating) / max(1e-9, step_s)}
             dropped = gather_object(list(phase.grouping.dropped_rollouts)) if world > 1 else phase.grouping.dropped_rollouts
             if step % spec.log["every_steps"] == 0 or step == optim["steps"]:
                 log.write(step, row)
@@ -234,6 +239,15 @@ def train_rl(spec: RLSpec, *, resume: bool = True, console: Any = None, progress
     _evaluate(spec, accelerator, model, tokenizer, folder, state.step, log, console, saved=True)  # type: ignore[arg-type]
     log.close()
     return folder
+
+
+def _push_weights(accelerator: Any, model: Any, tokenizer: Any, out: Path, spec: RLSpec, server: dict) -> None:
+    """Save the current weights as a model folder and have the inference server load them."""
+    folder = out / "server-weights"
+    checkpoint.save_model(accelerator, model, tokenizer, folder, chat_template=spec.chat_template)
+    if accelerator.is_main_process:
+        sync_server(server, folder)
+    accelerator.wait_for_everyone()
 
 
 def _without_lora(spec: RLSpec) -> Any:

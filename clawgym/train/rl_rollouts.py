@@ -41,13 +41,46 @@ class TaskPool:
 
 
 def rl_agent(live_model: str, rollout: dict[str, Any], chat_template: str | None) -> dict[str, Any]:
-    """The claw agent on the trainer's live model, sampling as the spec says, batching turns."""
-    policy: dict[str, Any] = {"type": "hf", "model": live_model, "temperature": rollout["temperature"],
-                              "top_p": rollout["top_p"], "max_tokens": rollout["max_tokens"],
-                              "max_batch": rollout["max_batch"]}
-    if chat_template:
-        policy["chat_template"] = chat_template
+    """The claw agent sampling as the spec says: on the trainer's live model (batching turns), or
+    on the external server, asking it for token ids and log-probabilities."""
+    sampling = {"temperature": rollout["temperature"], "top_p": rollout["top_p"], "max_tokens": rollout["max_tokens"]}
+    server = rollout.get("server")
+    if server:
+        policy: dict[str, Any] = {"type": "openai", "base_url": server["base_url"], "model": server["model"],
+                                  "logprobs": True, "return_token_ids": True, **sampling}
+        if server.get("api_key_env"):
+            policy["api_key_env"] = server["api_key_env"]
+    else:
+        policy = {"type": "hf", "model": live_model, "max_batch": rollout["max_batch"], **sampling}
+        if chat_template:
+            policy["chat_template"] = chat_template
     return {"type": "claw", "policy": policy, "max_turns": rollout["max_turns"]}
+
+
+def sync_server(server: dict[str, Any], folder: Path) -> None:
+    """Ask the inference server to load the weights saved in `folder` (POST {"path": folder})."""
+    import json
+    import os
+    import urllib.error
+    import urllib.request
+
+    from ..errors import ClawgymError
+
+    url = server["base_url"].rstrip("/") + "/" + server["sync_path"].lstrip("/")
+    headers = {"Content-Type": "application/json"}
+    if server.get("api_key_env") and os.environ.get(server["api_key_env"]):
+        headers["Authorization"] = f"Bearer {os.environ[server['api_key_env']]}"
+    request = urllib.request.Request(url, data=json.dumps({"path": str(folder.resolve())}).encode(), headers=headers,
+                                     method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=float(server["timeout"])) as response:
+            response.read()
+    except (urllib.error.URLError, OSError) as exc:
+        detail = exc.read().decode(errors="replace")[:300] if isinstance(exc, urllib.error.HTTPError) else str(exc)
+        raise ClawgymError(f"the inference server did not load the new weights ({url}): {detail}",
+                           key="rollout.server",
+                           hint="the server must accept POST {\"path\": FOLDER} at sync_path (clawgym serve does)"
+                           ) from None
 
 
 @dataclass
