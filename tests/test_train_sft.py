@@ -293,3 +293,32 @@ def test_two_processes_train_exactly_like_one_with_accumulation(setup):
     assert all(torch.allclose(a[k], b[k], atol=1e-7) for k in a)
     for key in ("trained_tokens", "lr"):  # the same data per step, the schedule stepped once per step
         assert [r[key] for r in read_metrics(tmp / "two", "train")] == [r[key] for r in read_metrics(tmp / "one", "train")]
+
+
+def test_fsdp_from_the_shipped_config_trains_exactly_like_one_process(setup):
+    """`accelerate launch` with specs/train/accelerate/fsdp.yaml (FSDP2, sharded per decoder layer),
+    made to run on 2 CPU processes, gives the same weights as one process accumulating the same
+    micro-batches, and the saved model is gathered from the shards."""
+    import subprocess
+    import sys
+
+    import yaml
+
+    tmp = setup["tmp"]
+    config = yaml.safe_load((Path(__file__).parents[1] / "specs" / "train" / "accelerate" / "fsdp.yaml").read_text())
+    assert config["distributed_type"] == "FSDP"
+    config.update(num_processes=2, use_cpu=True, mixed_precision="no", main_process_port=29533)
+    config.pop("gpu_ids", None)
+    (tmp / "fsdp-cpu.yaml").write_text(yaml.safe_dump(config))
+    script = tmp / "ddp.py"
+    script.write_text(DDP_SCRIPT)
+    tests = str(Path(__file__).parent)
+    one = subprocess.run([sys.executable, str(script), str(setup["folder"]), str(tmp / "one"), "2", tests],
+                         capture_output=True, text=True, timeout=300)
+    assert one.returncode == 0, one.stderr[-2000:]
+    two = subprocess.run([sys.executable, "-m", "accelerate.commands.launch", "--config_file", str(tmp / "fsdp-cpu.yaml"),
+                          str(script), str(setup["folder"]), str(tmp / "two"), "1", tests],
+                         capture_output=True, text=True, timeout=300)
+    assert two.returncode == 0, two.stderr[-2000:]
+    a, b = weights(tmp / "one" / "model"), weights(tmp / "two" / "model")
+    assert set(a) == set(b) and all(torch.allclose(a[k], b[k], atol=1e-6) for k in a)
