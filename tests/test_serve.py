@@ -130,3 +130,19 @@ def test_embedded_model_through_serve_and_the_openai_policy() -> None:
         second = policy.complete(follow, tools=TOOLS)
         assert second.usage["prompt_tokens"] > out.usage["prompt_tokens"]
         print(f"serve embedded: load {load_s:.1f} s, turn 1 {out.latency_s:.1f} s, turn 2 {second.latency_s:.1f} s")
+
+
+def test_load_weights_errors_say_what_to_send(scripted_server, tiny_model) -> None:  # noqa: F811
+    def post(server, body: bytes) -> tuple[int, dict]:
+        return _post(server.url, body, path="/v1/load_weights")
+
+    status, body = post(scripted_server, b'{"path": "x"}')
+    assert status == 400 and "cannot load weights" in body["error"]["message"]
+    with ServerThread(tiny_model, device="cpu", max_tokens=4) as server:
+        assert post(server, b"[1, 2")[0] == 400
+        status, body = post(server, b"{}")
+        assert status == 400 and body["error"]["param"] == "path"
+        status, body = post(server, b'{"path": "/nonexistent/model"}')
+        assert status == 400 and "cannot load the model" in body["error"]["message"]
+        status, body = post(server, json.dumps({"path": str(tiny_model)}).encode())
+        assert status == 200 and body["status"] == "ok"
