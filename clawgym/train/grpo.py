@@ -37,7 +37,7 @@ from .render import examples_from_turns, has_token_ids
 from .rl_loss import Sample, collate, plan_micro_batches, policy_loss, reference_logprobs
 from .rl_rollouts import Phase, TaskPool, rl_agent, rollout_phase, sync_server
 from .rl_spec import RLSpec
-from .sft import _evaluate, _libs, _precision, _progress, load_model
+from .sft import _evaluate, _libs, _precision, _progress, load_model, make_optimizer
 
 ROLLOUTS = "rollouts"
 
@@ -117,11 +117,7 @@ def train_rl(spec: RLSpec, *, resume: bool = True, console: Any = None, progress
         _, ref_model = load_model(_without_lora(spec), libs)  # type: ignore[arg-type]
         ref_model.requires_grad_(False).eval().to(accelerator.device)
     optim, loss_cfg, rollout_cfg = spec.optim, spec.loss, spec.rollout
-    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=optim["lr"],
-                                  weight_decay=optim["weight_decay"])
-    scheduler = libs["get_scheduler"]({"cosine": "cosine", "linear": "linear", "constant": "constant_with_warmup"}
-                                      [optim["schedule"]], optimizer, num_warmup_steps=optim["warmup_steps"],
-                                      num_training_steps=optim["steps"] * loss_cfg["epochs"])
+    optimizer, scheduler = make_optimizer(libs, model, optim, optim["steps"] * loss_cfg["epochs"])
     model, optimizer = accelerator.prepare(model, optimizer)
     accelerator.register_for_checkpointing(scheduler)
     state = TrainerState()

@@ -80,6 +80,16 @@ def apply_lora(model: Any, lora: dict[str, Any]) -> Any:
                                             target_modules=lora["target_modules"], task_type="CAUSAL_LM"))
 
 
+def make_optimizer(libs: dict[str, Any], model: Any, optim: dict[str, Any], total_steps: int) -> tuple[Any, Any]:
+    """AdamW over the trainable parameters, and the spec's learning-rate schedule after warm-up."""
+    optimizer = libs["torch"].optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=optim["lr"],
+                                          weight_decay=optim["weight_decay"])
+    scheduler = libs["get_scheduler"]({"cosine": "cosine", "linear": "linear", "constant": "constant_with_warmup"}
+                                      [optim["schedule"]], optimizer, num_warmup_steps=optim["warmup_steps"],
+                                      num_training_steps=total_steps)
+    return optimizer, scheduler
+
+
 def build_examples(spec: TrainSpec, tokenizer: Any) -> tuple[list[Example], dict[str, Any]]:
     """Selected trajectories as tokenized examples, and counts of what was kept and dropped."""
     from .data import examples_from_sources
@@ -152,11 +162,7 @@ def train_sft(spec: TrainSpec, *, resume: bool = True, console: Any = None, prog
                            "for one step", file=str(spec.file), key="data.batch_size",
                            hint="lower data.batch_size, add data, or run on fewer processes")
     total_steps = optim["max_steps"] or max(1, math.ceil(optim["epochs"] * steps_per_epoch))
-    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=optim["lr"],
-                                  weight_decay=optim["weight_decay"])
-    scheduler = libs["get_scheduler"]({"cosine": "cosine", "linear": "linear", "constant": "constant_with_warmup"}
-                                      [optim["schedule"]], optimizer, num_warmup_steps=optim["warmup_steps"],
-                                      num_training_steps=total_steps)
+    optimizer, scheduler = make_optimizer(libs, model, optim, total_steps)
     # the scheduler is not prepared: accelerate would step it once per process; it steps once per
     # optimiser step here, and is registered so that checkpoints hold it
     model, optimizer = accelerator.prepare(model, optimizer)
