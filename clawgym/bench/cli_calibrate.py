@@ -35,7 +35,7 @@ def _judge(value: str | None) -> dict[str, Any] | None:
     if isinstance(data, dict) and isinstance(data.get("judge"), dict):
         data = data["judge"]
     if not isinstance(data, dict) or "type" not in data:
-        raise ClawgymError("--judge needs a policy config with a `type`", key="--judge",
+        raise ClawgymError("a judge needs a policy config with a `type`", key="--judge",
                            hint="as in a Run spec's judge: e.g. '{type: openai, model: gpt-4o-mini, base_url: ...}'")
     return data
 

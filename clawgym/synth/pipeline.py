@@ -69,16 +69,14 @@ def _restore(dataset: Dataset, balancer: Balancer, index: DedupIndex, families: 
 
 
 def _against(spec: SynthSpec, index: DedupIndex) -> None:
-    """Index the tasks new ones must not duplicate (e.g. the benchmark), three seeds each."""
+    """Index the tasks new ones must not duplicate (e.g. the benchmark, the training seeds)."""
     if not spec.dedup_against:
         return
-    from ..batch import compile_many
-    from ..agent.tamper import input_files
-    from .dedup import task_text
+    from .against import against_signatures
 
-    paths = family_files(spec.dedup_against, spec.folder)
-    for task in compile_many(paths, [0, 1, 2]) if paths else []:
-        index.add(f"against:{task.id}", signature(task_text(task, input_files(task)), index.settings))
+    for key, sig in against_signatures(spec.dedup_against, spec.folder, index.settings,
+                                       jobs=max(1, _workers(spec.jobs) - 1)):
+        index.add(key, sig)
 
 
 def _family_named(paths: list[Path], name: str) -> list[Path]:
@@ -117,7 +115,7 @@ def synthesize(spec: SynthSpec, *, resume: bool = False, only_family: str | None
                 "split": spec.split, "family": only_family}
     dataset = Dataset.create(spec.out, settings, spec.library_root, resume=resume)
     dataset.write_run_spec(spec.doc.data["name"])
-    balancer = Balancer(families, spec.routes, spec.category_shares, spec.seed)
+    balancer = Balancer(families, spec.routes, spec.category_shares, spec.seed, seed_start=spec.seed_start)
     index = DedupIndex(spec.dedup)
     summary = SynthSummary(spec.out, spec.count)
     summary.accepted = _restore(dataset, balancer, index, by_name)

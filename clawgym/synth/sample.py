@@ -47,6 +47,7 @@ class Balancer:
     route_shares: dict[str, float]
     category_shares: dict[str, float]
     seed: int = 0
+    seed_start: int = 0  # first family seed handed out (benchmarks start far from training seeds)
     counts: dict[str, Counter] = field(default_factory=dict)
     next_seed: Counter = field(default_factory=Counter)
     used_seeds: dict[str, set[int]] = field(default_factory=dict)
@@ -141,7 +142,7 @@ class Balancer:
 
     def _seed(self, family: str) -> int:
         used = self.used_seeds.setdefault(family, set())
-        s = self.next_seed[family]
+        s = max(self.next_seed[family], self.seed_start)
         while s in used:
             s += 1
         self.next_seed[family] = s + 1

@@ -28,12 +28,13 @@ class SynthSpec:
     category_shares: dict[str, float]
     filters: FilterSettings
     dedup: DedupSettings
-    dedup_against: list[str]
+    dedup_against: list[str | dict[str, Any]]
     llm: dict[str, Any] | None
     split: dict[str, float] | None
     out: Path
     jobs: int
     sha256: str
+    seed_start: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -72,4 +73,4 @@ def load_synth_spec(path: str | Path, *, count: int | None = None, out: str | No
         filters=FilterSettings.from_spec(filters), dedup=DedupSettings.from_spec(dedup),
         dedup_against=list(dedup.get("against", [])), llm=data.get("llm"), split=shares,
         out=Path(out or data.get("out") or f"datasets/{data['name']}"), jobs=int(data.get("jobs", 0)),
-        sha256=hashlib.sha256(Path(doc.file).read_bytes()).hexdigest())
+        sha256=hashlib.sha256(Path(doc.file).read_bytes()).hexdigest(), seed_start=int(data.get("seed_start", 0)))
