@@ -47,6 +47,8 @@ def main() -> None:
     parser.add_argument("-G", "--group-size", type=int, default=4)
     parser.add_argument("--max-tokens", type=int, default=96)
     parser.add_argument("--max-turns", type=int, default=3)
+    parser.add_argument("--micro-batch-tokens", type=int, default=8192,
+                        help="tokens per packed micro-batch; with SDPA, packing several rollouts builds a dense mask")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
 
@@ -63,6 +65,7 @@ def main() -> None:
                         "max_turns": args.max_turns, "max_tokens": args.max_tokens,
                         "concurrency": args.tasks_per_step * args.group_size,
                         "max_batch": args.tasks_per_step * args.group_size, "refill_rounds": 0},
+            "loss": {"micro_batch_tokens": args.micro_batch_tokens},
             "optim": {"lr": 1e-6, "steps": args.steps}, "precision": "fp32",
             "checkpoint": {"every_steps": 10_000}, "log": {"tensorboard": False}, "out": str(out)}
     (work / "rl.yaml").write_text(json.dumps(spec))
