@@ -31,13 +31,12 @@ from typing import Any
 from ..errors import ClawgymError
 from . import checkpoint
 from .checkpoint import TrainerState
-from .metrics import MetricsLog
 from ..trajectory import Trajectory
 from .render import examples_from_turns, has_token_ids
 from .rl_loss import Sample, collate, plan_micro_batches, policy_loss, reference_logprobs
 from .rl_rollouts import Phase, TaskPool, rl_agent, rollout_phase, sync_server
 from .rl_spec import RLSpec
-from .sft import _evaluate, _libs, _precision, _progress, load_model, make_optimizer
+from .sft import _evaluate, _libs, _progress, load_model, make_optimizer, start_run
 
 ROLLOUTS = "rollouts"
 
@@ -98,17 +97,8 @@ def train_rl(spec: RLSpec, *, resume: bool = True, console: Any = None, progress
 
     libs = _libs()
     torch = libs["torch"]
-    accelerator = libs["Accelerator"](mixed_precision=_precision(spec, torch), cpu=not torch.cuda.is_available())
-    libs["set_seed"](spec.seed)
+    accelerator, last, log = start_run(spec, libs, resume=resume, also_clear=(ROLLOUTS,))
     out, world, rank = spec.out, accelerator.num_processes, accelerator.process_index
-    last = checkpoint.latest(out) if resume else None
-    if not resume and accelerator.is_main_process:  # start over
-        (out / "metrics.jsonl").unlink(missing_ok=True)
-        shutil.rmtree(out / "checkpoints", ignore_errors=True)
-        shutil.rmtree(out / ROLLOUTS, ignore_errors=True)
-    accelerator.wait_for_everyone()
-    log = MetricsLog(out, enabled=accelerator.is_main_process, tensorboard=bool(spec.log["tensorboard"]),
-                     after_step=checkpoint.step_of(last) if last is not None else None)
 
     # 1. policy, reference, optimiser, schedule, resume
     tokenizer, model = load_model(spec, libs)  # type: ignore[arg-type]

@@ -80,6 +80,25 @@ def apply_lora(model: Any, lora: dict[str, Any]) -> Any:
                                             target_modules=lora["target_modules"], task_type="CAUSAL_LM"))
 
 
+def start_run(spec: Any, libs: dict[str, Any], *, resume: bool,
+              also_clear: tuple[str, ...] = ()) -> tuple[Any, Path | None, MetricsLog]:
+    """The Accelerator (seeded), the checkpoint to resume from (None: start over, removing earlier
+    checkpoints, metrics and the `also_clear` folders of OUT) and the metrics log."""
+    torch = libs["torch"]
+    accelerator = libs["Accelerator"](mixed_precision=_precision(spec, torch), cpu=not torch.cuda.is_available())
+    libs["set_seed"](spec.seed)
+    out = spec.out
+    last = checkpoint.latest(out) if resume else None
+    if not resume and accelerator.is_main_process:
+        (out / "metrics.jsonl").unlink(missing_ok=True)
+        for name in ("checkpoints", *also_clear):
+            shutil.rmtree(out / name, ignore_errors=True)
+    accelerator.wait_for_everyone()
+    log = MetricsLog(out, enabled=accelerator.is_main_process, tensorboard=bool(spec.log["tensorboard"]),
+                     after_step=checkpoint.step_of(last) if last is not None else None)
+    return accelerator, last, log
+
+
 def make_optimizer(libs: dict[str, Any], model: Any, optim: dict[str, Any], total_steps: int) -> tuple[Any, Any]:
     """AdamW over the trainable parameters, and the spec's learning-rate schedule after warm-up."""
     optimizer = libs["torch"].optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=optim["lr"],
@@ -120,15 +139,8 @@ def train_sft(spec: TrainSpec, *, resume: bool = True, console: Any = None, prog
     """
     libs = _libs()
     torch = libs["torch"]
-    accelerator = libs["Accelerator"](mixed_precision=_precision(spec, torch), cpu=not torch.cuda.is_available())
-    libs["set_seed"](spec.seed)
+    accelerator, last, log = start_run(spec, libs, resume=resume)
     out, world, rank = spec.out, accelerator.num_processes, accelerator.process_index
-    last = checkpoint.latest(out) if resume else None
-    if not resume and accelerator.is_main_process:  # start over: earlier checkpoints and metrics go
-        (out / "metrics.jsonl").unlink(missing_ok=True)
-        shutil.rmtree(out / "checkpoints", ignore_errors=True)
-    log = MetricsLog(out, enabled=accelerator.is_main_process, tensorboard=bool(spec.log["tensorboard"]),
-                     after_step=checkpoint.step_of(last) if last is not None else None)
 
     # 1-2. model and data
     tokenizer, model = load_model(spec, libs)
