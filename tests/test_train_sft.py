@@ -272,6 +272,20 @@ sft.train_sft(load_train_spec(spec, out=out), progress=False, examples=examples(
 '''
 
 
+def _reference_run(setup) -> tuple[Path, str]:
+    """One process accumulating 2 micro-batches per step, into tmp/one; returns (script, tests path)."""
+    import subprocess
+    import sys
+
+    script = setup["tmp"] / "ddp.py"
+    script.write_text(DDP_SCRIPT)
+    tests = str(Path(__file__).parent)
+    one = subprocess.run([sys.executable, str(script), str(setup["folder"]), str(setup["tmp"] / "one"), "2", tests],
+                         capture_output=True, text=True, timeout=300)
+    assert one.returncode == 0, one.stderr[-2000:]
+    return script, tests
+
+
 def test_two_processes_train_exactly_like_one_with_accumulation(setup):
     """Data parallelism (2 CPU processes, gloo, launched like `accelerate launch`/torchrun) gives the
     same weights as one process accumulating the same micro-batches."""
@@ -279,12 +293,7 @@ def test_two_processes_train_exactly_like_one_with_accumulation(setup):
     import sys
 
     tmp = setup["tmp"]
-    script = tmp / "ddp.py"
-    script.write_text(DDP_SCRIPT)
-    tests = str(Path(__file__).parent)
-    one = subprocess.run([sys.executable, str(script), str(setup["folder"]), str(tmp / "one"), "2", tests],
-                         capture_output=True, text=True, timeout=300)
-    assert one.returncode == 0, one.stderr[-2000:]
+    script, tests = _reference_run(setup)
     two = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port",
                           "29531", str(script), str(setup["folder"]), str(tmp / "two"), "1", tests],
                          capture_output=True, text=True, timeout=300)
@@ -310,12 +319,7 @@ def test_fsdp_from_the_shipped_config_trains_exactly_like_one_process(setup):
     config.update(num_processes=2, use_cpu=True, mixed_precision="no", main_process_port=29533)
     config.pop("gpu_ids", None)
     (tmp / "fsdp-cpu.yaml").write_text(yaml.safe_dump(config))
-    script = tmp / "ddp.py"
-    script.write_text(DDP_SCRIPT)
-    tests = str(Path(__file__).parent)
-    one = subprocess.run([sys.executable, str(script), str(setup["folder"]), str(tmp / "one"), "2", tests],
-                         capture_output=True, text=True, timeout=300)
-    assert one.returncode == 0, one.stderr[-2000:]
+    script, tests = _reference_run(setup)
     two = subprocess.run([sys.executable, "-m", "accelerate.commands.launch", "--config_file", str(tmp / "fsdp-cpu.yaml"),
                           str(script), str(setup["folder"]), str(tmp / "two"), "1", tests],
                          capture_output=True, text=True, timeout=300)
