@@ -15,7 +15,7 @@ from ..errors import Problem, SpecError
 from ..plan import expand_task_paths, parse_seeds
 from ..spec.load import load_file
 from ..spec.validate import raw_schema, validate_document
-from .spec import with_defaults
+from .spec import spec_template, with_defaults
 
 
 @dataclass(frozen=True)
@@ -75,9 +75,7 @@ def load_rl_spec(path: str | Path, *, out: str | Path | None = None) -> RLSpec:
             eval_seeds = parsed
     if problems:
         raise SpecError(problems)
-    template = data.get("chat_template")
-    if template and "{" not in template and (base / template).is_file():
-        template = (base / template).read_text(encoding="utf-8")
+    template = spec_template(data.get("chat_template"), base)
     return RLSpec(name=data["name"], file=Path(doc.file), model=data["model"], chat_template=template,
                   tasks=tasks, seeds=seeds, rollout=data["rollout"], reward=data["reward"], loss=data["loss"],
                   optim=data["optim"], precision=data["precision"], gradient_checkpointing=data["gradient_checkpointing"],

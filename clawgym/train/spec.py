@@ -32,6 +32,13 @@ def with_defaults(schema: dict, value: Any) -> Any:
     return out
 
 
+def spec_template(value: str | None, base: Path) -> str | None:
+    """A spec's `chat_template`: Jinja text, or a file path relative to the spec's folder."""
+    if value and "{" not in value and (base / value).is_file():
+        return (base / value).read_text(encoding="utf-8")
+    return value
+
+
 @dataclass(frozen=True)
 class TrainSpec:
     """A validated training run (see the schema for what each field means)."""
@@ -76,9 +83,7 @@ def load_train_spec(path: str | Path, *, out: str | Path | None = None) -> Train
         eval_tasks, eval_seeds = (), ()
     if problems:
         raise SpecError(problems)
-    template = data.get("chat_template")
-    if template and "{" not in template and (base / template).is_file():
-        template = (base / template).read_text(encoding="utf-8")
+    template = spec_template(data.get("chat_template"), base)
     return TrainSpec(name=data["name"], file=Path(doc.file), model=data["model"], chat_template=template,
                      data=data["data"], sources=sources, optim=data["optim"], precision=data["precision"],
                      gradient_checkpointing=data["gradient_checkpointing"], lora=data["lora"], seed=data["seed"],
