@@ -28,9 +28,10 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 PRESETS = {
     "gpu": {"tasks_per_step": 8, "group_size": 8, "steps": 100, "lr": 1e-6, "max_turns": 10, "max_tokens": 1536,
-            "concurrency": 64, "max_batch": 64, "kl_weight": 0.0},
-    "cpu": {"tasks_per_step": 1, "group_size": 4, "steps": 3, "lr": 2e-6, "max_turns": 5, "max_tokens": 900,
-            "concurrency": 4, "max_batch": 4, "kl_weight": 0.0},
+            "concurrency": 64, "max_batch": 64, "kl_weight": 0.0, "refill_rounds": 2},
+    # 2 CPU cores: one group of 4 per step, one refill round; a larger lr so 3 steps can move a 135M model
+    "cpu": {"tasks_per_step": 1, "group_size": 4, "steps": 3, "lr": 1e-5, "max_turns": 5, "max_tokens": 900,
+            "concurrency": 4, "max_batch": 4, "kl_weight": 0.0, "refill_rounds": 1},
 }
 
 
@@ -61,7 +62,7 @@ def main() -> None:
         "apiVersion": "clawgym/v1", "kind": "RL", "name": "rl-experiment",
         "model": str((args.sft / "sft" / "model").resolve()), "tasks": [str(p) for p in train], "seeds": "0-999",
         "rollout": {k: preset[k] for k in ("tasks_per_step", "group_size", "max_turns", "max_tokens", "concurrency",
-                                           "max_batch")} | {"temperature": 1.0},
+                                           "max_batch", "refill_rounds")} | {"temperature": 1.0},
         "loss": {"kl_weight": preset["kl_weight"], "micro_batch_tokens": 8192},
         "optim": {"lr": preset["lr"], "steps": preset["steps"]}, "precision": "fp32",
         "gradient_checkpointing": args.preset == "gpu", "checkpoint": {"every_steps": 1, "keep": 2},
