@@ -5,9 +5,14 @@ same evaluation as the SFT experiment (same tasks, seeds and settings), before a
    families, evaluation seeds and the SFT model (`OUT/sft/model`);
 2. `clawgym train rl` on the training families with seeds 0-999 (the evaluation seeds are 1000
    and up, so no evaluated instance is trained on), rollouts in bubblewrap sandboxes;
-3. evaluate the RL model on (a) new seeds of the training families and (b) the held-out families;
+3. evaluate the SFT model (before) and the RL model (after) on (a) new seeds of the training
+   families and (b) the held-out families. The GPU preset evaluates greedily, as the SFT experiment
+   did, and reuses its SFT figures. The CPU preset evaluates (a) at the training temperature with 2
+   attempts per seed: there the greedy SFT model already passes every (a) instance and fails every
+   (b) instance, so a greedy evaluation could not show any change, while sampled at temperature 1
+   it passes only some rollouts, and that is what GRPO on 3 steps can move;
 4. print the training reward curve and pass rate / mean reward with bootstrap 95% CIs, before
-   (the SFT model) and after, and write them to OUT/results.json.
+   and after, and write them to OUT/results.json.
 
     python benchmarks/rl_experiment.py --sft runs/sft-experiment --preset gpu
     python benchmarks/rl_experiment.py --sft runs/sft-experiment --preset cpu   # 2 CPU cores
@@ -28,11 +33,30 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 PRESETS = {
     "gpu": {"tasks_per_step": 8, "group_size": 8, "steps": 100, "lr": 1e-6, "max_turns": 10, "max_tokens": 1536,
-            "concurrency": 64, "max_batch": 64, "kl_weight": 0.0, "refill_rounds": 2},
+            "concurrency": 64, "max_batch": 64, "kl_weight": 0.0, "refill_rounds": 2,
+            "eval_temperature": 0.0, "eval_attempts": 1, "eval_sets": ["a_training_families_new_seeds", "b_heldout_families"]},
     # 2 CPU cores: one group of 4 per step, one refill round; a larger lr so 3 steps can move a 135M model
     "cpu": {"tasks_per_step": 1, "group_size": 4, "steps": 3, "lr": 1e-5, "max_turns": 5, "max_tokens": 900,
-            "concurrency": 4, "max_batch": 4, "kl_weight": 0.0, "refill_rounds": 1},
+            "concurrency": 4, "max_batch": 4, "kl_weight": 0.0, "refill_rounds": 1,
+            "eval_temperature": 1.0, "eval_attempts": 2, "eval_sets": ["a_training_families_new_seeds"]},
 }
+
+
+def evaluate_model(label: str, model: str, tasks: list[Path], seeds: list[int], out: Path, preset: dict,
+                   sft_preset: dict) -> dict:
+    """Pass rate and mean reward of `model` with the preset's evaluation settings (cached in OUT/eval)."""
+    from clawgym.train.evaluate import evaluate
+
+    cached = out / "eval" / f"{label}.json"
+    if cached.is_file():
+        return json.loads(cached.read_text())
+    result = evaluate(model, tasks, seeds, out / "eval" / label, max_turns=sft_preset["max_turns"],
+                      max_tokens=sft_preset["max_tokens"], concurrency=preset["concurrency"],
+                      temperature=preset["eval_temperature"], attempts=preset["eval_attempts"],
+                      max_batch=preset["max_batch"])
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    cached.write_text(json.dumps(result))
+    return result
 
 
 def main() -> None:
@@ -47,7 +71,7 @@ def main() -> None:
     from clawgym.train.metrics import read_metrics
     from clawgym.train.rl_spec import load_rl_spec
     from sft_experiment import PRESETS as SFT_PRESETS
-    from sft_experiment import evaluate_once, split_families
+    from sft_experiment import split_families
 
     console = Console()
     sft = json.loads((args.sft / "results.json").read_text())
@@ -67,17 +91,23 @@ def main() -> None:
         "optim": {"lr": preset["lr"], "steps": preset["steps"]}, "precision": "fp32",
         "gradient_checkpointing": args.preset == "gpu", "checkpoint": {"every_steps": 1, "keep": 2},
         "log": {"tensorboard": False}, "out": str((out / "rl").resolve())}, indent=1))
+    sets = {name: tasks for name, tasks in {"a_training_families_new_seeds": train, "b_heldout_families": held}.items()
+            if name in preset["eval_sets"]}
+    seeds, sft_model = sft["eval_seeds"], str((args.sft / "sft" / "model").resolve())
+    greedy = preset["eval_temperature"] == 0 and preset["eval_attempts"] == 1
+    before = {name: sft["after"][name] if greedy else  # the SFT experiment's own figures: same tasks, seeds, settings
+              evaluate_model(f"sft-{name}", sft_model, tasks, seeds, out, preset, sft_preset)
+              for name, tasks in sets.items()}
     model = train_rl(load_rl_spec(spec_file), console=console, progress=False)
 
     curve = [{k: r[k] for k in ("step", "reward_mean", "reward_std", "pass_rate", "groups", "dropped_groups",
                                 "response_tokens", "turns", "clip_frac", "kl")} for r in read_metrics(out / "rl", "train")]
-    sets = {"a_training_families_new_seeds": train, "b_heldout_families": held}
-    seeds = sft["eval_seeds"]
-    after = {name: evaluate_once(f"after-rl-{name}", str(model.resolve()), tasks, seeds, out, sft_preset)
+    after = {name: evaluate_model(f"rl-{name}", str(model.resolve()), tasks, seeds, out, preset, sft_preset)
              for name, tasks in sets.items()}
-    before = sft["after"]  # the SFT model, same tasks, seeds and settings
-    (out / "results.json").write_text(json.dumps({"preset": args.preset, "sft": str(args.sft), "curve": curve,
-                                                   "before": before, "after": after, "eval_seeds": seeds}, indent=1))
+    (out / "results.json").write_text(json.dumps({
+        "preset": args.preset, "sft": str(args.sft), "curve": curve, "before": before, "after": after,
+        "eval_seeds": seeds, "eval_temperature": preset["eval_temperature"],
+        "eval_attempts": preset["eval_attempts"]}, indent=1))
     console.print("step  reward mean ± std   pass rate  groups", highlight=False)
     for r in curve:
         console.print(f"{r['step']:>4}  {r['reward_mean']:.3f} ± {r['reward_std']:.3f}     {r['pass_rate']:.2f}"
@@ -85,7 +115,8 @@ def main() -> None:
     for name in sets:
         for when, res in (("SFT", before[name]), ("SFT+RL", after[name])):
             console.print(f"{name:32} {when:6} pass rate {res['pass_rate']} {res['pass_rate_ci']}  "
-                          f"mean reward {res['mean_reward']} {res['mean_reward_ci']}  ({res['trials']} trials)",
+                          f"mean reward {res['mean_reward']} {res['mean_reward_ci']}  ({res['trials']} trials, "
+                          f"temperature {preset['eval_temperature']})",
                           highlight=False)
 
 

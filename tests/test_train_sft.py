@@ -326,3 +326,22 @@ def test_fsdp_from_the_shipped_config_trains_exactly_like_one_process(setup):
     assert two.returncode == 0, two.stderr[-2000:]
     a, b = weights(tmp / "one" / "model"), weights(tmp / "two" / "model")
     assert set(a) == set(b) and all(torch.allclose(a[k], b[k], atol=1e-6) for k in a)
+
+
+def test_evaluation_samples_several_attempts_per_instance_in_one_batch(tmp_path, bwrap):
+    from clawgym.train.evaluate import evaluate
+
+    model = _tiny_with_tokenizer(tmp_path)
+    out = tmp_path / "eval"
+    result = evaluate(str(model), [ROOT / "specs/tasks/analysis/grade-statistics.yaml"], [7, 8], out, max_turns=1,
+                      max_tokens=8, concurrency=4, temperature=1.0, attempts=2, max_batch=4)
+    assert result["trials"] == 4 and result["errors"] == 0
+    records = [json.loads(p.read_text()) for p in sorted(out.glob("trials/*/record.json"))]
+    assert sorted((r["task"]["seed"], r["attempt"]) for r in records) == [(7, 0), (7, 1), (8, 0), (8, 1)]
+    policy = records[0]["agent"]["policy"]
+    assert policy["temperature"] == 1.0 and policy["max_batch"] == 4
+    # kept results are read back, not run again
+    written = {p: p.stat().st_mtime_ns for p in out.glob("trials/*/record.json")}
+    assert evaluate(str(model), [ROOT / "specs/tasks/analysis/grade-statistics.yaml"], [7, 8], out, max_turns=1,
+                    max_tokens=8, concurrency=4, temperature=1.0, attempts=2, max_batch=4) == result
+    assert {p: p.stat().st_mtime_ns for p in out.glob("trials/*/record.json")} == written

@@ -1,7 +1,7 @@
 """The evaluation hook: run a model folder on validation tasks through the normal runner.
 
-The claw agent drives the `hf` policy (greedy) over every validation task × seed in its own
-sandbox, exactly as `clawgym run` would, and the results folder is kept under
+The claw agent drives the `hf` policy (greedy unless a temperature is given) over every validation
+task × seed (× attempt) in its own sandbox, exactly as `clawgym run` would, and the results folder is kept under
 `OUT/eval/<label>/`. What comes back is pass rate and mean reward with bootstrap 95% confidence
 intervals over task instances, logged next to the loss.
 """
@@ -18,21 +18,29 @@ from ..rollout import Trial
 from ..run import execute
 
 
-def agent_for(model: str, *, chat_template: str | None, max_turns: int, max_tokens: int) -> dict[str, Any]:
-    """The claw agent on the `hf` policy, greedy, as the evaluation runs it."""
-    policy: dict[str, Any] = {"type": "hf", "model": model, "temperature": 0, "max_tokens": max_tokens}
+def agent_for(model: str, *, chat_template: str | None, max_turns: int, max_tokens: int, temperature: float = 0.0,
+              max_batch: int = 1) -> dict[str, Any]:
+    """The claw agent on the `hf` policy as the evaluation runs it (greedy by default; with
+    `max_batch` > 1 the concurrent trials' turns are generated in one batch)."""
+    policy: dict[str, Any] = {"type": "hf", "model": model, "temperature": temperature, "max_tokens": max_tokens}
+    if max_batch > 1:
+        policy["max_batch"] = max_batch
     if chat_template:
         policy["chat_template"] = chat_template
     return {"type": "claw", "policy": policy, "max_turns": max_turns}
 
 
 def evaluate(model: str, tasks: list[Path], seeds: list[int], out: Path, *, chat_template: str | None = None,
-             max_turns: int = 12, max_tokens: int = 512, concurrency: int = 4) -> dict[str, Any]:
-    """Pass rate and mean reward (with 95% CIs) of `model` on `tasks` × `seeds`; results kept in `out`."""
-    agent = agent_for(model, chat_template=chat_template, max_turns=max_turns, max_tokens=max_tokens)
-    trials = [Trial(task, agent) for task in compile_many(tasks, seeds)]
+             max_turns: int = 12, max_tokens: int = 512, concurrency: int = 4, temperature: float = 0.0,
+             attempts: int = 1, max_batch: int = 1) -> dict[str, Any]:
+    """Pass rate and mean reward (with 95% CIs over task instances) of `model` on `tasks` × `seeds`,
+    `attempts` trials each; results kept in `out`."""
+    agent = agent_for(model, chat_template=chat_template, max_turns=max_turns, max_tokens=max_tokens,
+                      temperature=temperature, max_batch=max_batch)
+    trials = [Trial(task, agent, a) for task in compile_many(tasks, seeds) for a in range(attempts)]
     plan = RunPlan(name="eval", trials=trials, out=out, concurrency=concurrency,
-                   source={"model": model, "seeds": seeds, "tasks": [str(t) for t in tasks]})
+                   source={"model": model, "seeds": seeds, "tasks": [str(t) for t in tasks],
+                           "temperature": temperature, "attempts": attempts})
     records = execute(plan, resume=out.exists())
     row = next(r for r in summarize(records, ks=(1,)) if r["category"] == "all")
     return {"trials": row["trials"], "errors": row["errors"], "pass_rate": row["pass_rate"],
