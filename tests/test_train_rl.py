@@ -329,3 +329,16 @@ def test_an_external_server_generates_and_gets_the_new_weights_after_each_update
     final = _weights(tmp_path / "run" / "model")
     assert all(torch.allclose(served[k], final[k]) for k in final)
     assert any(not torch.equal(_weights(start)[k], final[k]) for k in final)
+
+
+def test_rows_are_packed_only_where_attention_needs_no_dense_mask():
+    from types import SimpleNamespace
+
+    from clawgym.train.rl_loss import packs_rows, plan_micro_batches
+
+    samples = [SimpleNamespace(example=SimpleNamespace(input_ids=[0] * n)) for n in (3000, 2000, 4000, 9000)]
+    assert plan_micro_batches(samples, 8192) == [[0, 1], [2], [3]]
+    assert plan_micro_batches(samples, 8192, pack=False) == [[0], [1], [2], [3]]
+    sdpa = SimpleNamespace(config=SimpleNamespace(_attn_implementation="sdpa"))
+    flash = SimpleNamespace(config=SimpleNamespace(_attn_implementation="flash_attention_2"))
+    assert not packs_rows(sdpa) and packs_rows(flash)

@@ -33,7 +33,7 @@ from . import checkpoint
 from .checkpoint import TrainerState
 from ..trajectory import Trajectory
 from .render import examples_from_turns, has_token_ids
-from .rl_loss import Sample, collate, plan_micro_batches, policy_loss, reference_logprobs
+from .rl_loss import Sample, collate, packs_rows, plan_micro_batches, policy_loss, reference_logprobs
 from .rl_rollouts import Phase, TaskPool, rl_agent, rollout_phase, sync_server
 from .rl_spec import RLSpec
 from .sft import _evaluate, _libs, _progress, load_model, make_optimizer, start_run
@@ -158,7 +158,7 @@ def train_rl(spec: RLSpec, *, resume: bool = True, console: Any = None, progress
             stats = {"tokens": 0.0, "clipped": 0.0, "kl": 0.0, "ratio": 0.0, "logprob_diff": 0.0}
             loss_sum, grad_norm, updated = 0.0, None, total_tokens > 0
             for _epoch in range(loss_cfg["epochs"] if updated else 0):
-                batches = plan_micro_batches(samples, loss_cfg["micro_batch_tokens"])
+                batches = plan_micro_batches(samples, loss_cfg["micro_batch_tokens"], pack=packs_rows(policy_model))
                 n_micro = int(accelerator.gather(torch.tensor([len(batches)], device=accelerator.device)).max())
                 for j in range(n_micro):
                     sync = nullcontext() if j == n_micro - 1 else accelerator.no_sync(model)

@@ -33,8 +33,19 @@ class Sample:
     ref_logprobs: list[float] | None = None  # per position, filled when a KL term is used
 
 
-def plan_micro_batches(samples: Sequence[Sample], max_tokens: int) -> list[list[int]]:
-    """Sample indices per packed micro-batch of at most `max_tokens` tokens (a longer sample goes alone)."""
+def packs_rows(model: Any) -> bool:
+    """Whether `model` can attend within a packed row without a dense mask. Only flash-attention
+    (varlen) kernels can; with SDPA or eager attention, transformers turns the restarting position
+    ids into a block-diagonal mask, whose memory grows with the square of the row, per head and layer
+    (two 4k-token rollouts in one row of SmolLM2-135M: about 2.4 GB per layer kept for backward)."""
+    return "flash" in str(getattr(getattr(model, "config", None), "_attn_implementation", "") or "")
+
+
+def plan_micro_batches(samples: Sequence[Sample], max_tokens: int, *, pack: bool = True) -> list[list[int]]:
+    """Sample indices per packed micro-batch of at most `max_tokens` tokens (a longer sample goes
+    alone); with `pack` false, one sample per micro-batch."""
+    if not pack:
+        return [[i] for i in range(len(samples))]
     batches: list[list[int]] = []
     used = 0
     for i, s in enumerate(samples):
@@ -123,7 +134,7 @@ def reference_logprobs(ref_model: Any, samples: Sequence[Sample], *, temperature
     """Fill each sample's `ref_logprobs` with the reference model's log-probabilities of its tokens."""
     import torch
 
-    for batch_ids in plan_micro_batches(samples, max_tokens):
+    for batch_ids in plan_micro_batches(samples, max_tokens, pack=packs_rows(ref_model)):
         group = [samples[i] for i in batch_ids]
         batch = collate(group, device)
         with torch.no_grad():
