@@ -44,19 +44,13 @@ PRESETS = {
 
 def evaluate_model(label: str, model: str, tasks: list[Path], seeds: list[int], out: Path, preset: dict,
                    sft_preset: dict) -> dict:
-    """Pass rate and mean reward of `model` with the preset's evaluation settings (cached in OUT/eval)."""
-    from clawgym.train.evaluate import evaluate
+    """Pass rate and mean reward of `model` with the SFT experiment's turns and tokens and this
+    preset's temperature, attempts and batching (cached in OUT/eval)."""
+    from sft_experiment import evaluate_once
 
-    cached = out / "eval" / f"{label}.json"
-    if cached.is_file():
-        return json.loads(cached.read_text())
-    result = evaluate(model, tasks, seeds, out / "eval" / label, max_turns=sft_preset["max_turns"],
-                      max_tokens=sft_preset["max_tokens"], concurrency=preset["concurrency"],
-                      temperature=preset["eval_temperature"], attempts=preset["eval_attempts"],
-                      max_batch=preset["max_batch"])
-    cached.parent.mkdir(parents=True, exist_ok=True)
-    cached.write_text(json.dumps(result))
-    return result
+    return evaluate_once(label, model, tasks, seeds, out, sft_preset, concurrency=preset["concurrency"],
+                         temperature=preset["eval_temperature"], attempts=preset["eval_attempts"],
+                         max_batch=preset["max_batch"])
 
 
 def main() -> None:

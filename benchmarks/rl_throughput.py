@@ -48,7 +48,7 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=96)
     parser.add_argument("--max-turns", type=int, default=3)
     parser.add_argument("--micro-batch-tokens", type=int, default=8192,
-                        help="tokens per packed micro-batch; with SDPA, packing several rollouts builds a dense mask")
+                        help="most tokens per micro-batch; rollouts share a packed row only with flash-attention")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
 

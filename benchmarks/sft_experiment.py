@@ -22,6 +22,7 @@ import json
 import random
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -57,14 +58,18 @@ def split_families(preset: dict, seed: int) -> tuple[list[Path], list[Path]]:
     return train, held
 
 
-def evaluate_once(label: str, model: str, tasks: list[Path], seeds: list[int], out: Path, preset: dict) -> dict:
+def evaluate_once(label: str, model: str, tasks: list[Path], seeds: list[int], out: Path, preset: dict,
+                  **settings: Any) -> dict:
+    """Pass rate and mean reward of `model` with the preset's turns, tokens and concurrency, any of
+    them (or temperature, attempts, max_batch) overridden by `settings`; cached in OUT/eval."""
     from clawgym.train.evaluate import evaluate
 
     cached = out / "eval" / f"{label}.json"
     if cached.is_file():
         return json.loads(cached.read_text())
-    result = evaluate(model, tasks, seeds, out / "eval" / label, max_turns=preset["max_turns"],
-                      max_tokens=preset["max_tokens"], concurrency=preset["concurrency"])
+    result = evaluate(model, tasks, seeds, out / "eval" / label,
+                      **{"max_turns": preset["max_turns"], "max_tokens": preset["max_tokens"],
+                         "concurrency": preset["concurrency"], **settings})
     cached.parent.mkdir(parents=True, exist_ok=True)
     cached.write_text(json.dumps(result))
     return result
