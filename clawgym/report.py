@@ -13,9 +13,20 @@ from typing import Any, Iterable, Sequence
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from .report_stats import DEFAULT_BOOT, DEFAULT_KS, DEFAULT_SEED, group_stats
 from .task import CATEGORY_LABELS
+from .textsafe import printable
+
+
+def plain(value: Any) -> Text:
+    """A table cell or title that shows `value` literally: no rich markup, no control characters."""
+    return Text(printable("" if value is None else str(value)))
+
+
+def _title(title: str) -> Text:
+    return Text(printable(title), style="table.title")
 
 
 def agent_name(rec: dict[str, Any]) -> str:
@@ -89,20 +100,21 @@ def summary_table(rows: list[dict[str, Any]], title: str = "Results") -> Table:
     Values carry their bootstrap 95% CI in brackets (on a second line); k columns without any value are left out.
     """
     ks = row_ks(rows)
-    table = Table(title=title, caption="in brackets: bootstrap 95% CI over task instances" if rows else None)
+    table = Table(title=_title(title), caption="in brackets: bootstrap 95% CI over task instances" if rows else None)
     columns = [("agent", "left"), ("category", "left"), ("trials", "right"), ("errors", "right"),
                ("mean reward", "right"), ("pass rate", "right")]
     columns += [(f"pass@{k}", "right") for k in ks] + [(f"pass^{k}", "right") for k in ks if k > 1]
     columns += [("min", "right"), ("max", "right")]
-    agent_width = max([len("agent")] + [len(str(r["agent"])) for r in rows])
+    agent_width = max([len("agent")] + [len(printable(str(r["agent"]))) for r in rows])
     for col, just in columns:
         table.add_column(col, justify=just, no_wrap=True,  # type: ignore[arg-type]
                          min_width=agent_width if col == "agent" else None)
     for row in rows:
         style = "bold" if row["category"] == "all" else None
-        cells = [row["agent"], category_label(row["category"]), str(row["trials"]), str(row["errors"]),
-                 _two_lines(row["mean_reward"], row.get("mean_reward_ci")),
-                 _two_lines(row["pass_rate"], row.get("pass_rate_ci"), pct=True)]
+        cells: list[str | Text] = [
+            plain(row["agent"]), plain(category_label(row["category"])), str(row["trials"]), str(row["errors"]),
+            _two_lines(row["mean_reward"], row.get("mean_reward_ci")),
+            _two_lines(row["pass_rate"], row.get("pass_rate_ci"), pct=True)]
         cells += [_two_lines(row.get(f"pass@{k}"), row.get(f"pass@{k}_ci"), pct=True) for k in ks]
         cells += [_two_lines(row.get(f"pass^{k}"), row.get(f"pass^{k}_ci"), pct=True) for k in ks if k > 1]
         cells += [_fmt(row["min_reward"]), _fmt(row["max_reward"])]
@@ -146,21 +158,22 @@ def compare_table(runs: Sequence[tuple[str, list[dict[str, Any]]]], title: str =
     With exactly two runs a last column gives the change in mean reward (second minus first).
     """
     merged = compare_rows(runs)
-    table = Table(title=title, caption="in brackets: bootstrap 95% CI over task instances")
+    table = Table(title=_title(title), caption="in brackets: bootstrap 95% CI over task instances")
     table.add_column("agent", no_wrap=True)
     table.add_column("category", no_wrap=True)
     run_ks = {label: [k for k in row_ks(rows) if k > 1] for label, rows in runs}
     for label, _ in runs:
-        table.add_column(f"{label}\ntrials", justify="right")
-        table.add_column(f"{label}\nmean reward", justify="right")
-        table.add_column(f"{label}\npass rate", justify="right")
+        shown = printable(label)
+        table.add_column(Text(f"{shown}\ntrials"), justify="right")
+        table.add_column(Text(f"{shown}\nmean reward"), justify="right")
+        table.add_column(Text(f"{shown}\npass rate"), justify="right")
         for k in run_ks[label]:
-            table.add_column(f"{label}\npass@{k}", justify="right")
+            table.add_column(Text(f"{shown}\npass@{k}"), justify="right")
     two = len(runs) == 2
     if two:
         table.add_column("Δ reward", justify="right", no_wrap=True)
     for row in merged:
-        cells = [row["agent"], row["category"]]  # the short name: the table is wide
+        cells: list[str | Text] = [plain(row["agent"]), plain(row["category"])]  # the short name: the table is wide
         for label, _ in runs:
             r = row["runs"][label]
             if r is None:

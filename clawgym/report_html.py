@@ -9,12 +9,20 @@ Everything is in the file: the data as JSON in `<script type="application/json">
 JavaScript, inline SVG; nothing is fetched. The list index is parsed at load; the per-trial details
 are parsed only when a trial is first opened, so the page opens fast at 10,000 trials. Long strings
 that repeat across trials (system prompts, tool schemas) are stored once; very long strings are cut.
+
+Agent data is hostile: in the JSON blocks `<`, `>`, `&`, U+2028 and U+2029 are escaped so nothing can
+close a block early; every string shown has its control characters and bidi overrides made visible
+(`clawgym.textsafe.printable`); the page's code inserts data only as text, and a
+Content-Security-Policy allows no script but the page's own (by hash).
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any, Sequence
@@ -22,6 +30,7 @@ from typing import Any, Sequence
 from .report import agent_name, run_labels, summarize
 from .report_stats import DEFAULT_KS
 from .task import CATEGORY_LABELS
+from .textsafe import printable
 
 MAX_STRING = 20_000  # characters kept of one message, output, reason...
 MAX_DIFF = 100_000  # characters kept of one workspace diff
@@ -43,8 +52,11 @@ class _Strings:
         self.index: dict[str, int] = {}
 
     def ref(self, text: Any, limit: int = MAX_STRING) -> Any:
+        """`text` (non-strings as JSON text), cut to `limit`; long strings as a reference."""
+        if text is None:
+            return None
         if not isinstance(text, str):
-            return text
+            text = _short(text, limit)
         text = _cut(text, limit)
         if len(text) < INTERN_MIN:
             return text
@@ -60,6 +72,52 @@ def _read_json(path: Path) -> Any:
         return json.loads(path.read_bytes())
     except (OSError, ValueError):
         return None
+
+
+def _num(value: Any) -> float | None:
+    """A number for the page's columns, or None (anything else would break its formatting)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return value if value == value and abs(value) != float("inf") else None
+
+
+def _int(value: Any) -> int:
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError, OverflowError):
+        return 0
+
+
+def _shown(text: str, multiline: bool = True) -> str:
+    """A string as the page shows it: control characters visible; line breaks and tabs kept if `multiline`."""
+    return printable(text.replace("\r\n", "\n"), multiline=True) if multiline else printable(text)
+
+
+# In JSON text (non-ASCII kept): what `_shown` could change. Escaped backslashes can match too: that only
+# costs the slow path.
+_MAYBE_UNSAFE = re.compile(r"\\[rbf]|\\u00[01]"
+                           r"|[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_MAYBE_UNSAFE_LINE = re.compile(_MAYBE_UNSAFE.pattern + r"|\\[nt]")
+
+
+def _visible(value: Any, multiline: bool = True) -> Any:
+    """`value` with every string (keys too) passed through `_shown`."""
+    if isinstance(value, (dict, list)):
+        probe = _MAYBE_UNSAFE if multiline else _MAYBE_UNSAFE_LINE
+        if not probe.search(json.dumps(value, ensure_ascii=False, default=str)):
+            return value  # the common case: nothing to change, decided by one fast scan
+        return _visible_walk(value, multiline)
+    return _visible_walk(value, multiline)
+
+
+def _visible_walk(value: Any, multiline: bool) -> Any:
+    if isinstance(value, str):
+        return _shown(value, multiline)
+    if isinstance(value, dict):
+        return {_shown(str(k), multiline): _visible_walk(v, multiline) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_visible_walk(v, multiline) for v in value]
+    return value
 
 
 def _short(value: Any, limit: int = 2000) -> str:
@@ -99,8 +157,9 @@ def _step(step: dict[str, Any], s: _Strings) -> dict[str, Any]:
 
 def _check(result: dict[str, Any], s: _Strings) -> dict[str, Any]:
     details = {k: v for k, v in (result.get("details") or {}).items() if k != "duration_s"}
-    return {"name": s.ref(str(result.get("name", ""))), "type": result.get("type"), "score": result.get("score"),
-            "weight": result.get("weight"), "gate": bool(result.get("gate")), "passed": result.get("passed"),
+    return {"name": s.ref(str(result.get("name", ""))), "type": s.ref(result.get("type")),
+            "score": _num(result.get("score")), "weight": _num(result.get("weight")),
+            "gate": bool(result.get("gate")), "passed": result.get("passed"),
             "reason": s.ref(result.get("reason") or ""), "details": s.ref(_short(details)) if details else None}
 
 
@@ -110,22 +169,25 @@ def _usage(traj: dict[str, Any] | None) -> tuple[int, int]:
         return 0, 0
     usage = traj.get("usage") or {}
     turns = traj.get("turns") or []
-    tokens = int(usage.get("prompt_tokens") or 0) + int(usage.get("completion_tokens") or 0)
+    if not isinstance(usage, dict) or not isinstance(turns, list):
+        return 0, 0
+    tokens = _int(usage.get("prompt_tokens")) + _int(usage.get("completion_tokens"))
     if not tokens and turns:
-        tokens = sum(int((t.get("usage") or {}).get("total_tokens") or 0) for t in turns)
-    return tokens, int(usage.get("turns") or len(turns))
+        tokens = sum(_int(((t.get("usage") if isinstance(t, dict) else None) or {}).get("total_tokens"))
+                     for t in turns)
+    return tokens, _int(usage.get("turns") or len(turns))
 
 
 def _detail(rec: dict[str, Any], traj: dict[str, Any] | None, diff: str | None, s: _Strings) -> dict[str, Any]:
     verdict = rec.get("verdict") or {}
     task = rec.get("task") or {}
     out: dict[str, Any] = {
-        "task": {k: task.get(k) for k in ("name", "id", "seed", "category", "persona", "hash")},
+        "task": _visible({k: task.get(k) for k in ("name", "id", "seed", "category", "persona", "hash")}, False),
         "params": s.ref(_short(task.get("params") or {}, MAX_STRING)),
         "agent": s.ref(_short(rec.get("agent") or {}, MAX_STRING)),
         "error": s.ref(rec.get("error")), "traceback": s.ref(rec.get("traceback")),
         "note": s.ref(rec.get("note")), "timings": rec.get("timings") or {},
-        "verdict": {"reward": verdict.get("reward"), "passed": verdict.get("passed"),
+        "verdict": {"reward": _num(verdict.get("reward")), "passed": verdict.get("passed"),
                     "gate_failed": verdict.get("gate_failed"), "error": s.ref(verdict.get("error")),
                     "checks": [_check(r, s) for r in verdict.get("results") or []]} if verdict else None,
         "diff": s.ref(diff, MAX_DIFF) if diff else "",
@@ -172,33 +234,63 @@ def build_report_data(run_dirs: Sequence[Path], *, ks: Sequence[int] = DEFAULT_K
             cols["agent"].append(agent_name(rec))
             cols["cat"].append(task.get("category", "?"))
             cols["status"].append(rec.get("status", "error"))
-            cols["reward"].append(rec.get("reward"))
+            cols["reward"].append(_num(rec.get("reward")))
             cols["tokens"].append(tokens)
             cols["turns"].append(turns)
             cols["task"].append(task.get("name", "?"))
             cols["seed"].append(task.get("seed"))
             cols["attempt"].append(rec.get("attempt", 0))
-            cols["secs"].append(round(float((rec.get("timings") or {}).get("total_s") or 0), 3))
+            cols["secs"].append(round(_num((rec.get("timings") or {}).get("total_s")) or 0.0, 3))
             details.append(_detail(rec, traj, diff, s))
         stats[label] = summarize(records, ks=ks) if records else []
-    return {"runs": labels, "run_dirs": [str(d) for d in run_dirs], "ks": list(ks), "stats": stats,
-            "categories": CATEGORY_LABELS, "index": cols, "details": details, "strings": s.items,
-            "generated_at": time.strftime("%Y-%m-%d %H:%M:%S")}
+    # Names, ids and labels are one line each; messages, outputs and diffs keep their line breaks.
+    one_line = _visible({"runs": labels, "run_dirs": [str(d) for d in run_dirs], "stats": stats, "index": cols},
+                        multiline=False)
+    return {**one_line, "ks": list(ks), "categories": CATEGORY_LABELS, "details": [_visible(d) for d in details],
+            "strings": _visible(s.items), "generated_at": time.strftime("%Y-%m-%d %H:%M:%S")}
 
 
-def _json_script(element_id: str, data: Any) -> str:
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
-    text = text.replace("<", "\\u003c").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
-    return f'<script type="application/json" id="{element_id}">{text}</script>'
+# In a <script> block only "</script" (and "<!--") can end the data early; the rest keeps old
+# parsers and JavaScript string rules (U+2028/9 were line ends before ES2019) from surprises.
+_JSON_ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
+                               "\u2028": "\\u2028", "\u2029": "\\u2029"})
+_PLACEHOLDER = re.compile(r"\{\{(TITLE|DATA|CSP)\}\}")
+_INLINE_SCRIPT = re.compile(r"<script>(.*?)</script>", re.DOTALL)
+_INLINE_STYLE = re.compile(r"<style>(.*?)</style>", re.DOTALL)
+
+
+def json_script(element_id: str, data: Any) -> str:
+    """`data` as a JSON data block that no string inside it can close or break out of."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str).translate(_JSON_ESCAPES)
+    return f'<script type="application/json" id="{html.escape(element_id)}">{text}</script>'
+
+
+def _sha256(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
+
+
+def content_security_policy(page: str) -> str:
+    """A policy for `page` that runs only its own inline scripts and styles (by hash), loads nothing.
+
+    Data blocks (`<script type="application/json">`) are never run, so they need no hash.
+    """
+    scripts = " ".join(_sha256(m) for m in _INLINE_SCRIPT.findall(page)) or "'none'"
+    styles = " ".join(_sha256(m) for m in _INLINE_STYLE.findall(page)) or "'none'"
+    return (f"default-src 'none'; script-src {scripts}; style-src {styles}; img-src data:; "
+            "base-uri 'none'; form-action 'none'")
 
 
 def render_html(data: dict[str, Any]) -> str:
+    """The page: the template with the title, the data blocks and the security policy filled in."""
     head = {k: v for k, v in data.items() if k not in ("details", "strings")}
-    title = "ClawGym report: " + ", ".join(data["runs"])
-    page = TEMPLATE.read_text(encoding="utf-8")
-    return (page.replace("{{TITLE}}", html.escape(title))
-                .replace("{{DATA}}", _json_script("data-index", head) + "\n"
-                         + _json_script("data-details", {"details": data["details"], "strings": data["strings"]})))
+    title = "ClawGym report: " + ", ".join(printable(str(r)) for r in data["runs"])
+    template = TEMPLATE.read_text(encoding="utf-8")
+    csp = html.escape(content_security_policy(template), quote=False).replace('"', "&quot;")
+    values = {"TITLE": html.escape(title), "CSP": csp,
+              "DATA": json_script("data-index", head) + "\n"
+              + json_script("data-details", {"details": data["details"], "strings": data["strings"]})}
+    # One pass, so text put in for one placeholder is never taken for another.
+    return _PLACEHOLDER.sub(lambda m: values[m.group(1)], template)
 
 
 def write_html(run_dirs: Sequence[Path], out: Path, *, ks: Sequence[int] = DEFAULT_KS) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from .report import print_summary, summarize
 from .rollout import write_json_atomic
 from .run import MANIFEST, RunEvents, execute, load_records
 from .spec.load import load_file
+from .textsafe import markup_safe
 
 
 MODEL_AGENTS = ("claw", "command")
@@ -114,7 +115,7 @@ def run_command(spec: str | None, *, agents: list[dict], seeds: str, attempts: i
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TextColumn("{task.fields[info]}"), TimeElapsedColumn(), TextColumn("ETA"),
                         TimeRemainingColumn(), console=console, disable=quiet, transient=False)
-    bar = progress.add_task(plan.name, total=len(plan.trials), info="")
+    bar = progress.add_task(markup_safe(plan.name), total=len(plan.trials), info="")
 
     def show() -> None:
         graded = stats["done"] - stats["errors"]
@@ -158,7 +159,8 @@ def run_command(spec: str | None, *, agents: list[dict], seeds: str, attempts: i
     print_summary(rows, console, title=f"{plan.name}: {len(records)} trials")
     errors = [r for r in records if r["status"] == "error"]
     for rec in errors[:5]:
-        console.print(f"[red]error[/red] {rec['trial_id']}: {rec['error']}", highlight=False)
+        console.print(f"[red]error[/red] {markup_safe(rec['trial_id'])}: {markup_safe(rec['error'])}", highlight=False)
+    out = markup_safe(plan.out)
     if errors:
-        console.print(f"{len(errors)} trials errored; re-run them with 'clawgym run --resume {plan.out}'")
-    console.print(f"results: {plan.out}")
+        console.print(f"{len(errors)} trials errored; re-run them with 'clawgym run --resume {out}'", highlight=False)
+    console.print(f"results: {out}", highlight=False)

@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from ..textsafe import markup_safe
 from ..cli_support import CONSOLE, friendly
 from ..errors import ClawgymError
 from .layout import BENCH_DIR, LOCK_FILE, find_instances, read_lock
@@ -42,16 +43,18 @@ def _judge(value: str | None) -> dict[str, Any] | None:
 
 def _report(summary: Any, root: Path) -> None:
     for rec in summary.failed:
-        CONSOLE.print(f"[red]FAIL[/red] {rec['category']}/{rec['instance']}", highlight=False, soft_wrap=True)
+        CONSOLE.print(f"[red]FAIL[/red] {markup_safe(rec['category'])}/{markup_safe(rec['instance'])}",
+                      highlight=False, soft_wrap=True)
         for reason in rec["failures"]:
-            CONSOLE.print(f"  - {reason}", highlight=False, soft_wrap=True)
+            CONSOLE.print(f"  - {markup_safe(reason)}", highlight=False, soft_wrap=True)
     unreviewed = [r for r in summary.records if any(w.startswith("review:") for w in r["warnings"])]
     other = [r for r in summary.records if any(not w.startswith("review:") for w in r["warnings"])]
     for rec in other:
         for w in (w for w in rec["warnings"] if not w.startswith("review:")):
-            CONSOLE.print(f"[yellow]warning[/yellow] {rec['instance']}: {w}", highlight=False, soft_wrap=True)
+            CONSOLE.print(f"[yellow]warning[/yellow] {markup_safe(rec['instance'])}: {markup_safe(w)}",
+                          highlight=False, soft_wrap=True)
     if unreviewed:
-        names = ", ".join(r["instance"] for r in unreviewed[:5]) + (" ..." if len(unreviewed) > 5 else "")
+        names = ", ".join(markup_safe(r["instance"]) for r in unreviewed[:5]) + (" ..." if len(unreviewed) > 5 else "")
         CONSOLE.print(f"[yellow]warning[/yellow] {len(unreviewed)} instance(s) without an accepted review: {names}"
                       f" (clawgym bench review NAME)", highlight=False, soft_wrap=True)
     n, bad = len(summary.records), len(summary.failed)

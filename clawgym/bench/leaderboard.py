@@ -17,6 +17,7 @@ from typing import Any, Callable
 from ..errors import ClawgymError
 from ..report import fmt_ci
 from ..task import CATEGORY_LABELS
+from ..textsafe import printable
 from .runbench import ROW_FORMAT
 
 OTHER_VERSION = "other version"
@@ -88,7 +89,10 @@ def _cell(stats: dict[str, Any] | None, key: str, pct: bool = False) -> str:
 
 
 def table(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[str]], str | None]:
-    """(header, cells, reference version): the one table both renderings show."""
+    """(header, cells, reference version): the one table both renderings show.
+
+    Text from the row files (label, model, version, date) has its control characters made visible.
+    """
     ref = reference_version(rows)
     cats, ks = categories(rows), extra_ks(rows)
     header = ["#", "label", "model / agent", "version", "mean reward", "pass rate", "pass@1"]
@@ -101,22 +105,24 @@ def table(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[str]], str |
         who = f"{row['model']} ({agent.get('type')})" if row.get("model") else str(agent.get("name") or agent.get("type"))
         marks = flags(row, ref)
         version = str((row.get("benchmark") or {}).get("version")) + (f" ⚠ {', '.join(marks)}" if marks else "")
-        cells = [str(i), str(row.get("label")), who, version, _cell(o, "mean_reward"), _cell(o, "pass_rate", True),
+        cells = [str(i), printable(str(row.get("label"))), printable(who), printable(version),
+                 _cell(o, "mean_reward"), _cell(o, "pass_rate", True),
                  _cell(o, "pass@1", True)]
         cells += [_cell(o, f"{name}{k}", True) for k in ks for name in ("pass@", "pass^")]
         cells += [_cell((row.get("categories") or {}).get(c), "mean_reward") for c in cats]
         cells += ["-" if o.get("mean_tokens") is None else f"{o['mean_tokens']:.0f}",
                   "-" if o.get("mean_turns") is None else f"{o['mean_turns']:.1f}",
-                  f"{row.get('trials')} ({row.get('errors')})", str(row.get("date", ""))[:10]]
+                  printable(f"{row.get('trials')} ({row.get('errors')})"), printable(str(row.get("date", ""))[:10])]
         body.append(cells)
     return header, body, ref
 
 
 def _notes(rows: list[dict[str, Any]], ref: str | None) -> list[str]:
-    notes = [f"Benchmark version {ref}. Values are means over task instances with bootstrap 95% confidence "
+    shown = printable(str(ref))
+    notes = [f"Benchmark version {shown}. Values are means over task instances with bootstrap 95% confidence "
              "intervals in brackets; pass@k and pass^k over instances with k attempts; tokens and turns per trial."]
     if any(OTHER_VERSION in flags(r, ref) for r in rows):
-        notes.append(f"⚠ {OTHER_VERSION}: the row was produced on another benchmark version than {ref}; "
+        notes.append(f"⚠ {OTHER_VERSION}: the row was produced on another benchmark version than {shown}; "
                      "its numbers are not comparable with the others.")
     if any(UNLOCKED in flags(r, ref) for r in rows):
         notes.append(f"⚠ {UNLOCKED}: the benchmark had no lock file matching its instances when the row was made.")
@@ -125,8 +131,10 @@ def _notes(rows: list[dict[str, Any]], ref: str | None) -> list[str]:
 
 def markdown(rows: list[dict[str, Any]]) -> str:
     header, body, ref = table(rows)
-    esc: Callable[[str], str] = lambda s: s.replace("|", "\\|").replace("\n", " ")
-    lines = ["# ClawGym-Bench leaderboard", "", *[n + "\n" for n in _notes(rows, ref)],
+    # Cells are plain text: no table breaks, no inline HTML in renderers that allow it.
+    esc: Callable[[str], str] = lambda s: (s.replace("|", "\\|").replace("\n", " ")
+                                           .replace("<", "&lt;").replace(">", "&gt;"))
+    lines = ["# ClawGym-Bench leaderboard", "", *[esc(n) + "\n" for n in _notes(rows, ref)],
              "| " + " | ".join(header) + " |", "|" + "|".join("---" if i < 4 or i == len(header) - 1 else "---:" for i in range(len(header))) + "|"]
     lines += ["| " + " | ".join(esc(c) for c in cells) + " |" for cells in body]
     return "\n".join(lines) + "\n"
@@ -161,6 +169,6 @@ def html_page(rows: list[dict[str, Any]]) -> str:
     return (f"<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>ClawGym-Bench leaderboard</title>\n<style>{_style()}\n.warn {{ color: var(--err); }}</style>"
             f"</head>\n<body><header><h1>ClawGym-Bench leaderboard</h1><span class=\"meta\">version "
-            f"{html.escape(str(ref))}, {len(rows)} rows</span></header>\n<main>{notes}\n"
+            f"{html.escape(printable(str(ref)))}, {len(rows)} rows</span></header>\n<main>{notes}\n"
             f"<table class=\"stats\"><thead><tr>{head}</tr></thead>\n<tbody>\n{trs}\n</tbody></table>\n</main>"
             f"</body></html>\n")

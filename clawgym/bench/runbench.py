@@ -23,6 +23,7 @@ from ..plan import RunPlan
 from ..report import print_summary, summarize
 from ..rollout import Trial, write_json_atomic
 from ..run import MANIFEST, RunEvents, execute, load_records
+from ..textsafe import markup_safe
 from .discover import compile_instances, discover, key_of, select, stale_lock_details, version_info
 
 ROW_FORMAT = "clawgym.leaderboard-row/v1"
@@ -252,7 +253,7 @@ def _execute(plan: RunPlan, resume: bool, quiet: bool, console: Console) -> list
 
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), console=console, disable=quiet)
-    bar = progress.add_task(plan.name, total=len(plan.trials))
+    bar = progress.add_task(markup_safe(plan.name), total=len(plan.trials))
 
     def on_start(already: int, total: int) -> None:
         progress.update(bar, completed=already)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from ..textsafe import markup_safe
 from .make import Made
 from .pipeline import SynthEvents, SynthSummary, synthesize
 from .spec import load_synth_spec
@@ -43,7 +44,7 @@ def synth_command(spec_path: str, *, count: int | None, out: str | None, seed: i
                   f"({summary.duplicates} near-duplicates) in {summary.seconds:.0f} s ({rate:.1f} tasks/s); "
                   f"dataset in {summary.out}")
     for reason, n in sorted(summary.reasons.items(), key=lambda kv: -kv[1])[:8]:
-        console.print(f"  rejected by {reason}: {n}")
+        console.print(f"  rejected by {markup_safe(reason)}: {n}")
     if summary.exhausted:
         console.print(f"families with no new tasks left (their last candidates were near-duplicates): "
                       f"{', '.join(summary.exhausted)}")

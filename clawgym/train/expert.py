@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
+from ..textsafe import printable
 from ..task import Task
 
 MAX_READS = 4
@@ -249,7 +250,7 @@ def expert_command(specs: list[Path], *, seeds: str, out: Path, jobs: int = 4, m
                   f"(min reward {min_reward:g}) -> {out}", markup=False, highlight=False)
     for f in failed:
         score = "error" if f["reward"] is None else f"reward {f['reward']:.3f}"
-        console.print(f"  failed {f['task']} ({score}): {f['reason']}", markup=False, highlight=False)
+        console.print(f"  failed {f['task']} ({score}): {printable(str(f['reason']))}", markup=False, highlight=False)
     return {"tasks": len(tasks), "kept": len(kept), "failed": failed, "out": str(out)}
 
 
