@@ -8,12 +8,16 @@ thousands of small files there is several times faster than on a disk), else the
 
 from __future__ import annotations
 
+import logging
 import os
 import re
-import shutil
 import tempfile
 from functools import lru_cache
 from pathlib import Path
+
+from .safefs import remove_tree
+
+log = logging.getLogger(__name__)
 
 _NAME = re.compile(r"^clawgym-(?P<kind>[a-z]+)-(?P<pid>\d+)-")
 
@@ -56,17 +60,23 @@ def _alive(pid: int) -> bool:
 
 
 def sweep_stale(root: Path | None = None) -> int:
-    """Remove clawgym temp folders whose owning process is gone; returns how many were removed."""
-    if root is None:
-        return sum(sweep_stale(r) for r in {work_root(), Path(tempfile.gettempdir())})
-    removed = 0
+    """Remove clawgym temp folders whose owning process is gone; returns how many were removed.
+
+    Never raises: whatever a dead trial left behind (any depth, unwritable folders, files that
+    cannot be deleted) is removed as far as possible and the rest is logged.
+    """
     try:
-        entries = list(root.iterdir())
-    except OSError:
+        if root is None:
+            return sum(sweep_stale(r) for r in {work_root(), Path(tempfile.gettempdir())})
+        removed = 0
+        for entry in list(root.iterdir()):
+            match = _NAME.match(entry.name)
+            if match and entry.is_dir() and not entry.is_symlink() and not _alive(int(match["pid"])):
+                problems = remove_tree(entry)
+                if problems:
+                    log.warning("could not remove all of the stale work folder %s: %s", entry, problems[0])
+                removed += not os.path.lexists(entry)
+        return removed
+    except Exception as e:  # noqa: BLE001 - a stale folder must never stop a run from starting
+        log.warning("sweeping stale work folders failed: %s", e)
         return 0
-    for entry in entries:
-        match = _NAME.match(entry.name)
-        if match and entry.is_dir() and not entry.is_symlink() and not _alive(int(match["pid"])):
-            shutil.rmtree(entry, ignore_errors=True)
-            removed += not entry.exists()
-    return removed

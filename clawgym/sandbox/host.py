@@ -7,6 +7,7 @@ and safe to call concurrently from many sandboxes.
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import secrets
 import signal
@@ -17,7 +18,10 @@ import time
 from pathlib import Path
 from typing import Iterator
 
+from .. import safefs
 from ..errors import InfraError
+
+log = logging.getLogger(__name__)
 
 
 def kill_pid1(pid: int, parent: int) -> bool:
@@ -64,6 +68,11 @@ def searchable(path: Path, uid: int) -> bool:
 SWEEP_EVERY_S = 60.0
 _last_sweep: dict[Path, float] = {}
 _sweep_lock = threading.Lock()
+
+
+def cgroup_parent() -> tuple[Path, tuple[str, str, str, str]] | None:
+    """Where this process makes memory cgroups (looked up once; forks keep the answer)."""
+    return _cgroup_parent()
 
 
 @functools.lru_cache(maxsize=1)
@@ -117,7 +126,18 @@ def memory_cgroup(name: str, limit: int) -> Path | None:
 
 
 def sweep(parent: Path) -> None:
-    """Remove cgroups left by sandboxes whose process died without close() (their uid is free)."""
+    """Remove cgroups left by sandboxes whose process died without close() (their uid is free) and
+    by verifier servers that are gone."""
+    for old in parent.glob("clawgym-verifier-*"):
+        try:
+            os.kill(int(old.name.rsplit("-", 1)[1]), 0)
+        except ProcessLookupError:
+            try:
+                old.rmdir()
+            except OSError:
+                pass
+        except (OSError, ValueError):
+            continue
     for old in parent.glob("clawgym-sandbox-*-*"):
         try:
             uid = int(old.name.split("-")[2])
@@ -128,12 +148,17 @@ def sweep(parent: Path) -> None:
             continue
 
 
+OWNER_WALK_LIMITS = safefs.TreeLimits(entries=10 ** 8, depth=safefs.GRADING_LIMITS.depth,
+                                      apparent_bytes=1 << 62, data_bytes=1 << 62)
+
+
 def walk_entries(root: Path) -> Iterator[tuple[int | None, str, os.stat_result]]:
-    """(dir_fd, name, lstat) for `root` itself and everything below it, never following links."""
+    """(dir_fd, name, lstat) for `root` itself and everything below it, never following links and
+    never recursing. Entries nested deeper than the grading limit are skipped (logged): they
+    belong to a trial whose work folder is removed next, and the workspace fails grading anyway."""
     yield None, str(root), os.stat(root, follow_symlinks=False)
-    for _, dirs, files, dfd in os.fwalk(root, follow_symlinks=False):
-        for name in dirs + files:
-            try:
-                yield dfd, name, os.stat(name, dir_fd=dfd, follow_symlinks=False)
-            except OSError:
-                continue
+    try:
+        for entry in safefs.walk(root, OWNER_WALK_LIMITS):
+            yield entry.dir_fd, entry.name, entry.st
+    except safefs.TreeTooLarge as exc:
+        log.warning("not walking all of %s: %s", root, exc)
