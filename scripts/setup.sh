@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Install everything ClawGym needs on a Debian/Ubuntu machine: bubblewrap for the local sandbox,
-# then this package with its test extras. Safe to run again; skips what is already there.
+# Install everything ClawGym needs on a Debian/Ubuntu machine: bubblewrap for the local sandbox and
+# slirp4netns for its networked mode, then this package with its test extras. Safe to run again;
+# skips what is already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need_apt=()
 command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)
+command -v slirp4netns >/dev/null 2>&1 || need_apt+=(slirp4netns)  # private network of networked sandboxes
 command -v git >/dev/null 2>&1 || need_apt+=(git)
 command -v setpriv >/dev/null 2>&1 || need_apt+=(util-linux)
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)  # for the HTML report's browser tests

@@ -3,9 +3,11 @@
 The container runs the image ``clawgym/base:bookworm`` (made by ``scripts/build-image.sh``; no
 registry is needed) with a read-only root, private tmpfs /tmp and HOME, an anonymous volume at
 `mount`, every capability dropped, ``no-new-privileges``, ``network_mode="none"`` unless the task
-allows the network, and the limits: memory (``mem_limit``, no swap), processes (``pids_limit``),
-file size (``RLIMIT_FSIZE``) and optionally CPUs (``nano_cpus``). Its pid 1 is a small bash loop
-that reaps orphans and keeps the container up; each command is a ``docker exec``.
+allows the network (then ``"bridge"``: its own network namespace and loopback, outbound through the
+daemon's NAT, never the host's loopback services or abstract Unix sockets), and the limits: memory
+(``mem_limit``, no swap), processes (``pids_limit``), file size (``RLIMIT_FSIZE``) and optionally
+CPUs (``nano_cpus``). Its pid 1 is a small bash loop that reaps orphans and keeps the container
+up; each command is a ``docker exec``.
 
 The sandbox's `workspace` stays a host folder. It is copied in when the sandbox starts and the host
 folder is the source of truth between commands: with ``sync="exec"`` (default) host changes are
@@ -29,15 +31,14 @@ import logging
 import os
 import posixpath
 import select
-import shutil
 import socket
-import stat
 import tempfile
 import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
+from .. import safefs
 from ..errors import ClawgymError, InfraError, PrerequisiteError
 from ..registry import register
 from .base import DEFAULT_MOUNT, ExecResult, Sandbox, SandboxLimits, check_mount, home_for
@@ -118,7 +119,9 @@ class DockerSandbox(Sandbox):
     Options: `image` (default clawgym/base:bookworm), `cpus` (CPU cap, e.g. 1.5; default none),
     `sync` ("exec": the host workspace mirrors the container after every command, the default;
     "close": copied out only when the sandbox closes), `network_mode` (used when the network is
-    allowed; default "host", like the local backend; "bridge" isolates from host services),
+    allowed; default "bridge": a private namespace and loopback, outbound access through NAT, other
+    containers on the same bridge reachable; any Docker network name works; "host" shares the host's
+    network namespace, its loopback services and abstract Unix sockets, so only ask for it explicitly),
     `ro_binds` and `rw_binds` (extra host folders bind-mounted read-only or writable: "PATH" or
     ["HOST", "INSIDE"]; the daemon must see the same host paths, and a writable one must be writable
     by uid 0 without capabilities, e.g. mode 0777).
@@ -126,7 +129,7 @@ class DockerSandbox(Sandbox):
 
     def __init__(self, workspace: Path | str, *, limits: SandboxLimits | None = None, network: bool = False,
                  mount: str = DEFAULT_MOUNT, image: str = IMAGE, cpus: float | None = None,
-                 sync: str = "exec", network_mode: str = "host", ro_binds: Sequence[str | Sequence[str]] = (),
+                 sync: str = "exec", network_mode: str = "bridge", ro_binds: Sequence[str | Sequence[str]] = (),
                  rw_binds: Sequence[str | Sequence[str]] = ()) -> None:
         self.workspace, self.limits = Path(workspace).resolve(), limits or SandboxLimits()
         self.network, self.mount = bool(network), check_mount(mount)
@@ -143,6 +146,7 @@ class DockerSandbox(Sandbox):
         self._kill_lock = threading.Lock()
         self._container: Any = None
         self._fingerprint: Any = None
+        self.workspace_problem: str | None = None  # set when the workspace could not be copied out whole
         self._client = docker_client()
         self._api = self._client.api
         import docker.errors  # noqa: PLC0415
@@ -198,38 +202,58 @@ class DockerSandbox(Sandbox):
         self._fingerprint = _fingerprint(self.workspace)
 
     def _pull(self) -> None:
-        """Replace the host workspace's contents with the container's mount, safely."""
+        """Replace the host workspace's contents with the container's mount, safely and bounded.
+
+        The archive is read up to the grading limits (`safefs.GRADING_LIMITS`: files, apparent
+        size); past them the pull stops and `workspace_problem` says why, so the verifier fails
+        the grade instead of the host filling up. Links never lead out of the workspace.
+        """
         import tarfile  # noqa: PLC0415
         try:
             stream, _ = self._api.get_archive(self._container.id, self.mount + "/.")
         except self._errors.DockerException as exc:
             raise InfraError(f"cannot copy the workspace out of the docker sandbox: {exc}") from None
-        with tempfile.TemporaryFile() as raw, tempfile.TemporaryDirectory(prefix="clawgym-docker-") as tmp:
+        limits = safefs.GRADING_LIMITS
+        cap = limits.apparent_bytes + (limits.entries + 1) * 1024  # data plus a tar header per entry
+        # staged beside the workspace (same file system): moving the result in is a rename
+        with tempfile.TemporaryFile() as raw, \
+                tempfile.TemporaryDirectory(prefix="clawgym-docker-", dir=self.workspace.parent) as tmp:
+            size = 0
             for chunk in stream:
+                size += len(chunk)
+                if size > cap:
+                    self.workspace_problem = ("the workspace is too large to copy out of the container: "
+                                              f"more than {cap:,} bytes")
+                    break
                 raw.write(chunk)
             raw.seek(0)
             dest = os.path.realpath(tmp)
             with tarfile.open(fileobj=raw, mode="r:") as tar:
-                keep = []
-                for member in tar:
-                    name = member.name.split("/", 1)[1] if "/" in member.name else ""
-                    if not name or name == ".":
-                        continue
-                    member = member.replace(name=name, deep=False)
-                    if member.islnk():
-                        member = member.replace(linkname=member.linkname.split("/", 1)[-1], deep=False)
-                    try:
-                        keep.append(tarfile.data_filter(member, dest))
-                    except tarfile.FilterError as exc:
-                        log.warning("not copied out of the docker sandbox: %s", exc)
+                keep, count = [], 0
+                try:
+                    for member in tar:
+                        count += 1
+                        if count > limits.entries:
+                            self.workspace_problem = f"the workspace holds more than {limits.entries:,} entries"
+                            break
+                        name = member.name.split("/", 1)[1] if "/" in member.name else ""
+                        if not name or name == "." or name.count("/") >= limits.depth:
+                            continue
+                        member = member.replace(name=name, deep=False)
+                        if member.islnk():
+                            member = member.replace(linkname=member.linkname.split("/", 1)[-1], deep=False)
+                        try:
+                            keep.append(tarfile.data_filter(member, dest))
+                        except tarfile.FilterError as exc:
+                            log.warning("not copied out of the docker sandbox: %s", exc)
+                except tarfile.TarError as exc:  # cut short above: keep what was read whole
+                    log.warning("docker workspace archive ends early: %s", exc)
+                tar.errorlevel = 0  # a member that cannot be written (too long a path) is skipped, not fatal
                 tar.extractall(dest, members=keep, filter="fully_trusted")
             for entry in os.scandir(self.workspace):
-                if entry.is_dir(follow_symlinks=False):
-                    shutil.rmtree(entry.path)
-                else:
-                    os.unlink(entry.path)
+                safefs.remove_tree(entry.path)
             for name in os.listdir(dest):
-                shutil.move(os.path.join(dest, name), self.workspace / name)
+                os.rename(os.path.join(dest, name), self.workspace / name)
         self._fingerprint = _fingerprint(self.workspace)
 
     # ------------------------------------------------------------------ exec
@@ -404,15 +428,12 @@ def _push_filter(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
 def _fingerprint(root: Path) -> frozenset:
     """What changes when the host edits the workspace: every entry's path, type, size, mtime, mode."""
     seen = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in dirnames + filenames:
-            path = os.path.join(dirpath, name)
-            try:
-                st = os.lstat(path)
-            except OSError:
-                continue
-            link = os.readlink(path) if stat.S_ISLNK(st.st_mode) else None
-            seen.append((posixpath.relpath(path, root), st.st_mode, st.st_size, st.st_mtime_ns, st.st_ino, link))
+    try:
+        for e in safefs.walk(root, limits=safefs.GRADING_LIMITS):
+            link = os.readlink(e.name, dir_fd=e.dir_fd) if e.kind == "link" else None
+            seen.append((e.rel, e.st.st_mode, e.st.st_size, e.st.st_mtime_ns, e.st.st_ino, link))
+    except safefs.TreeTooLarge:
+        seen.append(("", "too large"))  # the verifier refuses such a workspace anyway
     return frozenset(seen)
 
 

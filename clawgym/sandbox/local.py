@@ -1,10 +1,12 @@
 """Local sandbox backend on bubblewrap (``bwrap``).
 
-Each exec starts a fresh bwrap with new user, mount, pid, ipc, uts, cgroup and (unless
-``network=True``) net namespaces. Inside: the workspace read-write at `mount`; /usr, /bin, /lib*,
-/sbin and a minimal /etc read-only; private size-capped tmpfs /tmp, HOME and /dev/shm; a fresh
-/proc and a minimal /dev; nothing else of the host. Processes are uid 0 of their own user
-namespace, without capabilities, mapped on the host to:
+Each exec starts a fresh bwrap with new user, mount, pid, ipc, uts, cgroup and net namespaces;
+with ``network=True`` a slirp4netns started for the exec gives that net namespace outbound access
+(see :mod:`clawgym.sandbox.network`), never the host's loopback or abstract sockets. Inside: the
+workspace read-write at `mount`; /usr, /bin, /lib*, /sbin and a minimal /etc read-only (with
+networking, a resolv.conf naming the user-mode network's DNS forwarder); private size-capped tmpfs
+/tmp, HOME and /dev/shm; a fresh /proc and a minimal /dev; nothing else of the host. Processes are
+uid 0 of their own user namespace, without capabilities, mapped on the host to:
 
 * as root: a dedicated unprivileged uid per sandbox (from a reserved range, claimed with an
   abstract-socket lock). It owns the workspace while the sandbox lives; owners are restored on
@@ -45,6 +47,7 @@ from ..errors import ClawgymError, InfraError, PrerequisiteError
 from ..registry import register
 from .host import claim_uid, kill_pid1, memory_cgroup, searchable, walk_entries
 from .base import DEFAULT_MOUNT, ExecResult, Sandbox, SandboxLimits, check_mount, home_for
+from .network import RESOLV_CONF, TUN_HINT, Helper, NetworkStartError, UserNet
 
 UID_BASE, UID_COUNT = 1_900_000_000, 65_536  # host uids reserved for sandboxes run by root
 KILL_GRACE = 5.0  # seconds a killed tree may take to disappear
@@ -59,15 +62,17 @@ BRIDGES = ("/mnt", "/media", "/srv", "/opt", "/home")  # mount points for the ro
 INIT = ["/bin/sh", "-c", 'cd -- "$1" || exit 1; shift; "$@"; exit $?', "sh"]  # pid 1: cd, run, report
 log = logging.getLogger(__name__)
 _probe_lock = threading.Lock()
-_probed: set[tuple[str, bool]] = set()
+_probed: set[tuple[str, bool, bool]] = set()
 _features: dict[str, frozenset[str]] = {}
 
 
 class _Run:
-    """One running bwrap: the host-side process and, once known, the sandbox's pid 1."""
+    """One running bwrap: the host-side process, once known the sandbox's pid 1, its network helper."""
 
     def __init__(self, proc: subprocess.Popen, block_w: int | None) -> None:
         self.proc, self.block_w, self.child_pid, self.reason = proc, block_w, None, None
+        self.helper: Helper | None = None
+        self.net_error: NetworkStartError | None = None
         self.done = threading.Event()
 
     def kill(self, reason: str) -> None:
@@ -83,7 +88,8 @@ class _Run:
 class LocalSandbox(Sandbox):
     """Bubblewrap sandbox: each command runs in fresh Linux namespaces where only the workspace is
     writable, system folders are read-only, nothing else of the host is visible and there is no
-    network unless the task allows it; time, memory, processes, output and file size are capped.
+    network unless the task allows it (then a private one with outbound access only); time, memory,
+    processes, output and file size are capped.
 
     Options: `bwrap` (path of the binary; default: found on PATH), `uid_base` and `uid_count`
     (host uids given to sandboxes when running as root), `ro_binds` (extra host folders shown
@@ -104,7 +110,8 @@ class LocalSandbox(Sandbox):
         self._uid_sock: socket.socket | None = None
         self._owners: dict[tuple[int, int], tuple[int, int]] | None = None
         self._cgroup: Path | None = None
-        self._bridge: str | None = None
+        self._bridges: dict[str, str] = {}  # host folder the sandbox uid cannot reach -> where it is bridged
+        self._net: UserNet | None = None
         self._ro_binds = [_bind_pair(b) for b in ro_binds]
         self._rw_binds = [_bind_pair(b, "writable bind") for b in rw_binds]
         self._defaults: dict[Path, tuple[int, int]] = {}  # owner of each handed-over root
@@ -124,21 +131,19 @@ class LocalSandbox(Sandbox):
         if not self.workspace.is_dir():
             raise ClawgymError(f"sandbox workspace {self.workspace} is not a folder")
         self._root = os.geteuid() == 0
+        if self.network:  # before anything is claimed: a missing helper is a PrerequisiteError
+            self._net = UserNet()
         self._shell = "/bin/bash" if os.path.exists("/bin/bash") else "/bin/sh"
         try:
             self._uid = os.getuid()
             if self._root:
                 self._uid, self._uid_sock = claim_uid(uid_base, uid_count)
+                if self._net is not None:
+                    self._net.run_as(self._uid)
                 self._hand_over()
                 self._cgroup = memory_cgroup(f"clawgym-sandbox-{self._uid}-{secrets.token_hex(3)}",
                                               self.limits.memory_mb << 20)
-                if not searchable(self.workspace, self._uid):  # bwrap resolves paths as that uid
-                    self._bridge = next((b for b in BRIDGES if os.path.isdir(b) and not os.path.islink(b)), None)
-                    if self._bridge is None:
-                        raise PrerequisiteError(f"the sandbox uid cannot reach {self.workspace}",
-                                                hint="put the workspace below world-searchable folders")
-                    self._libc = ctypes.CDLL(None, use_errno=True)
-                    self._libc.mount.argtypes = [ctypes.c_char_p] * 3 + [ctypes.c_ulong, ctypes.c_void_p]
+                self._plan_bridges()
             self._build_args(feats)
             self._probe()
         except BaseException:
@@ -146,6 +151,23 @@ class LocalSandbox(Sandbox):
             raise
 
     # ----------------------------------------------------------------- setup
+    def _plan_bridges(self) -> None:
+        """bwrap resolves host paths as the sandbox's uid: folders it cannot walk down to (below a
+        private temp folder, say) are bind-mounted onto a free top-level mount point first, in a
+        private mount namespace of the spawning child (see `_preexec`)."""
+        points = [b for b in BRIDGES if os.path.isdir(b) and not os.path.islink(b)]
+        wanted = [str(self.workspace)] if not searchable(self.workspace, self._uid) else []
+        wanted += [host for host, _ in [*self._ro_binds, *self._rw_binds]
+                   if host not in wanted and not searchable(Path(host) / "x", self._uid)]
+        if not wanted:
+            return
+        if len(wanted) > len(points):
+            raise PrerequisiteError(f"the sandbox uid cannot reach {wanted[len(points)]}",
+                                    hint="put the workspace and binds below world-searchable folders (mode o+x)")
+        self._bridges = dict(zip(wanted, points))
+        self._libc = ctypes.CDLL(None, use_errno=True)
+        self._libc.mount.argtypes = [ctypes.c_char_p] * 3 + [ctypes.c_ulong, ctypes.c_void_p]
+
     def _writable_roots(self) -> list[Path]:
         return [self.workspace, *(Path(host) for host, _ in self._rw_binds)]
 
@@ -183,7 +205,6 @@ class LocalSandbox(Sandbox):
         perms = (lambda mode: ["--perms", mode]) if "--perms" in feats else (lambda mode: [])
         head = [self._bwrap, "--unshare-all", "--unshare-user", "--uid", "0", "--gid", "0", "--die-with-parent",
                 "--new-session", "--as-pid-1", "--hostname", "sandbox"]
-        head += ["--share-net"] if self.network else []
         head += ["--disable-userns"] if "--disable-userns" in feats else []
         for name in SYSTEM_DIRS:
             host = "/" + name
@@ -192,37 +213,34 @@ class LocalSandbox(Sandbox):
             elif os.path.isdir(host):
                 head += ["--ro-bind", host, host]
         etc = [*ETC_ENTRIES, *sorted(p.name for p in Path("/etc").glob("python3*"))]
-        for name in etc + (["resolv.conf", "hosts"] if self.network else []):
+        for name in etc:
             if os.path.exists("/etc/" + name):
                 head += ["--ro-bind", "/etc/" + name, "/etc/" + name]
         self._data = [("/etc/passwd", f"root:x:0:0:root:{home}:{self._shell}\n"
                                       "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"),
-                      ("/etc/group", "root:x:0:\nnogroup:x:65534:\n"), ("/etc/hostname", "sandbox\n")]
-        if not self.network:
-            self._data.append(("/etc/hosts", "127.0.0.1\tlocalhost sandbox\n::1\tlocalhost ip6-localhost\n"))
+                      ("/etc/group", "root:x:0:\nnogroup:x:65534:\n"), ("/etc/hostname", "sandbox\n"),
+                      ("/etc/hosts", "127.0.0.1\tlocalhost sandbox\n::1\tlocalhost ip6-localhost\n")]
+        if self.network:  # the user-mode network's DNS forwarder, not the host's resolvers
+            self._data.append(("/etc/resolv.conf", RESOLV_CONF))
         self._perms = perms("0644")
         tail = ["--proc", "/proc", "--dev", "/dev", *size, "--tmpfs", "/dev/shm",
                 *perms("1777"), *size, "--tmpfs", "/tmp"]
         tail += [*perms("0700"), *size, "--tmpfs", home] if home not in ("/", "/tmp") else []
         tail += ["--symlink", "../tmp", "/var/tmp"] if not (self.mount + "/").startswith("/var/tmp/") else []
+        bridged = self._bridges
         for host_path, inside in self._ro_binds:  # e.g. a black-box agent's own install, read-only
-            if self._root and not searchable(Path(host_path) / "x", self._uid):
-                raise ClawgymError(f"read-only bind {host_path} is not reachable by the sandbox's uid",
-                                   hint="keep it below world-searchable folders (mode o+x), e.g. under /opt")
-            tail += ["--ro-bind", host_path, inside]
+            tail += ["--ro-bind", bridged.get(host_path, host_path), inside]
         for host_path, inside in self._rw_binds:  # e.g. a verifier's log folder
-            if self._root and not searchable(Path(host_path) / "x", self._uid):
-                raise ClawgymError(f"writable bind {host_path} is not reachable by the sandbox's uid",
-                                   hint="keep it below world-searchable folders (mode o+x)")
-            tail += ["--bind", host_path, inside]
-        tail += ["--bind", self._bridge or str(self.workspace), self.mount, "--remount-ro", "/dev", "--remount-ro", "/"]
+            tail += ["--bind", bridged.get(host_path, host_path), inside]
+        tail += ["--bind", bridged.get(str(self.workspace), str(self.workspace)), self.mount,
+                 "--remount-ro", "/dev", "--remount-ro", "/"]
         self._head, self._tail = head, tail
         # Limits and uid are applied by setpriv/prlimit in front of bwrap, so the spawn needs no fork
         # of this (possibly big) Python process; without those tools a preexec_fn does the same.
-        # As root NPROC counts per uid: outer bwrap + pid 1 + the command's tree.
+        # As root NPROC counts per uid: outer bwrap + pid 1 + the command's tree (+ slirp4netns).
         wanted = [("as", resource.RLIMIT_AS, self.limits.memory_mb * mib), ("core", resource.RLIMIT_CORE, 0),
                   ("fsize", resource.RLIMIT_FSIZE, self.limits.file_size_mb * mib)]
-        wanted += [("nproc", resource.RLIMIT_NPROC, self.limits.pids + 2)] if self._root else []
+        wanted += [("nproc", resource.RLIMIT_NPROC, self.limits.pids + 2 + int(self.network))] if self._root else []
         self._rlimits = []
         for name, res, value in wanted:
             hard = resource.getrlimit(res)[1]
@@ -234,33 +252,38 @@ class LocalSandbox(Sandbox):
                 self._launch = [tools["setpriv"], f"--reuid={self._uid}", f"--regid={self._uid}",
                                 "--clear-groups", "--"]
             self._launch += [tools["prlimit"], *(f"--{n}={v}" for n, _, v in self._rlimits), "--"]
-        self._preexec_fn = self._preexec if (self._bridge or not self._launch) else None
+        self._preexec_fn = self._preexec if (self._bridges or not self._launch) else None
         # not root: NPROC is set inside, where it is counted per user namespace
         self._inner = [] if self._root or not os.path.exists("/usr/bin/prlimit") else \
             ["/usr/bin/prlimit", f"--nproc={self.limits.pids + 1}", "--"]
 
     def _probe(self) -> None:
-        """Once per process and mode: check that bwrap can build a sandbox here at all."""
+        """Once per process and mode: check that bwrap (and the network helper) can build a sandbox here."""
+        key = (self._bwrap, self._root, self.network)
         with _probe_lock:
-            if (self._bwrap, self._root) in _probed:
+            if key in _probed:
                 return
             try:
                 res = self.exec(["true"], timeout=60)
                 problem = None if res.exit_code == 0 else res.output.strip() or f"exit code {res.exit_code}"
+            except NetworkStartError as exc:
+                raise PrerequisiteError(str(exc), hint=TUN_HINT) from None
             except InfraError as exc:
                 problem = str(exc)
             if problem and any(w in problem for w in ("namespace", "uid map", "ermission", "not permitted")):
                 raise PrerequisiteError(f"bubblewrap cannot create a sandbox here: {problem}", hint=USERNS_HINT)
             if problem:
                 raise InfraError(f"the sandbox self-test failed: {problem}")
-            _probed.add((self._bwrap, self._root))
+            _probed.add(key)
 
     def _preexec(self) -> None:  # in the forked child, before bwrap starts
-        if self._bridge is not None:  # private mount namespace where the uid can reach the workspace
+        if self._bridges:  # private mount namespace where the uid can reach the workspace and binds
             libc = self._libc
-            if (libc.unshare(0x00020000) or libc.mount(None, b"/", None, 0x4000 | 0x40000, None)
-                    or libc.mount(os.fsencode(self.workspace), self._bridge.encode(), None, 0x1000 | 0x4000, None)):
+            if libc.unshare(0x00020000) or libc.mount(None, b"/", None, 0x4000 | 0x40000, None):
                 raise OSError(ctypes.get_errno(), "cannot bridge the workspace")
+            for host, point in self._bridges.items():
+                if libc.mount(os.fsencode(host), point.encode(), None, 0x1000 | 0x4000, None):
+                    raise OSError(ctypes.get_errno(), f"cannot bridge {host}")
         if self._launch:
             return
         for _, res, value in self._rlimits:
@@ -282,7 +305,7 @@ class LocalSandbox(Sandbox):
         fds = [*os.pipe(), *os.pipe()]  # output r/w, status r/w
         passed, data_args, block_w = [fds[3]], [], None
         try:
-            if self._cgroup is not None:  # pid 1 waits until it is in the memory cgroup
+            if self._cgroup is not None or self._net is not None:  # pid 1 waits for its cgroup and network
                 r, block_w = os.pipe()
                 passed.append(r)
                 data_args += ["--block-fd", str(r)]
@@ -311,8 +334,12 @@ class LocalSandbox(Sandbox):
             if self._closed:
                 run.kill("closed")
         try:
-            return self._collect(run, fds[0], fds[2], data, start, limit)
+            result = self._collect(run, fds[0], fds[2], data, start, limit)
+            if run.net_error is not None and run.reason == "network":
+                raise run.net_error
+            return result
         finally:
+            self._stop_helper(run)
             with self._lock:
                 self._live.discard(run)
             run.done.set()
@@ -411,15 +438,33 @@ class LocalSandbox(Sandbox):
                           duration_s=time.monotonic() - start, killed_reason=run.reason)
 
     def _release(self, run: _Run) -> None:
-        """Move the waiting pid 1 into the memory cgroup, then let it go on (EOF on --block-fd)."""
-        if run.block_w is None:
+        """Give the waiting pid 1 its network, move it (and the helper) into the memory cgroup, then
+        let it go on (EOF on --block-fd). If the network cannot start, pid 1 is killed still waiting."""
+        if run.block_w is None or run.net_error is not None:
             return
+        ready = run.child_pid is not None and run.reason is None
+        if ready and self._net is not None and run.helper is None:
+            try:
+                run.helper = self._net.attach(run.child_pid)
+            except NetworkStartError as exc:
+                run.net_error = exc
+                run.kill("network")
+                return  # the fd is closed once bwrap is gone (_stop_helper)
         try:
-            if run.child_pid is not None and self._cgroup is not None and run.reason is None:
-                (self._cgroup / "cgroup.procs").write_text(str(run.child_pid))
+            if ready and self._cgroup is not None:
+                for pid in (run.child_pid, *((run.helper.pid,) if run.helper else ())):
+                    (self._cgroup / "cgroup.procs").write_text(str(pid))
         except OSError as exc:
             log.warning("cannot move sandbox pid %s into %s: %s", run.child_pid, self._cgroup, exc)
         finally:
+            os.close(run.block_w)
+            run.block_w = None
+
+    def _stop_helper(self, run: _Run) -> None:
+        """At the end of an exec: kill its network helper and close a --block-fd left open."""
+        if run.helper is not None and self._net is not None:
+            self._net.retire(run.helper)
+        if run.block_w is not None:
             os.close(run.block_w)
             run.block_w = None
 
@@ -443,6 +488,8 @@ class LocalSandbox(Sandbox):
             run.kill("closed")
         for run in runs:
             run.done.wait(KILL_GRACE * 2)
+        if self._net is not None:  # helpers of ended execs, and of any exec that did not return in time
+            self._net.close([run.helper for run in runs if run.helper is not None])
         try:
             self._restore_owners()
         finally:
