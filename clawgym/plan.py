@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .batch import compile_many
-from .errors import SpecError
+from .errors import Problem, SpecError
 from .rollout import Trial
 from .spec.load import Document
 from .spec.render import RenderError, render_text
@@ -78,6 +78,28 @@ def expand_task_paths(patterns: list[str], base: Path, exclude: list[str] = ()) 
     return list(found)
 
 
+def _check_agent_binds(doc: Document, agents: list[dict], tasks: list, paths: list[Path], out: str | None) -> None:
+    """Agent configs may bind only their own folders (see agent/binds.py); all problems at once, at their lines."""
+    from .agent.binds import bind_problems
+
+    out_prefix = str(out or doc.data.get("out") or "runs/").split("{{")[0] or "."
+    protected = [*{p.resolve().parent for p in paths}, *{Path(t.task_dir) for t in tasks if t.task_dir},
+                 Path(out_prefix).resolve()]
+    mounts = sorted({t.mount for t in tasks})
+    problems = []
+    for i, agent in enumerate(agents):
+        if not isinstance(agent, dict) or not (agent.get("ro_binds") or agent.get("install")):
+            continue
+        seen = set()
+        for mount in mounts or [None]:
+            for key, what, hint in bind_problems(agent, mount=mount, protected=protected):
+                if (key, what) not in seen:
+                    seen.add((key, what))
+                    problems.append(Problem(what, hint=hint, **doc.where(("agents", i, *key))))
+    if problems:
+        raise SpecError(problems)
+
+
 def plan_from_run_spec(doc: Document, *, out: str | None = None) -> RunPlan:
     """Build the plan for a `kind: Run` document."""
     problems = validate_document(doc, expected_kind="Run")
@@ -92,6 +114,7 @@ def plan_from_run_spec(doc: Document, *, out: str | None = None) -> RunPlan:
     seeds = parse_seeds(data.get("seeds", [0]))
     agents = data.get("agents") or [{"type": "oracle"}]
     tasks = compile_many(paths, seeds)
+    _check_agent_binds(doc, agents, tasks, paths, out)
     trials = [Trial(task, agent, attempt) for task in tasks for agent in agents
               for attempt in range(int(data.get("attempts", 1)))]
     try:

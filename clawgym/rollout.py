@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
-import shutil
 import threading
 import time
 import traceback
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import control
+from . import control, safefs
 from .agent import agent_label, make_agent
 from .control import TrialCancelled
 from .errors import InfraError, PrerequisiteError
@@ -24,6 +24,7 @@ from .verify import combine_hybrid, verify
 from .workspace import materialize
 
 RECORD_FORMAT = "clawgym.trial/v1"
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -120,7 +121,8 @@ def run_trial(trial: Trial, *, sandbox_spec: dict | None = None, pass_threshold:
     timings: dict[str, float] = {}
     t0 = time.monotonic()
     tmp = make_temp("trial")
-    original, workspace = tmp / "original", tmp / "workspace"
+    os.chmod(tmp, 0o711)  # a root-run sandbox resolves the workspace and private binds as its own uid
+    original, workspace, private = tmp / "original", tmp / "workspace", tmp / "private"
     record: dict[str, Any] = {"format": RECORD_FORMAT, "trial_id": trial.id, "task": task.summary(),
                               "agent": {**trial.agent, "name": agent_label(trial.agent)},
                               "attempt": trial.attempt, "tries": tries,
@@ -131,18 +133,20 @@ def run_trial(trial: Trial, *, sandbox_spec: dict | None = None, pass_threshold:
         agent = make_agent(trial.agent)
         record["agent"] = agent.describe()
         materialize(task, workspace)  # the verifier writes its own pristine copy
+        private.mkdir(mode=0o755)  # host-owned, shown read-only inside: the agent can use it, never change it
         timings["setup_s"] = time.monotonic() - t0
         extra = agent.sandbox_options(task)
         spec = {**(sandbox_spec or {"type": "local"}), **extra} if extra else sandbox_spec
         with control.sandbox_slot():
             t1 = time.monotonic()
-            with create_sandbox(spec, workspace, limits=sandbox_limits(task),
-                                network=task.network, mount=task.mount) as sandbox:
+            with create_sandbox(spec, workspace, limits=sandbox_limits(task), network=task.network,
+                                mount=task.mount, private_dir=private) as sandbox:
                 unregister = token.on_cancel(sandbox.close)  # a timeout kills what the agent runs
                 try:
                     trajectory = agent.run(task, sandbox)
                 finally:
                     unregister()
+            workspace_problem = getattr(sandbox, "workspace_problem", None)
         token.check()
         record["agent"] = {**record["agent"], **trajectory.agent}  # e.g. a black-box agent's version
         timings["agent_s"] = time.monotonic() - t1
@@ -154,7 +158,8 @@ def run_trial(trial: Trial, *, sandbox_spec: dict | None = None, pass_threshold:
                          executables=task.executables, diff=True,
                          task_dir=Path(task.task_dir) if task.task_dir else None, params=_thaw(task.params),
                          trajectory=trajectory_dict, sandbox=sandbox_spec, pass_threshold=pass_threshold,
-                         timeout=float(task.limits.get("verify_seconds", 300)))
+                         timeout=float(task.limits.get("verify_seconds", 300)), mount=task.mount,
+                         workspace_problem=workspace_problem)
         workspace_diff = verdict.workspace_diff
         timings["verify_s"] = time.monotonic() - t2
         if task.rubric:
@@ -169,8 +174,15 @@ def run_trial(trial: Trial, *, sandbox_spec: dict | None = None, pass_threshold:
                                      pass_threshold=pass_threshold)
         record.update(status="passed" if verdict.passed else "failed", reward=verdict.reward,
                       verdict=verdict.to_dict(), outcome=trajectory.outcome, note=trajectory.error)
+        refused = [f"{s.get('status')}: {s.get('reason')}" for s in trajectory.steps if s.get("kind") == "proxy_refused"]
+        if refused:  # e.g. a request body past the proxy's cap
+            record["proxy_refused"] = refused[:20]
         if keep_workspace is not None:
-            shutil.copytree(workspace, keep_workspace, symlinks=True, dirs_exist_ok=True)
+            safefs.remove_tree(keep_workspace)
+            try:
+                safefs.copy_tree(workspace, keep_workspace)
+            except safefs.TreeTooLarge as e:
+                record["kept_workspace"] = f"cut short: {e}"
     except PrerequisiteError:
         raise
     except Exception as exc:  # noqa: BLE001 - any failure of the machinery is an `error` trial
@@ -178,7 +190,10 @@ def run_trial(trial: Trial, *, sandbox_spec: dict | None = None, pass_threshold:
         record.update(status="error", reward=None, verdict=None, error=message)
         record["traceback"] = traceback.format_exc(limit=8)
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        problems = safefs.remove_tree(tmp)
+        if problems:  # logged on this trial; never ends the run
+            record["cleanup_problems"] = problems[:10]
+            log.warning("trial %s: could not remove all of its work folder: %s", trial.id, problems[0])
     timings["total_s"] = time.monotonic() - t0
     record["timings"] = {k: round(v, 4) for k, v in timings.items()}
     record["finished_at"] = time.time()

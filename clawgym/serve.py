@@ -32,7 +32,8 @@ class _BadRequest(Exception):
 
 def _error_body(message: str, status: int, param: str | None = None) -> dict[str, Any]:
     kind = "invalid_request_error" if status < 500 else "server_error"
-    code = {404: "not_found", 405: "method_not_allowed"}.get(status)
+    code = {404: "not_found", 405: "method_not_allowed", 411: "length_required",
+            413: "request_too_large"}.get(status)
     return {"error": {"message": message, "type": kind, "param": param, "code": code}}
 
 
@@ -72,9 +73,13 @@ class ChatServing:
     answers; mixed into a TCP server here and into a Unix-socket server by the recording proxy."""
 
     daemon_threads = True
+    max_request_bytes = 64 << 20  # a bigger body is refused (413) before it is read
 
     def setup_chat(self, policy: Policy, model_name: str) -> None:
         self.policy, self.model_name, self.created = policy, model_name, int(time.time())
+
+    def request_refused(self, status: int, reason: str) -> None:
+        """Called when a request is refused before it reaches the policy (the proxy records it)."""
 
     def completion_body(self, body: dict[str, Any], out: Completion) -> dict[str, Any]:
         choice: dict[str, Any] = {"index": 0, "message": out.message, "finish_reason": out.finish_reason,
@@ -158,11 +163,16 @@ class ChatHandler(BaseHTTPRequestHandler):
             self._send(404, _error_body(f"no route POST {path}", 404))
             return
         try:
-            length = int(self.headers.get("Content-Length") or 0)
-            try:
-                body = json.loads(self.rfile.read(length) or b"null")
-            except ValueError as exc:
-                raise _BadRequest(f"the request body is not JSON: {exc}") from None
+            body = json.loads(self._body() or b"null")
+        except _BadRequest as exc:
+            self.server.request_refused(exc.status, str(exc))
+            self.close_connection = True
+            self._send(exc.status, _error_body(str(exc), exc.status, exc.param))
+            return
+        except ValueError as exc:
+            self._send(400, _error_body(f"the request body is not JSON: {exc}", 400))
+            return
+        try:
             messages, tools = _validate(body)
             out = self.server.policy.complete(messages, tools=tools, **_sampling(body))
         except _BadRequest as exc:
@@ -179,11 +189,26 @@ class ChatHandler(BaseHTTPRequestHandler):
         else:
             self._send(200, self.server.completion_body(body, out))
 
+    def _body(self) -> bytes:
+        """The request body, refused (413) past `max_request_bytes` before any of it is read."""
+        if self.headers.get("Transfer-Encoding"):
+            raise _BadRequest("chunked request bodies are not supported: send Content-Length", 411)
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            raise _BadRequest("Content-Length is not a number", 400) from None
+        if length < 0:
+            raise _BadRequest("Content-Length is negative", 400)
+        cap = self.server.max_request_bytes
+        if length > cap:
+            raise _BadRequest(f"the request body has {length:,} bytes, more than the {cap:,} allowed", 413)
+        return self.rfile.read(length)
+
     def _load_weights(self) -> None:
         """`{"path": FOLDER}`: serve the weights saved there from now on (an RL trainer's weight sync)."""
         reload = getattr(self.server.policy, "reload", None)
         try:
-            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+            body = json.loads(self._body() or b"{}")
             folder = body.get("path") if isinstance(body, dict) else None
             if reload is None:
                 raise _BadRequest(f"the {self.server.policy.type} policy cannot load weights", 400)

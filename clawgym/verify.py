@@ -112,6 +112,12 @@ def combine_hybrid(code: Verdict, rubric: "RubricResult | None", rubric_weight: 
     return out
 
 
+def grading_budget(timeout: float) -> float:
+    """Seconds the checks may take within a verifier `timeout`: the rest is left for starting the
+    verifier, copying and the diff, so a slow grader is a failed check, never a verifier timeout."""
+    return max(0.5, timeout - min(15.0, 0.25 * timeout))
+
+
 class CheckTimeout(Exception):
     """A check ran past its time budget."""
 
@@ -154,7 +160,7 @@ def _executes(config: Any) -> bool:
 
 
 def _run_one(config: Any, i: int, ctx: CheckContext, check_timeout: float | None,
-             failed_gate: str | None) -> list[CheckResult]:
+             failed_gate: str | None, deadline: float | None = None) -> list[CheckResult]:
     """Run one check; a check that raises scores 0 with the error as reason. Most checks give one
     result; a check with named parts (a grading script's sub-scores) may give several."""
     from .checks import check_class
@@ -170,6 +176,11 @@ def _run_one(config: Any, i: int, ctx: CheckContext, check_timeout: float | None
         name, weight, gate = check.name, check.weight, check.gate
         if failed_gate is not None and ctype in EXECUTING_CHECKS:
             raise CheckFailure(f"not run: the gate '{failed_gate}' failed, so the reward is 0 either way")
+        if deadline is not None and ctype in EXECUTING_CHECKS and "timeout" in check.schema["properties"]:
+            # a grader that hangs must time out as a failed grade before the verifier's own budget runs out
+            left = max(0.5, deadline - time.monotonic())
+            if float(check.get("timeout")) > left:
+                check.config["timeout"] = round(left, 1)
         budget = None if check_timeout is None else check_timeout + max(0.0, check.budget() - check.base_budget)
         with _time_limit(budget):
             out = check.run(ctx)
@@ -196,14 +207,17 @@ def _run_one(config: Any, i: int, ctx: CheckContext, check_timeout: float | None
     return check.expand(result) if check is not None else [result]
 
 
-def run_checks(checks: list[dict], ctx: CheckContext, *, check_timeout: float | None = 60.0) -> list[CheckResult]:
+def run_checks(checks: list[dict], ctx: CheckContext, *, check_timeout: float | None = 60.0,
+               deadline: float | None = None) -> list[CheckResult]:
     """Run every check in this process. A check that raises scores 0 with the error as reason;
     only InfraError and PrerequisiteError (the machinery, not the agent) propagate.
 
     `check_timeout` bounds each non-executing check (executing ones get their own timeout on top).
     Non-executing checks run first; once a gate has failed the reward is 0, so executing checks
     (command, python) are then not run (score 0, reason "not run: ..."); the others always run,
-    for their sub-scores. Results come back in the spec's order.
+    for their sub-scores. Results come back in the spec's order. With `deadline` (a
+    `time.monotonic()` value) an executing check's timeout is cut to what is left before it, so a
+    grader that hangs scores 0 instead of making the whole verification time out.
     """
     # Non-executing checks run first (cheap), then executing ones (a process each), which are not
     # run once any gate has failed; results keep the spec's order and names.
@@ -211,7 +225,7 @@ def run_checks(checks: list[dict], ctx: CheckContext, *, check_timeout: float | 
     slots: list[list[CheckResult]] = [[] for _ in checks]
     failed_gate: str | None = None
     for i in order:
-        slots[i] = _run_one(checks[i], i, ctx, check_timeout, failed_gate)
+        slots[i] = _run_one(checks[i], i, ctx, check_timeout, failed_gate, deadline)
         for result in slots[i]:
             if result.gate and result.score < 1 - 1e-9 and failed_gate is None:
                 failed_gate = result.name
@@ -225,7 +239,8 @@ def run_checks(checks: list[dict], ctx: CheckContext, *, check_timeout: float | 
 def verify(checks: list[dict], *, workspace: Path, original: Path | None = None, task_dir: Path | None,
            params: dict, trajectory: dict | None = None, sandbox: dict | None = None, timeout: float = 300,
            pass_threshold: float = 1.0, original_files: Mapping[str, bytes] | None = None,
-           executables: Collection[str] = (), diff: bool = False) -> Verdict:
+           executables: Collection[str] = (), diff: bool = False, mount: str | None = None,
+           workspace_problem: str | None = None) -> Verdict:
     """Run `checks` in a fresh process and combine the results.
 
     The process is forked from a verifier server that has the checks already imported (so a
@@ -234,6 +249,9 @@ def verify(checks: list[dict], *, workspace: Path, original: Path | None = None,
     The pristine workspace is the `original` folder, or `original_files` ({path: bytes}) that the
     verifier writes itself; `diff=True` also returns the unified diff original → final in
     `Verdict.workspace_diff`, computed by the verifier too (both keep work off the runner).
+    `mount` is where the workspace appeared inside the agent's sandbox (graders see their copy
+    there). `workspace_problem` (e.g. the sandbox could not copy out an oversized workspace) fails
+    the grade with that reason, as does a workspace past the grading limits (`safefs.GRADING_LIMITS`).
     Raises InfraError if the verifier cannot run, times out or answers garbage, and
     PrerequisiteError if a check needs something missing on this machine (e.g. a sandbox tool).
     """
@@ -244,7 +262,8 @@ def verify(checks: list[dict], *, workspace: Path, original: Path | None = None,
     request: dict[str, Any] = {
         "checks": list(checks), "workspace": str(workspace), "original": str(original) if original else None,
         "task_dir": str(task_dir) if task_dir is not None else None, "params": params or {},
-        "trajectory": trajectory, "sandbox": sandbox, "diff": diff}
+        "trajectory": trajectory, "sandbox": sandbox, "diff": diff, "mount": mount,
+        "workspace_problem": workspace_problem, "budget_s": grading_budget(timeout)}
     if original_files is not None:
         request["original_files"] = {rel: base64.b64encode(data).decode("ascii")
                                      for rel, data in original_files.items()}

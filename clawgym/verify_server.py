@@ -35,6 +35,7 @@ def serve(ctrl_fd: int) -> None:
     from . import checks, verify, verify_worker  # noqa: F401 - import the checks once, before any fork
 
     verify_worker.warm_up()  # what every verification needs, loaded once here rather than in each child
+    _confine()
 
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped automatically
     ctrl = socket.socket(fileno=ctrl_fd)
@@ -58,10 +59,52 @@ def serve(ctrl_fd: int) -> None:
         os.close(conn_fd)
 
 
+def memory_budget_mb() -> int:
+    """Memory the verifier server and its forks may use together (CLAWGYM_VERIFIER_MEMORY_MB, default 4096);
+    each fork may also grow by at most this much address space."""
+    try:
+        return max(256, int(os.environ.get("CLAWGYM_VERIFIER_MEMORY_MB") or 4096))
+    except ValueError:
+        return 4096
+
+
+def _confine() -> None:
+    """Put this server (and so every fork) in a memory cgroup of its own, where one can be made.
+
+    Grading sandboxes get their cgroups beside this one, not inside it (the parent is looked up
+    before moving), so a grader's memory never counts against other trials' verifications.
+    """
+    from .sandbox.host import cgroup_parent, memory_cgroup
+
+    cgroup_parent()
+    group = memory_cgroup(f"clawgym-verifier-{os.getpid()}", memory_budget_mb() << 20)
+    if group is not None:
+        try:
+            (group / "cgroup.procs").write_text(str(os.getpid()))
+        except OSError:
+            pass
+
+
+def _limit_address_space() -> None:
+    """Cap this fork's own address space (soft limit, so sandboxes it starts may set their own):
+    a check that reads something huge gets a MemoryError (a failed check), not the host's memory."""
+    import resource
+
+    try:
+        with open("/proc/self/status") as f:
+            vm = next(int(line.split()[1]) << 10 for line in f if line.startswith("VmSize:"))
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)
+        soft = vm + (memory_budget_mb() << 20)
+        resource.setrlimit(resource.RLIMIT_AS, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
+    except (OSError, ValueError, StopIteration):
+        pass
+
+
 def _child(conn_fd: int) -> None:
     code = 1
     try:
         os.setsid()
+        _limit_address_space()
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, _stop_child)
         conn = socket.socket(fileno=conn_fd)
@@ -81,8 +124,10 @@ def _child(conn_fd: int) -> None:
 def _stop_child(signum: int, frame: Any) -> None:
     """SIGTERM from the client (timeout, cancellation): kill what the checks started, then exit."""
     from .checks.exec import kill_live_groups
+    from .checks.grading import close_live_sandboxes
 
     kill_live_groups()
+    close_live_sandboxes()
     os._exit(1)
 
 

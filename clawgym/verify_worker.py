@@ -57,11 +57,13 @@ def warm_up() -> None:
 def handle(request: dict) -> dict:
     """Run the request's checks. With `original_files` ({path: base64}) the pristine copy is
     written here, in the verifier's own temp folder; with `diff: true` the answer also carries the
-    unified diff from the original files to the final workspace."""
+    unified diff from the original files to the final workspace. A workspace past the grading
+    limits (or with a `workspace_problem` the caller saw) fails one gate and runs no check."""
     import base64
-    import shutil
+    import time
     from pathlib import Path
 
+    from . import safefs
     from .checks.base import CheckContext
     from .errors import InfraError, PrerequisiteError
     from .verify import run_checks
@@ -70,6 +72,8 @@ def handle(request: dict) -> dict:
 
     task_dir = request.get("task_dir")
     originals = request.get("original_files")
+    workspace = Path(request["workspace"])
+    deadline = time.monotonic() + float(request["budget_s"]) if request.get("budget_s") else None
     scratch = None
     try:
         if originals is not None:
@@ -79,23 +83,48 @@ def handle(request: dict) -> dict:
             original = scratch / "original"
         else:
             files, original = None, Path(request["original"])
-        ctx = CheckContext(workspace=Path(request["workspace"]), original=original,
-                           task_dir=Path(task_dir) if task_dir else None, params=request.get("params") or {},
-                           trajectory=request.get("trajectory"), sandbox=request.get("sandbox"))
-        try:
-            results = run_checks(list(request["checks"]), ctx,
-                                 check_timeout=float(request.get("check_timeout") or 60))
-        except PrerequisiteError as e:
-            return {"error": str(e), "kind": "prerequisite"}
-        except InfraError as e:
-            return {"error": str(e), "kind": "infra"}
-        answer: dict = {"results": [r.to_dict() for r in results]}
+        problem = request.get("workspace_problem")
+        if not problem:
+            try:
+                safefs.measure(workspace)
+            except safefs.TreeTooLarge as e:
+                problem = f"the final workspace is too large to grade: {e}"
+        if problem:
+            answer: dict = {"results": [r.to_dict() for r in refused(list(request["checks"]), problem)]}
+        else:
+            ctx = CheckContext(workspace=workspace, original=original,
+                               task_dir=Path(task_dir) if task_dir else None, params=request.get("params") or {},
+                               trajectory=request.get("trajectory"), sandbox=request.get("sandbox"),
+                               mount=request.get("mount"))
+            try:
+                results = run_checks(list(request["checks"]), ctx, deadline=deadline,
+                                     check_timeout=float(request.get("check_timeout") or 60))
+            except PrerequisiteError as e:
+                return {"error": str(e), "kind": "prerequisite"}
+            except InfraError as e:
+                return {"error": str(e), "kind": "infra"}
+            answer = {"results": [r.to_dict() for r in results]}
         if request.get("diff"):
-            answer["diff"] = diff(files if files is not None else original, Path(request["workspace"]))
+            answer["diff"] = diff(files if files is not None else original, workspace)
         return answer
     finally:
         if scratch is not None:
-            shutil.rmtree(scratch, ignore_errors=True)
+            safefs.remove_tree(scratch)
+
+
+def refused(checks: list, problem: str) -> list:
+    """The results of a workspace that cannot be graded: one failed gate with the reason, every check not run."""
+    from .checks.base import CheckResult
+
+    out = [CheckResult(name="workspace can be graded", type="workspace", score=0.0, weight=0.0, gate=True,
+                       reason=problem)]
+    for i, config in enumerate(checks):
+        config = config if isinstance(config, dict) else {}
+        name = str(config.get("name") or f"{config.get('type', 'check')} #{i + 1}")
+        out.append(CheckResult(name=name, type=str(config.get("type", "?")), score=0.0,
+                               weight=float(config.get("weight", 1) or 0), gate=bool(config.get("gate")),
+                               reason="not run: the workspace cannot be graded"))
+    return out
 
 
 if __name__ == "__main__":

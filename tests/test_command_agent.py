@@ -91,7 +91,7 @@ def _trial(tmp_path: Path, lib: Path, turns: list, seed: int = 4) -> tuple[dict,
     (lib / "agent.py").write_text(AGENT)
     os.chmod(lib / "agent.py", 0o644)
     agent = {"type": "command", "run": "python3 /opt/lib/agent.py", "version": "echo demo-agent 1.2.3",
-             "ro_binds": [[str(lib), "/opt/lib"]],
+             "install": str(lib), "ro_binds": [[str(lib), "/opt/lib"]],
              "env": {"PYTHONPATH": "/opt/lib"}, "policy": {"type": "scripted", "turns": turns}}
     record = execute_trial(Trial(task, agent), trial_dir=tmp_path / "trial")
     traj = json.loads((tmp_path / "trial" / "trajectory.json").read_text()) \

@@ -101,26 +101,26 @@ def test_sandbox_killed_from_outside(lib):
     assert_resume_finishes(lib, {"doomed.s0.oracle.a0", "doomed.s1.oracle.a0"})
 
 
-def test_hanging_verifier(lib, tmp_path):
-    stall = tmp_path / "stall"
-    stall.write_text("the grading script waits while this file exists")
-    (lib / "specs" / "grade.py").write_text(
-        "import os, sys, time\nwhile os.path.exists(sys.argv[1]):\n    time.sleep(0.05)\nprint('1.0')\n")
-    variant(lib, "stuck", checks_extra=f"  - {{type: python, script: grade.py, args: ['{stall}'], timeout: 600}}\n",
-            limits="{verify_seconds: 2}")
+def test_hanging_grader_is_a_failed_grade_within_the_verify_budget(lib, tmp_path):
+    """A grader that never ends (the agent can make one: graders run its programs) scores 0 once the
+    verifier's budget runs out; it is not an infrastructure error an agent could hide behind."""
+    (lib / "specs" / "grade.py").write_text("import time\nwhile True:\n    time.sleep(0.05)\n")
+    variant(lib, "stuck", checks_extra="  - {type: python, script: grade.py, timeout: 600}\n",
+            limits="{verify_seconds: 4}")
     run_spec(lib, "[good.yaml, stuck.yaml]")
     t0 = time.monotonic()
     invoke("specs/run.yaml")
     assert time.monotonic() - t0 < 30
     recs = records(lib)
     for seed in (0, 1):
-        assert recs[f"stuck.s{seed}.oracle.a0"]["status"] == "error"
-        assert recs[f"stuck.s{seed}.oracle.a0"]["error"] == "InfraError: the verifier timed out after 2s"
+        stuck = recs[f"stuck.s{seed}.oracle.a0"]
+        assert stuck["status"] == "failed" and stuck["reward"] < 1, stuck.get("error")
+        (result,) = [r for r in stuck["verdict"]["results"] if r["type"] == "python"]
+        assert result["score"] == 0 and result["reason"].startswith("grading script timed out after "), result
         assert recs[f"good.s{seed}.oracle.a0"]["status"] == "passed"
-    leftover = subprocess.run(["pgrep", "-f", f"grade.py {stall}"], capture_output=True, text=True).stdout
+    leftover = subprocess.run(["pgrep", "-f", "launch.py /run/clawgym/task/grade.py"], capture_output=True,
+                              text=True).stdout
     assert not leftover.strip(), "the hung grading script was not killed"
-    stall.unlink()  # the stall clears: resume grades them
-    assert_resume_finishes(lib, {"stuck.s0.oracle.a0", "stuck.s1.oracle.a0"})
 
 
 class FlakyEndpoint(BaseHTTPRequestHandler):

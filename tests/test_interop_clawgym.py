@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import filecmp
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -243,19 +244,38 @@ def test_reimport_replaces_the_earlier_import(imported, tmp_path):
     assert (out / "task-0001" / "task.yaml").is_file()
 
 
-def test_graders_run_in_a_fork_with_exit_status_output_and_timeout(tmp_path):
-    from clawgym.interop.forked import run_script
+def _published_task(folder: Path, check_py: str) -> Path:
+    (folder / "input_files" / "input").mkdir(parents=True)
+    (folder / "input_files" / "input" / "data.csv").write_text("a,b\n1,2\n")
+    (folder / "reward").mkdir()
+    (folder / "reward" / "check.py").write_text(check_py)
+    (folder / "data_entry.json").write_text(json.dumps({
+        "task_id": folder.name, "user_query": "Sum column b of input/data.csv into output/sum.txt.",
+        "input_mount_dir": "/root/.openclaw/workspace", "metadata": {"category": "", "grading_type": "automated"}}))
+    return folder
 
-    script = tmp_path / "g.py"
-    script.write_text("import os, sys\nprint(sys.argv[1], os.getcwd() == sys.argv[1], os.environ.get('X'))\n"
-                      "print('oops', file=sys.stderr)\nsys.exit(3)\n")
-    assert run_script(script, [str(tmp_path)], cwd=tmp_path, env={"X": "1"}, timeout=10) == \
-        (3, f"{tmp_path} True 1\n", "oops\n")
-    script.write_text("raise KeyError('file')\n")
-    code, out, err = run_script(script, [], cwd=tmp_path, env={}, timeout=10)
-    assert code == 1 and err.strip().endswith("KeyError: 'file'")
-    script.write_text("import time\ntime.sleep(30)\n")
-    assert run_script(script, [], cwd=tmp_path, env={}, timeout=0.3) == (None, "", "")
+
+def test_import_runs_untrusted_graders_in_a_sandbox(tmp_path):
+    """The one-off grader run at import time happens in a grading sandbox, never on the host."""
+    from clawgym.interop.clawgym_import import smoke_grade
+    from clawgym.interop.clawgym_format import Rejected, read_task
+
+    marker = tmp_path / "host-marker"
+    hostile = (f"import json, os, sys\n"
+               f"for p in [{str(marker)!r}, '/etc/clawgym-owned']:\n"
+               f"    try:\n        open(p, 'w').write('owned')\n    except OSError:\n        pass\n"
+               f"ws = sys.argv[1]\n"
+               f"print(json.dumps({{'cwd': float(os.getcwd() == ws), 'inputs': float(os.path.exists(ws + '/input/data.csv')),"
+               f" 'out': float(os.path.exists(ws + '/output/sum.txt'))}}))\n")
+    task = read_task(_published_task(tmp_path / "task_0001", hostile))
+    assert smoke_grade(task) == pytest.approx(2 / 3)  # ran at the mount, saw the inputs, no output yet
+    assert not marker.exists() and not os.path.exists("/etc/clawgym-owned")
+    (task.folder / "reward" / "check.py").write_text("print('{\"a\": 1}'); raise SystemExit(3)\n")
+    with pytest.raises(Rejected, match=r"crashes on the untouched workspace \(exit status 3"):
+        smoke_grade(task)
+    (task.folder / "reward" / "check.py").write_text("import time\ntime.sleep(30)\n")
+    with pytest.raises(Rejected, match="did not finish within 0.5 s"):
+        smoke_grade(task, timeout=0.5)
 
 
 NATIVE = ["specs/tasks/analysis/grade-statistics.yaml", "specs/tasks/systems/log-incident-report.yaml",

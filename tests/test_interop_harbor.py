@@ -230,12 +230,15 @@ echo 0.75 > /logs/verifier/reward.txt
 @needs_bwrap
 @pytest.mark.parametrize("script, reason", [
     ("echo checking\n", "the verifier wrote no reward (/logs/verifier/reward.txt or reward.json) "
-                        "(exit status 0; last output: checking)"),
-    ("echo abc > /logs/verifier/reward.txt\n", "reward.txt holds 'abc', not a number (exit status 0)"),
+                        "(last output: checking)"),
+    ("echo abc > /logs/verifier/reward.txt\n", "reward.txt holds 'abc', not a number"),
     ("echo '[1, 2]' > /logs/verifier/reward.json\n",
-     "reward.json is not a JSON object of named numbers: '[1, 2]' (exit status 0)"),
+     "reward.json is not a JSON object of named numbers: '[1, 2]'"),
     ("echo 1 > /logs/verifier/reward.txt; sleep 30\n", "t/test.sh timed out after 1s"),
-    ("echo 2.5 > /logs/verifier/reward.txt; exit 4\n", "reward 2.5 (reward.txt) clamped to [0, 1]; test.sh exited 4"),
+    ("echo 2.5 > /logs/verifier/reward.txt\n", "reward 2.5 (reward.txt) clamped to [0, 1]"),
+    # a verifier that fails is a failed grade, whatever reward it wrote before
+    ("echo 1 > /logs/verifier/reward.txt; exit 4\n", "test.sh failed (exit status 4)"),
+    ("echo 1 > /logs/verifier/reward.txt; kill -9 $$\n", "test.sh failed (exit status 137); last output: Killed"),
 ])
 def test_harbor_check_bad_rewards(tmp_path, script, reason):
     r = _grade(tmp_path, script, timeout=1 if "sleep" in script else 20)

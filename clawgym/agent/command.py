@@ -9,14 +9,16 @@ import shlex
 import time
 from typing import Any
 
-from ..errors import InfraError
+from ..errors import InfraError, Problem, SpecError, key_path
 from ..policy.base import PolicyError, make_policy
 from ..registry import register
 from ..sandbox import Sandbox
+from ..sandbox.base import PRIVATE_MOUNT
 from ..task import Task
 from ..trajectory import Trajectory
 from .base import COMMON_AGENT_PROPS, Agent
-from .proxy import PROXY_DIR, RecordingProxy
+from .binds import bind_problems
+from .proxy import FORWARDER_NAME, SOCKET_NAME, RecordingProxy
 
 INSIDE_PORT = 18080  # on the sandbox's private loopback: no clash with the host is possible
 _TAIL = 20_000
@@ -38,20 +40,30 @@ class CommandAgent(Agent):
         "version": {"type": "string", "description": "Shell command printing the agent's version."},
         "env": {"type": "object", "additionalProperties": {"type": "string"},
                 "description": "Extra environment variables for the agent."},
+        "install": {"oneOf": [{"type": "string", "minLength": 1},
+                              {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1}],
+                    "description": "The agent's own folder(s) on the host, holding its program (default: the "
+                                   "per-machine agents cache, `~/.cache/clawgym/agents`). `ro_binds` may name only "
+                                   "paths inside them; they may not be, hold or lie in system, home-secret, spec, "
+                                   "task, runs, cache or work folders."},
         "ro_binds": {"type": "array", "items": {}, "default": [],
-                     "description": "Host folders the agent needs, shown read-only: 'PATH' or ['HOST', 'INSIDE']."},
+                     "description": "Paths of the agent's own folders it needs, shown read-only: 'PATH' or "
+                                    "['HOST', 'INSIDE']. No links, sockets or devices; the target may not cover "
+                                    "the workspace."},
         "model_name": {"type": "string", "default": "clawgym",
                        "description": "Model name the proxy reports (OPENAI_MODEL)."},
     }}
 
     def __init__(self, config: dict[str, Any]):
         super().__init__(config)
+        _refuse_bad_binds(config)
         self.policy = make_policy(dict(config["policy"]))
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "policy": self.policy.describe()}
 
     def sandbox_options(self, task: Task) -> dict[str, Any]:
+        _refuse_bad_binds(self.config, mount=task.mount)
         return {"ro_binds": list(self.config.get("ro_binds") or [])}
 
     def run(self, task: Task, sandbox: Sandbox) -> Trajectory:
@@ -61,12 +73,14 @@ class CommandAgent(Agent):
         if self.config.get("version"):
             result = sandbox.exec(self.config["version"], timeout=min(60.0, timeout))
             traj.agent["version"] = result.output.strip()[:200] or f"exit {result.exit_code}"
-        proxy = RecordingProxy(self.policy, traj, sandbox.workspace, self.config.get("model_name", "clawgym"))
-        inside = f"{sandbox.mount}/{PROXY_DIR}"
+        if sandbox.private_dir is None:
+            raise InfraError("the command agent needs a sandbox with a private folder (create_sandbox(private_dir=...))")
+        proxy = RecordingProxy(self.policy, traj, sandbox.private_dir, self.config.get("model_name", "clawgym"))
         env = {**(self.config.get("env") or {}), "OPENAI_BASE_URL": f"http://127.0.0.1:{INSIDE_PORT}/v1",
                "OPENAI_API_KEY": "clawgym-proxy", "OPENAI_MODEL": self.config.get("model_name", "clawgym"),
                "CLAWGYM_INSTRUCTION": task.instruction}
-        script = (f"python3 {shlex.quote(inside + '/forward.py')} {shlex.quote(inside + '/proxy.sock')} "
+        script = (f"python3 {shlex.quote(PRIVATE_MOUNT + '/' + FORWARDER_NAME)} "
+                  f"{shlex.quote(PRIVATE_MOUNT + '/' + SOCKET_NAME)} "
                   f"{INSIDE_PORT} /tmp/.proxy-ready & "
                   "for i in $(seq 200); do [ -e /tmp/.proxy-ready ] && break; sleep 0.01; done; "
                   f"{self.config['run']}")
@@ -88,6 +102,12 @@ class CommandAgent(Agent):
 
     def close(self) -> None:
         self.policy.close()
+
+
+def _refuse_bad_binds(config: dict[str, Any], mount: str | None = None) -> None:
+    problems = bind_problems(config, mount=mount)
+    if problems:
+        raise SpecError([Problem(what, key=key_path(("agent", *key)), hint=hint) for key, what, hint in problems])
 
 
 __all__ = ["CommandAgent", "PolicyError"]

@@ -1,9 +1,12 @@
 """The recording proxy for black-box agents: an OpenAI-compatible server on a Unix socket that
 forwards every chat request to the upstream policy and records it in the trial's trajectory.
 
-The sandbox has no network, so the proxy is reached through a Unix socket placed in a hidden
-folder of the workspace; a tiny forwarder started inside the sandbox listens on the sandbox's own
-loopback and relays to it. Nothing else of the host network is reachable.
+The sandbox has no network, so the proxy is reached through a Unix socket in the trial's private
+folder: a host folder the sandbox sees read-only at PRIVATE_MOUNT and that nothing in the sandbox
+can write, replace or link elsewhere (the host never touches a path the agent could have made).
+A tiny forwarder started inside the sandbox listens on the sandbox's own loopback and relays to
+the socket. Request bodies past `max_request_bytes` are refused with 413 and noted in the
+trajectory, so an agent cannot make the runner hold gigabytes.
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ from ..policy.base import Completion, Policy
 from ..serve import ChatHandler, ChatServing
 from ..trajectory import Trajectory
 
-PROXY_DIR = ".clawgym-proxy"
+SOCKET_NAME, FORWARDER_NAME = "proxy.sock", "forward.py"
+MAX_REQUEST_BYTES = 32 << 20
 FORWARDER = r'''
 import os, socket, sys, threading
 sock_path, port = sys.argv[1], int(sys.argv[2])
@@ -90,34 +94,38 @@ class RecordingPolicy(Policy):
 class _UnixChatServer(ChatServing, socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     """The chat-completions server over a Unix socket."""
 
-    def __init__(self, path: str, policy: Policy, model_name: str):
+    def __init__(self, path: str, policy: Policy, model_name: str, trajectory: Trajectory, max_request_bytes: int):
         socketserver.UnixStreamServer.__init__(self, path, ChatHandler)
         self.setup_chat(policy, model_name)
+        self.trajectory, self.max_request_bytes = trajectory, max_request_bytes
+        self._lock = threading.Lock()
+
+    def request_refused(self, status: int, reason: str) -> None:
+        with self._lock:
+            self.trajectory.add("proxy_refused", status=status, reason=reason)
 
 
 class RecordingProxy:
-    """Serve `policy` (recording into `trajectory`) on a Unix socket inside `workspace`."""
+    """Serve `policy` (recording into `trajectory`) on a Unix socket in `folder`, a host folder the
+    sandbox sees read-only (its `private_dir`); the forwarder script is written beside it."""
 
-    def __init__(self, policy: Policy, trajectory: Trajectory, workspace: Path, model_name: str):
-        self.folder = workspace / PROXY_DIR
-        self.folder.mkdir(mode=0o777, exist_ok=True)
-        os.chmod(self.folder, 0o777)
-        self.socket_path = self.folder / "proxy.sock"
+    def __init__(self, policy: Policy, trajectory: Trajectory, folder: Path, model_name: str,
+                 max_request_bytes: int = MAX_REQUEST_BYTES):
+        self.folder = folder
+        self.socket_path = folder / SOCKET_NAME
         self.recorder = RecordingPolicy(policy, trajectory)
-        self.server = _UnixChatServer(str(self.socket_path), self.recorder, model_name)
-        os.chmod(self.socket_path, 0o777)
-        (self.folder / "forward.py").write_text(FORWARDER)
+        self.server = _UnixChatServer(str(self.socket_path), self.recorder, model_name, trajectory,
+                                      max_request_bytes)
+        os.chmod(self.socket_path, 0o777)  # the sandbox's uid connects; the folder stays read-only to it
+        forwarder = folder / FORWARDER_NAME
+        forwarder.write_text(FORWARDER)
+        os.chmod(forwarder, 0o644)
         self._thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05},
                                         daemon=True, name="clawgym-proxy")
         self._thread.start()
 
     def stop(self) -> None:
+        """Stop serving; the trial's work folder (holding the socket) is removed with the trial."""
         self.server.shutdown()
         self.server.server_close()
         self._thread.join(timeout=5)
-        for child in sorted(self.folder.glob("*")):
-            child.unlink(missing_ok=True)
-        try:
-            self.folder.rmdir()
-        except OSError:
-            pass

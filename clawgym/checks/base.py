@@ -124,6 +124,7 @@ class CheckContext:
     params: dict
     trajectory: dict | None = None
     sandbox: dict | None = None
+    mount: str | None = None            # where the task's workspace appears inside a sandbox
     _walk_cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def root(self, *, original: bool = False) -> Path:

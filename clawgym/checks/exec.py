@@ -1,8 +1,9 @@
 """The `command` check (a shell command in a fresh sandbox) and helpers shared with `python` (script.py).
 
-Both run over a throwaway copy of the final workspace, so nothing they do can change what other
-checks grade. The copy keeps regular files, directories and symlinks that stay inside the
-workspace; symlinks leading outside it, FIFOs, sockets and devices are left out.
+Both run in a fresh sandbox of their own over a throwaway copy of the final workspace (see
+grading.py), so nothing they do reaches the host or changes what other checks grade. The copy
+keeps regular files (holes too), folders and symlinks (as links); FIFOs, sockets and devices are
+left out.
 """
 
 from __future__ import annotations
@@ -18,43 +19,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..errors import InfraError, PrerequisiteError
 from ..registry import register
-from ..tempdirs import work_root
 from .base import Check, CheckContext, as_list, clip, short, strings
+from .grading import grading_folder, run_in_sandbox
 
 MAX_OUTPUT = 1_000_000
-
-
-def copy_workspace(src: Path, dst: Path) -> list[str]:
-    """Copy `src` to a new folder `dst` without following symlinks; returns what was left out."""
-    src_root = os.path.realpath(src)
-    skipped: list[str] = []
-    os.makedirs(dst)
-    for dirpath, dirnames, filenames in os.walk(src_root, followlinks=False):
-        rel_dir = os.path.relpath(dirpath, src_root)
-        out_dir = os.path.normpath(os.path.join(dst, rel_dir))
-        for name in dirnames + filenames:
-            s, d = os.path.join(dirpath, name), os.path.join(out_dir, name)
-            rel = os.path.normpath(os.path.join(rel_dir, name))
-            try:
-                mode = os.lstat(s).st_mode
-                if stat.S_ISLNK(mode):
-                    target = os.path.realpath(s)
-                    if target == src_root or target.startswith(src_root + os.sep):
-                        inside = os.path.join(dst, os.path.relpath(target, src_root))
-                        os.symlink(os.path.relpath(inside, out_dir), d)
-                    else:
-                        skipped.append(f"{rel} (symlink outside the workspace)")
-                elif stat.S_ISDIR(mode):
-                    os.mkdir(d)
-                elif stat.S_ISREG(mode):
-                    shutil.copy2(s, d, follow_symlinks=False)
-                else:
-                    skipped.append(f"{rel} (not a regular file)")
-            except OSError as e:
-                skipped.append(f"{rel} ({e.strerror or e})")
-    return skipped
 
 
 _LIVE_GROUPS: set[int] = set()  # process groups of grading processes running now
@@ -124,10 +93,9 @@ class Command(Check):
 
     def run(self, ctx: CheckContext) -> tuple:
         timeout = float(self.get("timeout"))
-        with tempfile.TemporaryDirectory(prefix="clawgym-check-", dir=work_root()) as tmp:
-            copy = Path(tmp) / "workspace"
-            skipped = copy_workspace(ctx.workspace, copy)
-            res = _sandbox_exec(ctx.sandbox, copy, self.get("run"), timeout)
+        with grading_folder(ctx, "check") as g:
+            res = run_in_sandbox(ctx, g, self.get("run"), timeout=timeout)
+            skipped = g.skipped
         output = res.output or ""
         details: dict = {"exit_code": res.exit_code, "output_tail": output[-2000:]}
         if skipped:
@@ -149,31 +117,6 @@ class Command(Check):
             return score, f"exit status {res.exit_code}" + (f", output has all {len(needles)} string(s)"
                                                            if needles else ""), details
         return score, "; ".join(problems[:3]), details
-
-
-def _sandbox_exec(spec: dict | None, folder: Path, command: str, timeout: float) -> Any:
-    """Run `command` in a fresh sandbox over `folder` (no network); infra problems raise InfraError."""
-    try:
-        from ..sandbox import SandboxLimits, create_sandbox
-    except ImportError as e:
-        raise InfraError(f"the command check needs clawgym.sandbox: {e}") from None
-    try:
-        limits = SandboxLimits(wall_seconds=timeout + 30)
-    except TypeError:
-        limits = None
-    try:
-        sandbox = create_sandbox(spec, folder, limits=limits, network=False)
-    except (PrerequisiteError, InfraError):
-        raise
-    except Exception as e:  # noqa: BLE001 - any failure to start is infrastructure, not the agent's fault
-        raise InfraError(f"could not start a sandbox for the command check: {type(e).__name__}: {e}") from None
-    with sandbox:
-        try:
-            return sandbox.exec(command, timeout=timeout)
-        except (PrerequisiteError, InfraError):
-            raise
-        except Exception as e:  # noqa: BLE001
-            raise InfraError(f"sandbox failed while running the command check: {type(e).__name__}: {e}") from None
 
 
 def _number(text: Any) -> float | None:

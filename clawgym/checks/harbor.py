@@ -14,16 +14,14 @@ from __future__ import annotations
 import json
 import math
 import os
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..errors import ClawgymError, InfraError, PrerequisiteError
+from .. import safefs
+from ..errors import ClawgymError
 from ..registry import register
-from ..tempdirs import work_root
 from .base import Check, CheckContext, CheckFailure, check_rel, clip
-from .exec import copy_workspace
+from .grading import grading_folder, run_in_sandbox
 
 MAX_REWARD_BYTES = 1_000_000
 DEFAULT_WORKDIR = "/root/.openclaw/workspace"
@@ -37,8 +35,8 @@ class HarborTests(Check):
     workspace is mounted; its folder is visible read-only at `/tests`, `/logs/verifier` is writable,
     and there is no network. Score = the float in `/logs/verifier/reward.txt`, else from
     `/logs/verifier/reward.json` its `reward` key or, without one, the mean of its metrics (every
-    metric is listed in the details). No reward file, a value that is not a number, or a timeout
-    scores 0; a reward outside [0, 1] is clamped.
+    metric is listed in the details). No reward file, a value that is not a number, a script that
+    exits non-zero or is killed, or a timeout scores 0; a reward outside [0, 1] is clamped.
     """
 
     type = "harbor_tests"
@@ -95,21 +93,19 @@ class HarborTests(Check):
 
     def run(self, ctx: CheckContext) -> tuple:
         script, workdir, timeout = self._script(ctx), self._workdir(), float(self.get("timeout"))
-        tmp = Path(tempfile.mkdtemp(prefix=f"clawgym-harbor-{os.getpid()}-", dir=work_root()))
-        try:
-            os.chmod(tmp, 0o711)  # a root-run sandbox resolves the binds below as its own uid
-            work, tests, logs = tmp / "workspace", tmp / "tests", tmp / "logs"
-            skipped = copy_workspace(ctx.workspace, work)
-            copy_workspace(script.parent, tests)
-            _readable(tests)
+        with grading_folder(ctx, "harbor") as g:
+            safefs.copy_tree(script.parent, g.private / "tests", limits=None)
+            logs = g.root / "logs"
             for sub in ("verifier", "agent"):
                 (logs / sub).mkdir(parents=True)
                 os.chmod(logs / sub, 0o777)  # backends that cannot hand folders over (docker)
             os.chmod(logs, 0o755)
-            res = self._exec(ctx, work, tests, logs, workdir, f"/tests/{script.name}", timeout)
-            found = _read_reward(logs / "verifier")
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+            env = {str(k): str(v) for k, v in (self.get("env") or {}).items()}
+            res = run_in_sandbox(ctx, g, ["bash", f"/tests/{script.name}"], timeout=timeout, env=env,
+                                 memory_mb=int(self.get("memory_mb")), mount=workdir,
+                                 ro_binds=[[str(g.private / "tests"), "/tests"]], rw_binds=[[str(logs), "/logs"]])
+            found = _read_reward(logs)
+            skipped = g.skipped
         output = res.output or ""
         details: dict[str, Any] = {"exit_code": res.exit_code, "output_tail": output[-2000:]}
         if skipped:
@@ -119,54 +115,14 @@ class HarborTests(Check):
         score, reason, metrics = found
         if metrics:
             details["subscores"] = [{"name": k, "score": v, "reason": ""} for k, v in metrics.items()]
+        last = next((ln for ln in reversed(output.splitlines()) if ln.strip()), "")
+        if res.exit_code != 0:  # a verifier that fails or is killed is a failed grade, whatever it wrote
+            why = res.killed_reason or f"exit status {res.exit_code}"
+            return 0.0, (f"{Path(self.get('script')).name} failed ({why})" + (f"; last output: {clip(last)}" if last
+                                                                              else "")), details
         if score is None:
-            last = next((ln for ln in reversed(output.splitlines()) if ln.strip()), "")
-            why = f"exit status {res.exit_code}" if not res.killed_reason else res.killed_reason
-            reason += f" ({why}" + (f"; last output: {clip(last)}" if last else "") + ")"
-            return 0.0, reason, details
-        if res.exit_code not in (0, None):
-            reason += f"; {Path(self.get('script')).name} exited {res.exit_code}"
+            return 0.0, reason + (f" (last output: {clip(last)})" if last else ""), details
         return score, reason, details
-
-    def _exec(self, ctx: CheckContext, work: Path, tests: Path, logs: Path, workdir: str, entry: str,
-              timeout: float) -> Any:
-        try:
-            from ..sandbox import SandboxLimits, create_sandbox
-        except ImportError as e:
-            raise InfraError(f"the harbor_tests check needs clawgym.sandbox: {e}") from None
-        spec = dict(ctx.sandbox or {"type": "local"})
-        spec["ro_binds"] = [*(spec.get("ro_binds") or []), [str(tests), "/tests"]]
-        spec["rw_binds"] = [*(spec.get("rw_binds") or []), [str(logs), "/logs"]]
-        limits = SandboxLimits(wall_seconds=timeout + 30, memory_mb=int(self.get("memory_mb")))
-        env = {str(k): str(v) for k, v in (self.get("env") or {}).items()}
-        try:
-            sandbox = create_sandbox(spec, work, limits=limits, network=False, mount=workdir)
-        except (PrerequisiteError, InfraError):
-            raise
-        except ClawgymError as e:
-            if "unknown option" in str(e):
-                raise PrerequisiteError(f"the harbor_tests check needs a sandbox with ro_binds and rw_binds "
-                                        f"(local or docker): {e}") from None
-            raise InfraError(f"could not start a sandbox for the Harbor tests: {e}") from None
-        except Exception as e:  # noqa: BLE001 - any failure to start is infrastructure, not the agent's fault
-            raise InfraError(f"could not start a sandbox for the Harbor tests: {type(e).__name__}: {e}") from None
-        with sandbox:
-            try:
-                return sandbox.exec(["bash", entry], timeout=timeout, env=env)
-            except (PrerequisiteError, InfraError):
-                raise
-            except Exception as e:  # noqa: BLE001
-                raise InfraError(f"sandbox failed while running the Harbor tests: {type(e).__name__}: {e}") from None
-
-
-def _readable(folder: Path) -> None:
-    """Let any uid read the copied tests (a root-run sandbox runs as a dedicated uid)."""
-    for dirpath, dirnames, filenames in os.walk(folder):
-        os.chmod(dirpath, 0o755)
-        for name in filenames:
-            path = os.path.join(dirpath, name)
-            if not os.path.islink(path):
-                os.chmod(path, os.stat(path).st_mode & 0o777 | 0o444)
 
 
 def _number(value: Any) -> float | None:
@@ -185,19 +141,18 @@ def _clamped(value: float, source: str) -> tuple[float, str]:
     return min(1.0, max(0.0, value)), f"reward {value:g} ({source}) clamped to [0, 1]"
 
 
-def _read_small(path: Path) -> str | None:
-    if not path.is_file() or path.is_symlink():
-        return None
-    with open(path, "rb") as f:
-        data = f.read(MAX_REWARD_BYTES + 1)
-    if len(data) > MAX_REWARD_BYTES:
-        raise CheckFailure(f"{path.name} is larger than {MAX_REWARD_BYTES} bytes")
-    return data.decode("utf-8", "replace")
+def _read_small(logs: Path, rel: str) -> str | None:
+    """A reward file the verifier wrote (never through a link it may have planted); None if absent."""
+    try:
+        data = safefs.read_under(logs, rel, MAX_REWARD_BYTES)
+    except ValueError as e:
+        raise CheckFailure(str(e)) from None
+    return None if data is None else data.decode("utf-8", "replace")
 
 
-def _read_reward(folder: Path) -> tuple[float | None, str, dict[str, float]]:
-    """(score or None, reason, metrics) from reward.txt / reward.json in the verifier's log folder."""
-    text, raw = _read_small(folder / "reward.txt"), _read_small(folder / "reward.json")
+def _read_reward(logs: Path) -> tuple[float | None, str, dict[str, float]]:
+    """(score or None, reason, metrics) from verifier/reward.txt / reward.json in the log folder."""
+    text, raw = _read_small(logs, "verifier/reward.txt"), _read_small(logs, "verifier/reward.json")
     metrics: dict[str, float] = {}
     json_problem = None
     if raw is not None:

@@ -21,29 +21,30 @@ import json
 import os
 import re
 import shutil
-import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from .. import safefs
 from ..registry import register
 from .base import Check, CheckContext, CheckFailure, CheckResult, as_list, check_rel, clip, glob_regex
-from .exec import copy_workspace, parse_score, run_process
+from .exec import parse_score
+from .grading import grading_folder, put_private, run_python_grader
 
-_ENV_KEEP = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "SYSTEMROOT", "TZ")
 _MAGIC = re.compile(r"[*?\[]")
 
 
 @register("check", "python")
 class Python(Check):
-    """Run a grading script from the task folder against a copy of the final workspace.
+    """Run a grading script from the task folder in a fresh sandbox over a copy of the final workspace.
 
-    The script runs with the checker's Python, cwd = a throwaway copy of the final workspace, and
-    env CLAWGYM_WORKSPACE (that copy), CLAWGYM_ORIGINAL (a copy of the original workspace),
-    CLAWGYM_PARAMS (JSON), CLAWGYM_TASK_DIR and, if recorded, CLAWGYM_TRAJECTORY (a JSON file).
-    Its last non-empty stdout line is read as: a float in [0, 1]; or a JSON object
-    `{"score": s, "reason": "...", "checks": [{"name", "score", "reason"}]}`; or a JSON object of
-    named sub-scores `{"name": s, ...}` (score = their mean). Otherwise exit status 0 scores 1.
+    The script runs with the sandbox's `python3`, no network, cwd = the workspace copy at the
+    task's mount, and env CLAWGYM_WORKSPACE (that copy), CLAWGYM_ORIGINAL (the original files,
+    read-only), CLAWGYM_PARAMS (JSON), CLAWGYM_TASK_DIR (a read-only copy of the script's folder)
+    and, if recorded, CLAWGYM_TRAJECTORY (a JSON file). Its last non-empty stdout line is read as:
+    a float in [0, 1]; or a JSON object `{"score": s, "reason": "...", "checks": [{"name", "score",
+    "reason"}]}`; or a JSON object of named sub-scores `{"name": s, ...}` (score = their mean).
+    Otherwise exit status 0 scores 1. A script that exits non-zero, is killed or times out scores
+    0 whatever it printed.
     """
 
     type = "python"
@@ -118,49 +119,46 @@ class Python(Check):
 
     def run(self, ctx: CheckContext) -> tuple:
         script, timeout = self._script(ctx), float(self.get("timeout"))
-        with tempfile.TemporaryDirectory(prefix=f"clawgym-grade-{os.getpid()}-") as tmp:
-            work, orig, home = Path(tmp) / "workspace", Path(tmp) / "original", Path(tmp) / "home"
-            skipped = copy_workspace(ctx.workspace, work)
-            copy_workspace(ctx.original, orig)
-            home.mkdir()
-            restored = restore_inputs(work, orig, [str(p) for p in as_list(self.get("restore"))])
+        task_root = Path(ctx.task_dir).resolve()
+        with grading_folder(ctx) as g:
+            restored = restore_inputs(g.workspace, Path(ctx.original), [str(p) for p in as_list(self.get("restore"))])
+            safefs.copy_tree(ctx.original, g.private / "original")
+            rel_folder = script.parent.relative_to(task_root).as_posix()
             if self.get("copy_to"):
-                script = _place_scripts(script, work, str(self.get("copy_to")))
-            env = {k: v for k, v in os.environ.items() if k in _ENV_KEEP}
-            # relative PYTHONPATH entries would resolve inside the workspace copy: pin them
-            pypath = [os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-            if pypath:
-                env["PYTHONPATH"] = os.pathsep.join(pypath)
-            env.update(HOME=str(home), TMPDIR=str(home), PYTHONDONTWRITEBYTECODE="1",
-                       PYTHONIOENCODING="utf-8", CLAWGYM_WORKSPACE=str(work), CLAWGYM_ORIGINAL=str(orig),
-                       CLAWGYM_TASK_DIR=str(ctx.task_dir), CLAWGYM_PARAMS=json.dumps(ctx.params or {}, default=str))
+                inside = place_scripts(script, g.workspace, str(self.get("copy_to")))
+                script_inside = f"{g.workspace_inside}/{inside}"
+            else:
+                safefs.copy_tree(script.parent, g.private / "task" / rel_folder, limits=None)
+                script_inside = g.inside("task", *([rel_folder] if rel_folder != "." else []), script.name)
+            workspace = g.workspace_inside
+            env = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8", "CLAWGYM_WORKSPACE": workspace,
+                   "CLAWGYM_ORIGINAL": g.inside("original"), "CLAWGYM_TASK_DIR": g.inside("task"),
+                   "CLAWGYM_PARAMS": json.dumps(ctx.params or {}, default=str)}
             if ctx.trajectory is not None:
-                traj = Path(tmp) / "trajectory.json"
-                traj.write_text(json.dumps(ctx.trajectory, default=str), encoding="utf-8")
-                env["CLAWGYM_TRAJECTORY"] = str(traj)
+                env["CLAWGYM_TRAJECTORY"] = put_private(g, "trajectory.json", json.dumps(ctx.trajectory, default=str))
             if self.get("payload") is not None:
-                env["OPENCLAW_REWARD_PAYLOAD"] = str(_write_payload(Path(tmp), dict(self.get("payload")),
-                                                                    ctx.trajectory))
-            names = {"${CLAWGYM_WORKSPACE}": str(work), "${CLAWGYM_ORIGINAL}": str(orig)}
+                env["OPENCLAW_REWARD_PAYLOAD"] = put_private(
+                    g, "reward_payload.json", _payload(dict(self.get("payload")), ctx.trajectory))
+            names = {"${CLAWGYM_WORKSPACE}": workspace, "${CLAWGYM_ORIGINAL}": g.inside("original")}
             args = [names.get(str(a), str(a)) for a in as_list(self.get("args"))]
-            code, out, err, timed_out = run_process([sys.executable, str(script), *args], cwd=work, env=env,
-                                                    timeout=timeout)
-        details: dict = {"exit_code": code}
+            run = run_python_grader(ctx, g, script_inside, args, timeout=timeout, env=env)
+            skipped = g.skipped
+        details: dict = {"exit_code": run.exit_code}
+        if run.workspace_code:  # the grader imported the agent's code: that code could steer its output
+            details["ran_workspace_code"] = run.workspace_code
         if skipped:
             details["skipped"] = skipped[:20]
         if restored:
             details["restored"] = restored[:50]
-        if timed_out:
+        if run.timed_out:
             return 0.0, f"grading script timed out after {timeout:g}s", details
-        score, reason, extra = parse_score(out, code, strict=bool(self.get("require_score")))
+        score, reason, extra = parse_score(run.stdout, run.exit_code, strict=bool(self.get("require_score")))
         details.update(extra)
-        if code != 0:
-            last_err = next((ln for ln in reversed(err.splitlines()) if ln.strip()), "")
-            details["stderr_tail"] = err[-2000:]
-            if last_err and reason.startswith(("script exited", "script printed no score")):
-                reason += f": {clip(last_err, 200)}"
-            elif not reason.startswith("script exited"):
-                reason += f" (exit status {code})"
+        if run.failure is not None:  # a grader that fails is a failed grade, whatever it printed
+            details["stderr_tail"] = run.stderr[-2000:]
+            last_err = next((ln for ln in reversed(run.stderr.splitlines()) if ln.strip()), "")
+            return 0.0, (f"grading script failed ({run.failure})" + (f": {clip(last_err, 200)}" if last_err else "")
+                         + (f"; it printed {clip(reason, 120)}" if not reason.startswith("script") else "")), details
         return score, reason, details
 
     def expand(self, result: CheckResult) -> list[CheckResult]:
@@ -192,8 +190,7 @@ def restore_inputs(work: Path, original: Path, patterns: list[str]) -> list[str]
     """Replace what matches `patterns` in `work` by the pristine files of `original`; returns what was restored."""
     if not patterns:
         return []
-    files = sorted(str(p.relative_to(original)).replace(os.sep, "/") for p in original.rglob("*")
-                   if p.is_file() and not p.is_symlink())
+    files = sorted(e.rel for e in safefs.walk(original, limits=None) if e.kind == "file")
     chosen: list[str] = []
     for pattern in patterns:
         rel = check_rel(pattern.strip().rstrip("/"), "workspace")
@@ -209,26 +206,27 @@ def restore_inputs(work: Path, original: Path, patterns: list[str]) -> list[str]
             p = work / parent
             if p.is_symlink() or (p.exists() and not p.is_dir()):
                 p.unlink()
-        if target.is_symlink() or target.is_file():
-            target.unlink()
-        elif target.is_dir():
-            shutil.rmtree(target)
+        safefs.remove_tree(target)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(original / rel, target)
         restored.append(rel)
     return restored
 
 
-def _place_scripts(script: Path, work: Path, rel: str) -> Path:
-    """Copy the script's folder to `work/rel` (replacing whatever the agent put there); the script's new path."""
+def place_scripts(script: Path, work: Path, rel: str) -> str:
+    """Copy the script's folder to `work/rel` (replacing whatever the agent put there); the script's
+    path relative to `work`."""
     rel = check_rel(rel.strip().rstrip("/"), "workspace")
+    parts = rel.split("/")
+    for i in range(1, len(parts)):  # a link or file the agent put where a parent folder goes
+        p = work.joinpath(*parts[:i])
+        if p.is_symlink() or (os.path.lexists(p) and not p.is_dir()):
+            p.unlink()
     target = work / rel
-    if target.is_symlink() or target.is_file():
-        target.unlink()
-    elif target.is_dir():
-        shutil.rmtree(target)
-    shutil.copytree(script.parent, target, symlinks=False)
-    return target / script.name
+    safefs.remove_tree(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    safefs.copy_tree(script.parent, target, limits=None)
+    return f"{rel}/{script.name}"
 
 
 def _final_message(trajectory: dict | None) -> str:
@@ -243,9 +241,8 @@ def _final_message(trajectory: dict | None) -> str:
     return ""
 
 
-def _write_payload(folder: Path, fields: dict[str, Any], trajectory: dict | None) -> Path:
+def _payload(fields: dict[str, Any], trajectory: dict | None) -> str:
+    """The JSON a chat-style published grader reads from OPENCLAW_REWARD_PAYLOAD."""
     payload = {**fields, "final_message": _final_message(trajectory),
                "transcript": list((trajectory or {}).get("messages") or [])}
-    path = folder / "reward_payload.json"
-    path.write_text(json.dumps(payload, ensure_ascii=False, default=str), encoding="utf-8")
-    return path
+    return json.dumps(payload, ensure_ascii=False, default=str)

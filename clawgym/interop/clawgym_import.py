@@ -24,13 +24,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
+from .. import safefs
 from ..checks.exec import parse_score
 from ..errors import ClawgymError
 from ..spec.write import dump_spec, literal
 from ..tempdirs import work_root
 from .clawgym_format import INPUTS, Rejected, SourceTask, read_task
 from .folders import spec_name, staging, swap_in
-from .forked import run_script
 from .input_roles import Decision, decide
 from .library import ensure_library
 from .outcomes import finish_import, print_reasons
@@ -65,32 +65,38 @@ def discover(source: Path) -> list[Path]:
 
 
 def smoke_grade(task: SourceTask, timeout: float = SMOKE_TIMEOUT) -> float:
-    """Run the grader once on the untouched workspace, as reward.sh would (in a fork, see forked.py); its score.
+    """Run the grader once on the untouched workspace, as reward.sh would; its score.
 
+    The grader is untrusted code: it runs in a fresh grading sandbox (no network, a copy of the
+    inputs at the task's mount, see checks/grading.py), never on the host.
     Raises Rejected when it crashes, hangs or prints no number.
     """
+    from ..checks.base import CheckContext
+    from ..checks.grading import grading_folder, put_private, run_python_grader
+    from ..checks.script import place_scripts
+
     with tempfile.TemporaryDirectory(prefix="clawgym-import-", dir=work_root()) as tmp:
         ws = Path(tmp) / "workspace"
         if (task.folder / INPUTS).is_dir():
-            shutil.copytree(task.folder / INPUTS, ws, symlinks=True)
+            safefs.copy_tree(task.folder / INPUTS, ws, limits=None)
         ws.mkdir(exist_ok=True)
-        shutil.copytree(task.folder / "reward", ws / "reward", symlinks=True, dirs_exist_ok=True)
-        env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "TZ")}
-        env.update(HOME=tmp, PYTHONDONTWRITEBYTECODE="1", PYTHONIOENCODING="utf-8")
-        if task.wants_payload():
-            payload = Path(tmp) / "payload.json"
-            payload.write_text(json.dumps({"task_id": task.task_id, "user_query": task.query,
-                                           "metadata": task.metadata, "final_message": "", "transcript": []}))
-            env["OPENCLAW_REWARD_PAYLOAD"] = str(payload)
-        code, stdout, stderr = run_script(ws / "reward" / "check.py", [str(ws)], cwd=ws, env=env, timeout=timeout)
-    if code is None:
+        ctx = CheckContext(workspace=ws, original=ws, task_dir=task.folder, params={}, mount=task.mount)
+        with grading_folder(ctx, "import") as g:
+            script = f"{g.workspace_inside}/{place_scripts(task.folder / 'reward' / 'check.py', g.workspace, 'reward')}"
+            env = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8"}
+            if task.wants_payload():
+                env["OPENCLAW_REWARD_PAYLOAD"] = put_private(g, "payload.json", json.dumps(
+                    {"task_id": task.task_id, "user_query": task.query, "metadata": task.metadata,
+                     "final_message": "", "transcript": []}))
+            run = run_python_grader(ctx, g, script, [g.workspace_inside], timeout=timeout, env=env)
+    if run.timed_out:
         raise Rejected(f"grader did not finish within {timeout:g} s on the untouched workspace")
-    score, reason, _ = parse_score(stdout, code, strict=True)
+    if run.failure is not None:
+        err = next((ln for ln in reversed(run.stderr.splitlines()) if ln.strip()), "")
+        raise Rejected(f"grader crashes on the untouched workspace ({run.failure}"
+                       + (f": {err.strip()[:200]}" if err else "") + "); fix reward/check.py")
+    score, reason, _ = parse_score(run.stdout, run.exit_code, strict=True)
     if reason.startswith("script printed no score"):
-        err = next((ln for ln in reversed(stderr.splitlines()) if ln.strip()), "")
-        if code != 0:
-            raise Rejected(f"grader crashes on the untouched workspace (exit status {code}"
-                           + (f": {err.strip()[:200]}" if err else "") + "); fix reward/check.py")
         raise Rejected(f"grader prints no number ({reason[len('script printed no score ('):-1]}); "
                        "check.py must print a number or a JSON object of named sub-scores as its last line")
     if reason.startswith(("script printed", "sub-score(s) outside")):

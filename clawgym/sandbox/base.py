@@ -17,6 +17,7 @@ from typing import Any, Mapping, Sequence
 from ..errors import ClawgymError, did_you_mean
 
 DEFAULT_MOUNT = "/root/.openclaw/workspace"
+PRIVATE_MOUNT = "/run/clawgym"  # a host-owned folder shown read-only: sockets, helpers, grading files
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
@@ -85,6 +86,7 @@ class Sandbox(ABC):
     mount: str
     network: bool
     limits: SandboxLimits
+    private_dir: Path | None = None  # host side of PRIVATE_MOUNT, when create_sandbox was given one
 
     @abstractmethod
     def exec(self, command: str | Sequence[str], *, timeout: float | None = None,
@@ -137,12 +139,19 @@ class Sandbox(ABC):
 
 
 def create_sandbox(spec: Mapping[str, Any] | None, workspace: Path, *, limits: SandboxLimits | None = None,
-                   network: bool = False, mount: str = DEFAULT_MOUNT) -> Sandbox:
-    """Build a sandbox from `spec` (``{"type": "local", ...options}``; None means local)."""
+                   network: bool = False, mount: str = DEFAULT_MOUNT, private_dir: Path | None = None) -> Sandbox:
+    """Build a sandbox from `spec` (``{"type": "local", ...options}``; None means local).
+
+    `private_dir` is a host folder the sandbox sees read-only at PRIVATE_MOUNT and can never write:
+    where the host puts what the sandbox may use but must not change (the recording proxy's
+    socket, a grader and its files). It must be world-searchable, its contents world-readable.
+    """
     from .. import registry
 
     options = dict(spec or {})
     kind = str(options.pop("type", "local"))
+    if private_dir is not None:
+        options["ro_binds"] = [*(options.get("ro_binds") or []), [str(private_dir), PRIVATE_MOUNT]]
     cls = registry.get("sandbox", kind)
     params = inspect.signature(cls).parameters
     if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
@@ -151,4 +160,6 @@ def create_sandbox(spec: Mapping[str, Any] | None, workspace: Path, *, limits: S
             if key not in params:
                 raise ClawgymError(f"unknown option {key!r} for sandbox type {kind!r}", key=f"sandbox.{key}",
                                    hint=did_you_mean(key, known) or f"options: {', '.join(known) or 'none'}")
-    return cls(Path(workspace), limits=limits, network=network, mount=mount, **options)
+    sandbox = cls(Path(workspace), limits=limits, network=network, mount=mount, **options)
+    sandbox.private_dir = private_dir
+    return sandbox

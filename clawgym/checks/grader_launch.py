@@ -1,0 +1,149 @@
+"""Runs inside a grading sandbox (standard library only): start a Python grader and report on it.
+
+`python3 grader_launch.py SCRIPT [ARGS...]`, with a one-line nonce on stdin (or, where the grader
+runs in place with no sandbox boundary to hide it behind, in CLAWGYM_GRADER_NONCE). The launcher makes
+itself non-dumpable (no other process in the sandbox may read its memory or open its file
+descriptors, ptrace included), forks, and runs SCRIPT as `__main__` in the child, which inherits
+that protection, with its own stdout and stderr pipes. Whatever the grader or the programs it
+starts do, the launcher then writes one frame on its own stdout: a newline, the nonce, and a JSON
+object with the exit status, the signal that killed the grader (if any), its stdout (base64) and
+the tail of its stderr. The host trusts only a frame that carries its nonce, which nothing else
+in the sandbox ever saw, so a program that prints a forged score or kills the grader gains nothing.
+An audit hook also reports, before it runs, any code from the workspace the grader executes in its
+own process (a module the agent wrote that the grader imports): that code can steer the grader's
+output, and the frame says so.
+"""
+
+import base64
+import json
+import os
+import select
+import signal
+import sys
+import time
+
+MAX_STDOUT = 4 << 20
+MAX_STDERR = 64 << 10
+DRAIN_S = 0.5  # after the grader exits, how long output still held open by its children is read
+
+
+def _non_dumpable() -> None:
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
+    except Exception:  # noqa: BLE001 - best effort: the sandbox still contains the grader
+        pass
+
+
+def _watch_workspace_code(workspace: str, own: str, taint_w: int) -> None:
+    """Tell the launcher (before it runs) when the grader executes code from the workspace in its
+    own process (it imported a module the agent wrote): such a grader can be steered from inside."""
+    prefix, own_prefix = workspace.rstrip("/") + "/", own.rstrip("/") + "/"
+
+    def hook(event: str, args: tuple) -> None:
+        if event != "exec" or taint_w < 0:
+            return
+        name = getattr(args[0], "co_filename", "") if args else ""
+        if isinstance(name, str) and name.startswith(prefix) and not name.startswith(own_prefix):
+            try:
+                os.write(taint_w, (name[:300] + "\n").encode("utf-8", "replace"))
+            except OSError:
+                pass
+
+    sys.addaudithook(hook)
+
+
+def _grader(script: str, args: list, out_w: int, err_w: int, taint_w: int) -> None:
+    code = 1
+    try:
+        import runpy
+        import traceback
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.dup2(out_w, 1)
+        os.dup2(err_w, 2)
+        for fd in (devnull, out_w, err_w):
+            os.close(fd)
+        sys.stdin = open(0, encoding="utf-8", closefd=False)
+        sys.stdout = open(1, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
+        sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        workspace = os.environ.get("CLAWGYM_WORKSPACE")
+        if workspace:
+            _watch_workspace_code(workspace, os.path.dirname(os.path.abspath(script)), taint_w)
+        sys.dont_write_bytecode = True
+        sys.argv = [script, *args]
+        sys.path[0] = os.path.dirname(os.path.abspath(script))
+        try:
+            runpy.run_path(script, run_name="__main__")
+            code = 0
+        except SystemExit as e:
+            if e.code is None or isinstance(e.code, int):
+                code = e.code or 0
+            else:
+                print(e.code, file=sys.stderr)
+        except BaseException:  # noqa: BLE001 - report like the interpreter would
+            traceback.print_exc()
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code & 0xFF if isinstance(code, int) else 1)
+
+
+def main() -> None:
+    nonce = os.environ.pop("CLAWGYM_GRADER_NONCE", None) or sys.stdin.readline().strip()
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    _non_dumpable()
+    script, args = sys.argv[1], sys.argv[2:]
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    taint_r, taint_w = os.pipe()
+    sys.stdout.flush()
+    pid = os.fork()
+    if pid == 0:
+        for fd in (out_r, err_r, taint_r):
+            os.close(fd)
+        os.setpgid(0, 0)  # a program that kills the grader's process group leaves the launcher to report it
+        _grader(script, args, out_w, err_w, taint_w)
+    for fd in (out_w, err_w, taint_w):
+        os.close(fd)
+    out, err, taint, status = bytearray(), bytearray(), bytearray(), None
+    out_over = False
+    reads, drain_until = [out_r, err_r, taint_r], None
+    while reads:
+        if status is None:
+            done, st = os.waitpid(pid, os.WNOHANG)
+            if done:
+                status, drain_until = st, time.monotonic() + DRAIN_S
+        if drain_until is not None and time.monotonic() > drain_until:
+            break
+        ready, _, _ = select.select(reads, [], [], 0.05)
+        for fd in ready:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                reads.remove(fd)
+            elif fd == out_r:
+                room = MAX_STDOUT - len(out)
+                out += chunk[:max(room, 0)]
+                out_over = out_over or len(chunk) > room
+            elif fd == taint_r:
+                taint += chunk[:max(4096 - len(taint), 0)]
+            else:
+                err += chunk
+                del err[:-MAX_STDERR]
+    if status is None:
+        _, status = os.waitpid(pid, 0)
+    frame = {"exit": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+             "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+             "stdout": base64.b64encode(bytes(out)).decode("ascii"), "stdout_truncated": out_over,
+             "stderr": base64.b64encode(bytes(err)).decode("ascii"),
+             "workspace_code": sorted(set(bytes(taint).decode("utf-8", "replace").splitlines()))[:10]}
+    os.write(1, ("\n" + nonce + json.dumps(frame) + "\n").encode("ascii"))
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()
