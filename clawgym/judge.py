@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import safefs
 from .checks.base import CheckResult, clip
 from .errors import InfraError
 from .policy.base import Policy
@@ -94,14 +95,16 @@ def _text_of(data: bytes) -> str | None:
 
 
 def _files(root: Path) -> dict[str, Path]:
+    """Regular files below `root` (never through a link; bounded like grading, see safefs)."""
     out: dict[str, Path] = {}
     if root is None or not Path(root).is_dir():
         return out
-    for dirpath, _dirs, names in os.walk(root):
-        for name in names:
-            p = Path(dirpath) / name
-            if p.is_file() and not p.is_symlink():
-                out[p.relative_to(root).as_posix()] = p
+    try:
+        for entry in safefs.walk(root):
+            if entry.kind == "file":
+                out[entry.rel] = Path(root) / entry.rel
+    except safefs.TreeTooLarge:
+        pass  # such a workspace fails its gate before the judge is asked; show what was listed
     return out
 
 
@@ -116,13 +119,16 @@ def changed_files(workspace: Path, original: Path | None = None, *, max_file_cha
     for rel in sorted(now):
         path = now[rel]
         try:
-            size = path.stat().st_size
-            if rel in before and before[rel].stat().st_size == size and before[rel].read_bytes() == path.read_bytes():
+            size = os.stat(path, follow_symlinks=False).st_size
+            same_size = rel in before and before[rel].stat().st_size == size  # the original's size is ours
+            data = safefs.read_under(workspace, rel, size) if size <= MAX_SCAN_BYTES or same_size else None
+            if same_size and before[rel].read_bytes() == data:
                 continue
-        except OSError:
+            data = data if size <= MAX_SCAN_BYTES else None
+        except (OSError, ValueError):
             continue
         status = "changed" if rel in before else "created"
-        text = None if size > MAX_SCAN_BYTES else _text_of(path.read_bytes())
+        text = None if data is None else _text_of(data)
         if text is None:
             parts.append(f"#### {rel} ({status}; binary or too large, {size} bytes, not shown)")
             continue

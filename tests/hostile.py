@@ -66,7 +66,7 @@ checks:
     restore: [input]
     subscores: {{aggregate: mean}}
     require_score: true
-limits: {{seconds: 120, verify_seconds: 60}}
+limits: {{seconds: 120, verify_seconds: 20}}
 '''
 
 
@@ -193,7 +193,9 @@ ATTACKS = [
         """),
     Attack("grader_hangs", "a grader that hangs", r"""
         mkdir -p tools output
-        printf '%s\n' 'import os, time' 'os.setsid()' 'while True: time.sleep(1)' > tools/summarize.py
+        # a daemon that keeps the grader's pipe open: subprocess.run(..., timeout=30) then waits forever
+        printf '%s\n' 'import os, time' 'if os.fork() == 0:' '    os.setsid()' '    while True: time.sleep(1)' \
+          'time.sleep(3600)' > tools/summarize.py
         """),
     Attack("proxy_links", "host-side code follows links the agent made", r"""
         ls -la /run/clawgym >/dev/null 2>&1

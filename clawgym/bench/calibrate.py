@@ -23,6 +23,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from .. import safefs
 from ..errors import ClawgymError, InfraError
 from ..task import Task, thaw
 from .layout import Instance
@@ -62,7 +63,7 @@ def _grade_in_process(trials: Any, workspace: Path, trajectory: dict) -> Any:
     task = trials.task
     ctx = CheckContext(workspace=workspace, original=trials.pristine,
                        task_dir=Path(task.task_dir) if task.task_dir else None, params=thaw(task.params),
-                       trajectory=trajectory, sandbox=trials.sandbox)
+                       trajectory=trajectory, sandbox=trials.sandbox, mount=task.mount)
     return combine(run_checks(trials.checks, ctx))
 
 
@@ -80,7 +81,7 @@ def _partials(trials: Any, final: Path, trajectory: dict, oracle_reward: float,
         target = trials.root / f"partial-{int(fraction * 100)}"
         traj = partial.build(trials.pristine, final, target, units, k, trajectory)
         rewards[fraction] = round(_grade_in_process(trials, target, traj).reward, 6)
-        shutil.rmtree(target, ignore_errors=True)
+        safefs.remove_tree(target)
     out = {"units": [u.label() for u in units], "incidental": [e.label() for e in incidental],
            "rewards": {f"{int(f * 100)}%": r for f, r in rewards.items()}}
     if abs(rewards[1.0] - oracle_reward) > EPS:

@@ -194,20 +194,18 @@ class CheckContext:
         key = bool(original)
         if key in self._walk_cache:
             return self._walk_cache[key]
-        root = str(self.root(original=original))
+        from .. import safefs
+
         out: dict[str, str] = {}
-        for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-            rel_dir = os.path.relpath(dirpath, root)
-            for name in dirnames + filenames:
-                rel = name if rel_dir == "." else f"{rel_dir}/{name}".replace(os.sep, "/")
-                try:
-                    mode = os.lstat(os.path.join(dirpath, name)).st_mode
-                except OSError:
-                    continue
-                out[rel] = ("link" if stat.S_ISLNK(mode) else "dir" if stat.S_ISDIR(mode)
-                            else "file" if stat.S_ISREG(mode) else "other")
-                if len(out) > MAX_ENTRIES:
-                    raise CheckFailure(f"too many files in the workspace (> {MAX_ENTRIES})")
+        limits = safefs.TreeLimits(entries=MAX_ENTRIES, depth=safefs.GRADING_LIMITS.depth,
+                                   apparent_bytes=1 << 62, data_bytes=1 << 62)
+        try:
+            for entry in safefs.walk(self.root(original=original), limits):
+                out[entry.rel] = entry.kind
+        except safefs.TreeTooLarge as e:
+            raise CheckFailure(f"the workspace is too large to list: {e}") from None
+        except OSError as e:
+            raise CheckFailure(f"cannot list the workspace: {e.strerror or e}") from None
         self._walk_cache[key] = out
         return out
 

@@ -130,7 +130,7 @@ def run_in_sandbox(ctx: CheckContext, grading: Grading, command: str | Sequence[
     if rw_binds:
         spec["rw_binds"] = [*(spec.get("rw_binds") or []), *[list(b) for b in rw_binds]]
     limits = SandboxLimits(wall_seconds=timeout + 30, memory_mb=memory_mb, pids=GRADER_PIDS,
-                           output_bytes=GRADER_OUTPUT_BYTES)
+                           output_bytes=GRADER_OUTPUT_BYTES, cpu_seconds=max(1.0, timeout + 5))
     try:
         sandbox = create_sandbox(spec, grading.workspace, limits=limits, network=False,
                                  mount=mount or grading.mount, private_dir=None if grading.in_place else grading.private)

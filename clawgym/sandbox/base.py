@@ -30,11 +30,14 @@ class SandboxLimits:
     pids: int = 256                  # max processes/threads in the sandbox at once
     output_bytes: int = 1_000_000    # captured output cap per exec (more is dropped, flooders killed)
     file_size_mb: int = 256          # largest file a process may write (RLIMIT_FSIZE)
+    cpu_seconds: float | None = None  # CPU time each process may use (RLIMIT_CPU); None: only the wall time
 
     def __post_init__(self) -> None:
         for name in ("wall_seconds", "memory_mb", "pids", "output_bytes", "file_size_mb"):
             if not getattr(self, name) > 0:
                 raise ClawgymError(f"sandbox limit {name} must be positive, got {getattr(self, name)!r}")
+        if self.cpu_seconds is not None and not self.cpu_seconds >= 1:
+            raise ClawgymError(f"sandbox limit cpu_seconds must be at least 1, got {self.cpu_seconds!r}")
 
 
 @dataclass

@@ -181,7 +181,9 @@ class DockerSandbox(Sandbox):
                 mem_limit=f"{mib}m", memswap_limit=f"{mib}m", pids_limit=self.limits.pids,
                 nano_cpus=int(float(cpus) * 1e9) if cpus else None, cap_drop=["ALL"],
                 security_opt=["no-new-privileges"], environment=self.default_env(), working_dir="/",
-                ulimits=[Ulimit(name="fsize", soft=fsize, hard=fsize), Ulimit(name="core", soft=0, hard=0)],
+                ulimits=[Ulimit(name="fsize", soft=fsize, hard=fsize), Ulimit(name="core", soft=0, hard=0),
+                         *([Ulimit(name="cpu", soft=int(self.limits.cpu_seconds), hard=int(self.limits.cpu_seconds))]
+                           if self.limits.cpu_seconds else [])],
                 user="0:0")
         except self._errors.DockerException as exc:
             raise InfraError(f"cannot start a docker sandbox: {exc}") from None
@@ -204,9 +206,10 @@ class DockerSandbox(Sandbox):
     def _pull(self) -> None:
         """Replace the host workspace's contents with the container's mount, safely and bounded.
 
-        The archive is read up to the grading limits (`safefs.GRADING_LIMITS`: files, apparent
-        size); past them the pull stops and `workspace_problem` says why, so the verifier fails
-        the grade instead of the host filling up. Links never lead out of the workspace.
+        The archive is streamed and extracted member by member within the grading limits
+        (`safefs.GRADING_LIMITS`: entries, depth, apparent size); past them the pull stops and
+        `workspace_problem` says why, so the verifier fails the grade instead of the host
+        filling up. Links never lead out of the workspace.
         """
         import tarfile  # noqa: PLC0415
         try:
@@ -214,42 +217,40 @@ class DockerSandbox(Sandbox):
         except self._errors.DockerException as exc:
             raise InfraError(f"cannot copy the workspace out of the docker sandbox: {exc}") from None
         limits = safefs.GRADING_LIMITS
-        cap = limits.apparent_bytes + (limits.entries + 1) * 1024  # data plus a tar header per entry
         # staged beside the workspace (same file system): moving the result in is a rename
-        with tempfile.TemporaryFile() as raw, \
-                tempfile.TemporaryDirectory(prefix="clawgym-docker-", dir=self.workspace.parent) as tmp:
-            size = 0
-            for chunk in stream:
-                size += len(chunk)
-                if size > cap:
-                    self.workspace_problem = ("the workspace is too large to copy out of the container: "
-                                              f"more than {cap:,} bytes")
-                    break
-                raw.write(chunk)
-            raw.seek(0)
+        with tempfile.TemporaryDirectory(prefix="clawgym-docker-", dir=self.workspace.parent) as tmp:
             dest = os.path.realpath(tmp)
-            with tarfile.open(fileobj=raw, mode="r:") as tar:
-                keep, count = [], 0
-                try:
+            count, size = 0, 0
+            try:
+                with tarfile.open(fileobj=_Chunks(stream), mode="r|") as tar:
+                    tar.errorlevel = 0  # a member that cannot be written (too long a path) is skipped
                     for member in tar:
                         count += 1
-                        if count > limits.entries:
-                            self.workspace_problem = f"the workspace holds more than {limits.entries:,} entries"
+                        size += member.size if member.isfile() else 0
+                        if count > limits.entries or size > limits.apparent_bytes:
+                            what = (f"more than {limits.entries:,} files and folders" if count > limits.entries
+                                    else f"files claim more than {limits.apparent_bytes >> 20} MiB (apparent size)")
+                            self.workspace_problem = f"the workspace is too large to copy out and grade: {what}"
                             break
                         name = member.name.split("/", 1)[1] if "/" in member.name else ""
-                        if not name or name == "." or name.count("/") >= limits.depth:
+                        if not name or name == ".":
+                            continue
+                        if name.count("/") >= limits.depth:
+                            self.workspace_problem = f"the workspace has folders nested more than {limits.depth} deep"
                             continue
                         member = member.replace(name=name, deep=False)
                         if member.islnk():
                             member = member.replace(linkname=member.linkname.split("/", 1)[-1], deep=False)
                         try:
-                            keep.append(tarfile.data_filter(member, dest))
+                            tar.extract(tarfile.data_filter(member, dest), dest, filter="fully_trusted")
                         except tarfile.FilterError as exc:
                             log.warning("not copied out of the docker sandbox: %s", exc)
-                except tarfile.TarError as exc:  # cut short above: keep what was read whole
-                    log.warning("docker workspace archive ends early: %s", exc)
-                tar.errorlevel = 0  # a member that cannot be written (too long a path) is skipped, not fatal
-                tar.extractall(dest, members=keep, filter="fully_trusted")
+            except (tarfile.TarError, OSError) as exc:
+                log.warning("docker workspace archive ends early: %s", exc)
+            finally:
+                close = getattr(stream, "close", None)
+                if close is not None:
+                    close()
             for entry in os.scandir(self.workspace):
                 safefs.remove_tree(entry.path)
             for name in os.listdir(dest):
@@ -415,6 +416,26 @@ class DockerSandbox(Sandbox):
 
     def __repr__(self) -> str:
         return f"DockerSandbox({str(self.workspace)!r}, image={self.image!r}, mount={self.mount!r})"
+
+
+class _Chunks(io.RawIOBase):
+    """A readable file over the docker SDK's stream of byte chunks (for tarfile's stream mode)."""
+
+    def __init__(self, chunks: Any) -> None:
+        self._chunks, self._buf = iter(chunks), b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, out: Any) -> int:
+        while not self._buf:
+            try:
+                self._buf = next(self._chunks)
+            except StopIteration:
+                return 0
+        n = min(len(out), len(self._buf))
+        out[:n], self._buf = self._buf[:n], self._buf[n:]
+        return n
 
 
 def _push_filter(info: tarfile.TarInfo) -> tarfile.TarInfo | None:

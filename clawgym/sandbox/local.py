@@ -241,6 +241,7 @@ class LocalSandbox(Sandbox):
         wanted = [("as", resource.RLIMIT_AS, self.limits.memory_mb * mib), ("core", resource.RLIMIT_CORE, 0),
                   ("fsize", resource.RLIMIT_FSIZE, self.limits.file_size_mb * mib)]
         wanted += [("nproc", resource.RLIMIT_NPROC, self.limits.pids + 2 + int(self.network))] if self._root else []
+        wanted += [("cpu", resource.RLIMIT_CPU, int(self.limits.cpu_seconds))] if self.limits.cpu_seconds else []
         self._rlimits = []
         for name, res, value in wanted:
             hard = resource.getrlimit(res)[1]

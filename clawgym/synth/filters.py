@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import safefs
 from ..agent import make_agent
 from ..agent.tamper import input_files, truncate_inputs
 from ..errors import InfraError
@@ -141,13 +142,14 @@ class _Trials:
         task = self.task
         return verify(self.checks, workspace=workspace, original=self.pristine,
                       task_dir=Path(task.task_dir) if task.task_dir else None, params=thaw(task.params),
-                      trajectory=trajectory.to_dict(), sandbox=self.sandbox,
+                      trajectory=trajectory.to_dict(), sandbox=self.sandbox, mount=task.mount,
                       timeout=float(task.limits.get("verify_seconds", 300)))
 
     def grade_here(self, workspace: Path, checks: list[dict]) -> Verdict:
         task = self.task
         ctx = CheckContext(workspace=workspace, original=self.pristine,
                            task_dir=Path(task.task_dir) if task.task_dir else None, params=thaw(task.params),
+                           mount=task.mount,
                            trajectory=Trajectory(task=task.summary(), agent={"type": "nop"}).to_dict(),
                            sandbox=self.sandbox)
         return combine(run_checks(checks, ctx))
@@ -166,7 +168,7 @@ class _Trials:
         return self.grade_here(workspace, gates).gate_failed is not None
 
     def close(self) -> None:
-        shutil.rmtree(self.root, ignore_errors=True)
+        safefs.remove_tree(self.root)
 
 
 def run_filters(task: Task, settings: FilterSettings, *, sandbox: dict | None = None) -> FilterReport:
