@@ -27,6 +27,8 @@ def main() -> None:
     ap.add_argument("--turns", type=int, default=5)
     ap.add_argument("--concurrency", default="1,8,64,256")
     ap.add_argument("--rounds", type=float, default=2.0, help="trials = rounds × concurrency (at least 4)")
+    ap.add_argument("--graded", action="store_true",
+                    help="grade with a Python grading script (runs in a grading sandbox) instead of file checks")
     args = ap.parse_args()
 
     from clawgym.compile import compile_task, load_task_spec
@@ -35,11 +37,12 @@ def main() -> None:
     from clawgym.rollout import Trial
     from clawgym.run import execute
 
-    spec = load_task_spec(ROOT / "benchmarks" / "fixtures" / "light" / "receipts-total.yaml")
+    name = "receipts-total-graded.yaml" if args.graded else "receipts-total.yaml"
+    spec = load_task_spec(ROOT / "benchmarks" / "fixtures" / "light" / name)
     turns = [{"tool_calls": [tool_call("read", call_id=f"c{i}", path="input/receipts.csv")]}
              for i in range(args.turns - 1)] + ["Done."]
     agent = {"type": "claw", "policy": {"type": "scripted", "turns": turns, "latency_s": args.latency}}
-    print(f"latency {args.latency:g} s × {args.turns} turns per trial")
+    print(f"latency {args.latency:g} s × {args.turns} turns per trial; task {name}")
     print(f"{'concurrency':>11} {'trials':>7} {'wall s':>8} {'rollouts/min':>13} {'ideal':>8} {'% ideal':>8}")
     for conc in (int(c) for c in args.concurrency.split(",")):
         n = max(4, int(conc * args.rounds))

@@ -181,6 +181,8 @@ def _run_one(config: Any, i: int, ctx: CheckContext, check_timeout: float | None
             left = max(0.5, deadline - time.monotonic())
             if float(check.get("timeout")) > left:
                 check.config["timeout"] = round(left, 1)
+        if deadline is not None and check_timeout is not None:  # slow reading checks too end as failed checks
+            check_timeout = max(0.5, min(check_timeout, deadline - time.monotonic()))
         budget = None if check_timeout is None else check_timeout + max(0.0, check.budget() - check.base_budget)
         with _time_limit(budget):
             out = check.run(ctx)

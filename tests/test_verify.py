@@ -232,13 +232,29 @@ def test_verify_python_protocols(folders, mode, score, subs):
         assert r.details["subscores"][0]["score"] == 1
 
 
-def test_verify_timeout_is_infra_error(folders):
+def test_grader_past_the_verify_budget_is_a_failed_grade(folders):
+    """A grader that hangs (graders run agent code: the agent can make one) scores 0 in time."""
     work, orig, task = folders
     _setup_task(work, orig, task)
     t0 = time.monotonic()
-    with pytest.raises(InfraError, match="timed out"):
-        verify([{"type": "python", "script": "grade.py", "args": ["sleep"]}], workspace=work, original=orig,
+    v = verify([{"type": "python", "script": "grade.py", "args": ["sleep"]}], workspace=work, original=orig,
                task_dir=task, params={}, timeout=3)
+    assert v.reward == 0 and "timed out" in v.results[0].reason
+    assert time.monotonic() - t0 < 20
+
+
+def test_verifier_timeout_is_infra_error(folders):
+    """Our own machinery running past its time is an infrastructure error (here: a budget that ignores it)."""
+    from clawgym import control
+    from clawgym.verify_server import ask
+
+    work, orig, task = folders
+    _setup_task(work, orig, task)
+    request = {"checks": [{"type": "python", "script": "grade.py", "args": ["sleep"]}], "workspace": str(work),
+               "original": str(orig), "task_dir": str(task), "params": {}, "budget_s": 600}
+    t0 = time.monotonic()
+    with pytest.raises(InfraError, match="timed out"):
+        ask(json.dumps(request).encode(), 3, control.current().token)
     assert time.monotonic() - t0 < 20
 
 
