@@ -191,7 +191,8 @@ def import_() -> None:
 @click.argument("source", type=click.Path(exists=True, file_okay=False))
 @click.option("--out", required=True, type=click.Path(file_okay=False),
               help="Folder for the imported task specs, e.g. specs/imported/NAME.")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes (default: cores).")
+@click.option("-j", "--jobs", type=click.IntRange(min=1),
+              help="Worker processes (default: twice the cores; the cores with --no-smoke).")
 @click.option("--no-smoke", is_flag=True,
               help="Do not run each grader once on the untouched workspace (faster; crashing graders go unnoticed).")
 @click.option("--quiet", is_flag=True, help="Only print the summary.")
