@@ -33,7 +33,7 @@ class _BadRequest(Exception):
 def _error_body(message: str, status: int, param: str | None = None) -> dict[str, Any]:
     kind = "invalid_request_error" if status < 500 else "server_error"
     code = {404: "not_found", 405: "method_not_allowed", 411: "length_required",
-            413: "request_too_large"}.get(status)
+            413: "request_too_large", 429: "budget_exhausted"}.get(status)
     return {"error": {"message": message, "type": kind, "param": param, "code": code}}
 
 
@@ -80,6 +80,10 @@ class ChatServing:
 
     def request_refused(self, status: int, reason: str) -> None:
         """Called when a request is refused before it reaches the policy (the proxy records it)."""
+
+    def admit(self) -> str | None:
+        """Why the next chat request may not reach the policy (e.g. a spent turn budget), or None."""
+        return None
 
     def completion_body(self, body: dict[str, Any], out: Completion) -> dict[str, Any]:
         choice: dict[str, Any] = {"index": 0, "message": out.message, "finish_reason": out.finish_reason,
@@ -171,6 +175,11 @@ class ChatHandler(BaseHTTPRequestHandler):
             return
         except ValueError as exc:
             self._send(400, _error_body(f"the request body is not JSON: {exc}", 400))
+            return
+        refusal = self.server.admit()
+        if refusal is not None:
+            self.server.request_refused(429, refusal)
+            self._send(429, _error_body(refusal, 429))
             return
         try:
             messages, tools = _validate(body)

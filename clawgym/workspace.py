@@ -5,9 +5,8 @@ from __future__ import annotations
 import difflib
 import os
 import posixpath
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Collection, Mapping, Union
+from typing import Collection, Mapping
 
 from . import safefs
 from .task import Task
@@ -15,6 +14,7 @@ from .textsafe import quote_path
 
 MAX_DIFF_FILE_BYTES = 200_000
 MAX_DIFF_BYTES = 4_000_000
+MAX_DIFF_READ_BYTES = 64 << 20
 
 
 def materialize(task: Task, dest: Path) -> None:
@@ -47,40 +47,12 @@ def write_files(files: Mapping[str, bytes], executables: Collection[str], dest: 
             os.close(fd)
 
 
-@dataclass
-class _Large:
-    """A file too big to show in a diff: its size, and whether it equals the original."""
-
-    size: int
-    same_as_original: bool = False
-
-
-_Content = Union[bytes, None, _Large]  # bytes, a link or special file (None), or a large file
-
-
-def snapshot(folder: Path, compare: Mapping[str, bytes | None] | None = None,
-             limits: safefs.TreeLimits = safefs.GRADING_LIMITS) -> dict[str, _Content]:
-    """{relative path: content} of `folder`, never following links; bounded by `limits`.
-
-    Regular files up to MAX_DIFF_FILE_BYTES map to their bytes; links and special files to None;
-    bigger files to `_Large` (read only to compare with the same-sized file of `compare`, whose
-    size we chose, so a sparse file claiming gigabytes is never read).
-    """
-    out: dict[str, _Content] = {}
-    for entry in safefs.walk(folder, limits):
-        if entry.kind == "dir":
-            continue
-        if entry.kind != "file":
-            out[entry.rel] = None
-            continue
-        size = entry.st.st_size
-        if size <= MAX_DIFF_FILE_BYTES:
-            out[entry.rel] = _read(entry, size)
-            continue
-        before = (compare or {}).get(entry.rel)
-        same = isinstance(before, bytes) and len(before) == size and _read(entry, size) == before
-        out[entry.rel] = _Large(size, same)
-    return out
+def snapshot(folder: Path, limits: safefs.TreeLimits | None = safefs.GRADING_LIMITS) -> dict[str, bytes | None]:
+    """{relative path: bytes} of the regular files of `folder` (links and special files: None),
+    never following links; bounded by `limits`. For folders we made; `diff` reads agent-written
+    folders lazily instead."""
+    return {e.rel: (_read(e, e.st.st_size) if e.kind == "file" else None)
+            for e in safefs.walk(folder, limits) if e.kind != "dir"}
 
 
 def _read(entry: safefs.Entry, size: int) -> bytes | None:
@@ -99,59 +71,77 @@ def _read(entry: safefs.Entry, size: int) -> bytes | None:
 
 
 def diff(original: Path | Mapping[str, bytes | None], final: Path) -> str:
-    """A unified diff from `original` (a folder, or its {path: bytes} such as a task's files) to
-    `final`: binary, huge and special files summarised, names quoted when they hold anything
-    unusual (a newline cannot forge a diff line), the whole diff capped at MAX_DIFF_BYTES."""
-    before: Mapping[str, bytes | None] = _files_of(original) if isinstance(original, Path) else dict(original)
+    """A unified diff from `original` (a folder we made, or its {path: bytes} such as a task's files)
+    to `final` (an agent-written folder): binary, huge and special files summarised, names quoted when
+    they hold anything unusual (a newline cannot forge a diff line), the whole diff capped at
+    MAX_DIFF_BYTES. `final` is listed within the grading limits and its files read one at a time,
+    never more than MAX_DIFF_FILE_BYTES each nor MAX_DIFF_READ_BYTES in all (beyond, a file that
+    differs in size from its original, or has none, is reported changed without being read)."""
+    before: Mapping[str, bytes | None] = snapshot(original, None) if isinstance(original, Path) else dict(original)
     try:
-        after = snapshot(final, before)
+        after = {e.rel: (e.kind, e.st.st_size) for e in safefs.walk(final) if e.kind != "dir"}
     except safefs.TreeTooLarge as e:
         return f"~ the final workspace is too large to compare: {e}\n"
     chunks: list[str] = []
-    size, shown, changed = 0, 0, 0
+    budget = {"out": MAX_DIFF_BYTES, "read": MAX_DIFF_READ_BYTES}
+    unshown = 0
     for rel in sorted(set(before) | set(after)):
-        a, b = before.get(rel), after.get(rel)
-        if rel in before and rel in after and (a == b or (isinstance(b, _Large) and b.same_as_original)):
+        a = before.get(rel)
+        kind, size = after.get(rel, (None, 0))
+        if rel in before and kind == "file" and isinstance(a, bytes):
+            if size == len(a):  # the original's size is ours: reading this much is bounded
+                b = safefs.read_under(final, rel, size)
+                if b == a:
+                    continue
+            else:
+                b = _lazy_read(final, rel, size, budget)
+        elif rel in before and kind is not None and a is None and kind != "file":
+            continue  # a link or special file that stayed one
+        else:
+            b = _lazy_read(final, rel, size, budget) if kind == "file" else None
+        if budget["out"] <= 0:
+            unshown += 1
             continue
-        changed += 1
-        if size >= MAX_DIFF_BYTES:
-            continue
-        shown += 1
-        part = _file_diff(rel, a, b, rel in before, rel in after)
-        size += sum(len(p) for p in part)
+        part = _file_diff(rel, a, b, kind, rel in before, size)
+        budget["out"] -= sum(len(p) for p in part)
         chunks.extend(part)
-    if changed > shown:
-        chunks.append(f"~ diff cut at {MAX_DIFF_BYTES:,} bytes: {changed - shown} more changed file(s) not shown\n")
+    if unshown:
+        chunks.append(f"~ diff cut at {MAX_DIFF_BYTES:,} bytes: {unshown} more changed file(s) not shown\n")
     return "".join(chunks)
 
 
-def _files_of(folder: Path) -> dict[str, bytes | None]:
-    """Every file of a folder we made ourselves (an original workspace), read whole."""
-    return {e.rel: (_read(e, e.st.st_size) if e.kind == "file" else None)
-            for e in safefs.walk(folder, limits=None) if e.kind != "dir"}
+def _lazy_read(root: Path, rel: str, size: int, budget: dict[str, int]) -> bytes | None:
+    """The file's bytes when small enough to show and within the read budget, else None."""
+    if size > MAX_DIFF_FILE_BYTES or size > budget["read"] or budget["out"] <= 0:
+        return None
+    budget["read"] -= size
+    try:
+        return safefs.read_under(root, rel, MAX_DIFF_FILE_BYTES)
+    except ValueError:
+        return None
 
 
-def _file_diff(rel: str, a: _Content, b: _Content, in_before: bool, in_after: bool) -> list[str]:
+def _file_diff(rel: str, a: bytes | None, b: bytes | None, kind: str | None, in_before: bool,
+               size: int) -> list[str]:
     name = quote_path(rel)
-    if (a is None and in_before) or (b is None and in_after):
+    in_after = kind is not None
+    if (in_before and a is None) or (in_after and kind != "file"):
         return [f"~ {name}: symlink or special file\n"]
-    a_text, b_text = _text(a), _text(b)
+    a_text = _text(a) if in_before else ""
+    b_text = _text(b) if in_after else ""
     if a_text is None or b_text is None:
         status = "added" if not in_before else "deleted" if not in_after else "changed"
-        return [f"~ {name}: binary or large file {status}\n"]
-    a_name, b_name = quote_path("a/" + rel), quote_path("b/" + rel)
+        return [f"~ {name}: binary or large file {status}" + (f" ({size:,} bytes)" if in_after else "") + "\n"]
     out = list(difflib.unified_diff(a_text.splitlines(keepends=True), b_text.splitlines(keepends=True),
-                                    fromfile=a_name if in_before else "/dev/null",
-                                    tofile=b_name if in_after else "/dev/null"))
+                                    fromfile=quote_path("a/" + rel) if in_before else "/dev/null",
+                                    tofile=quote_path("b/" + rel) if in_after else "/dev/null"))
     if out and not out[-1].endswith("\n"):
         out.append("\n\\ No newline at end of file\n")
     return out
 
 
-def _text(data: _Content) -> str | None:
-    if data is None:
-        return ""
-    if isinstance(data, _Large) or len(data) > MAX_DIFF_FILE_BYTES:
+def _text(data: bytes | None) -> str | None:
+    if data is None or len(data) > MAX_DIFF_FILE_BYTES:
         return None
     try:
         return data.decode("utf-8")

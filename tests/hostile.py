@@ -115,7 +115,7 @@ class Arena:
         """A run spec: the attacker, a do-nothing agent and the oracle (an honest agent) on the task."""
         task = self.task(attack.name.replace("_", "-"), attack.network)
         agent = {"type": "command", "name": "attacker", "run": self.render(attack.script),
-                 "version": self.render(VERSION_PLANT), "policy": {"type": "scripted", "turns": ["ok"] * 4}}
+                 "version": self.render(VERSION_PLANT), "policy": {"type": "scripted", "turns": ["ok"] * 40}}
         spec = {"apiVersion": "clawgym/v1", "kind": "Run", "name": attack.name.replace("_", "-"), "tasks": [str(task)],
                 "seeds": list(range(attack.concurrent)), "agents": [agent, {"type": "nop"}, {"type": "oracle"}],
                 "concurrency": max(3, attack.concurrent * 3), "retries": {"max": 0}, "out": str(self.root / "out"),
@@ -251,6 +251,21 @@ ATTACKS = [
         print(s.recv(200))
         EOF
         """),
+    Attack("request_flood", "the runner records without end", r"""
+        python3 - <<'EOF'
+        import json, urllib.error, urllib.request as u
+        codes = {}
+        for i in range(400):
+            req = u.Request("http://127.0.0.1:18080/v1/chat/completions", headers={"Content-Type": "application/json"},
+                            data=json.dumps({"model": "x", "messages": [{"role": "user", "content": "x" * 20000}]}).encode())
+            try:
+                status = u.urlopen(req).status
+                codes[status] = codes.get(status, 0) + 1
+            except urllib.error.HTTPError as e:
+                codes[e.code] = codes.get(e.code, 0) + 1
+        print("codes", codes)
+        EOF
+        """),
     Attack("diff_injection", "diff injection", r"""
         mkdir -p output "$(printf 'output/evil\n+++ b/input')"
         printf '+forged\n' > "$(printf 'output/evil\n+++ b/input/sales.csv')"
@@ -359,5 +374,16 @@ def _diff_injection(arena: Arena, attacker: dict) -> list[str]:
     return out
 
 
-SPECIFIC = {"grader_dies": _grader_dies, "proxy_links": _proxy_links, "deep_tree": _deep_tree,
+def _request_flood(arena: Arena, attacker: dict) -> list[str]:
+    out = []
+    for key, r in attacker.items():
+        traj = arena.trajectory(key)
+        if len(traj.get("turns") or []) > 30 or not any("429" in x for x in r.get("proxy_refused", [])):
+            out.append(f"{key}: {len(traj.get('turns') or [])} turns recorded past the budget of 30")
+        if len(traj.get("steps") or []) > 110:
+            out.append(f"{key}: the trajectory kept {len(traj['steps'])} steps of refusals")
+    return out
+
+
+SPECIFIC = {"request_flood": _request_flood, "grader_dies": _grader_dies, "proxy_links": _proxy_links, "deep_tree": _deep_tree,
             "shared_loopback": _shared_loopback, "sparse_files": _sparse_files, "diff_injection": _diff_injection}

@@ -75,7 +75,8 @@ class CommandAgent(Agent):
             traj.agent["version"] = result.output.strip()[:200] or f"exit {result.exit_code}"
         if sandbox.private_dir is None:
             raise InfraError("the command agent needs a sandbox with a private folder (create_sandbox(private_dir=...))")
-        proxy = RecordingProxy(self.policy, traj, sandbox.private_dir, self.config.get("model_name", "clawgym"))
+        proxy = RecordingProxy(self.policy, traj, sandbox.private_dir, self.config.get("model_name", "clawgym"),
+                               max_turns=int(task.limits.get("turns", 30)))
         env = {**(self.config.get("env") or {}), "OPENAI_BASE_URL": f"http://127.0.0.1:{INSIDE_PORT}/v1",
                "OPENAI_API_KEY": "clawgym-proxy", "OPENAI_MODEL": self.config.get("model_name", "clawgym"),
                "CLAWGYM_INSTRUCTION": task.instruction}

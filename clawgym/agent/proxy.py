@@ -5,8 +5,9 @@ The sandbox has no network, so the proxy is reached through a Unix socket in the
 folder: a host folder the sandbox sees read-only at PRIVATE_MOUNT and that nothing in the sandbox
 can write, replace or link elsewhere (the host never touches a path the agent could have made).
 A tiny forwarder started inside the sandbox listens on the sandbox's own loopback and relays to
-the socket. Request bodies past `max_request_bytes` are refused with 413 and noted in the
-trajectory, so an agent cannot make the runner hold gigabytes.
+the socket. Request bodies past `max_request_bytes` are refused with 413, and requests past the
+task's turn budget with 429, each noted in the trajectory, so an agent cannot make the runner hold
+gigabytes or record without end.
 """
 
 from __future__ import annotations
@@ -94,15 +95,27 @@ class RecordingPolicy(Policy):
 class _UnixChatServer(ChatServing, socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     """The chat-completions server over a Unix socket."""
 
-    def __init__(self, path: str, policy: Policy, model_name: str, trajectory: Trajectory, max_request_bytes: int):
+    def __init__(self, path: str, policy: Policy, model_name: str, trajectory: Trajectory, max_request_bytes: int,
+                 max_turns: int | None):
         socketserver.UnixStreamServer.__init__(self, path, ChatHandler)
         self.setup_chat(policy, model_name)
-        self.trajectory, self.max_request_bytes = trajectory, max_request_bytes
+        self.trajectory, self.max_request_bytes, self.max_turns = trajectory, max_request_bytes, max_turns
         self._lock = threading.Lock()
+        self._admitted = 0
+        self._refusals = 0
+
+    def admit(self) -> str | None:
+        with self._lock:
+            if self.max_turns is not None and self._admitted >= self.max_turns:
+                return f"the task's budget of {self.max_turns} model turns is spent"
+            self._admitted += 1
+            return None
 
     def request_refused(self, status: int, reason: str) -> None:
         with self._lock:
-            self.trajectory.add("proxy_refused", status=status, reason=reason)
+            self._refusals += 1
+            if self._refusals <= 100:  # an agent that keeps asking cannot grow the trajectory without end
+                self.trajectory.add("proxy_refused", status=status, reason=reason)
 
 
 class RecordingProxy:
@@ -110,12 +123,12 @@ class RecordingProxy:
     sandbox sees read-only (its `private_dir`); the forwarder script is written beside it."""
 
     def __init__(self, policy: Policy, trajectory: Trajectory, folder: Path, model_name: str,
-                 max_request_bytes: int = MAX_REQUEST_BYTES):
+                 max_request_bytes: int = MAX_REQUEST_BYTES, max_turns: int | None = None):
         self.folder = folder
         self.socket_path = folder / SOCKET_NAME
         self.recorder = RecordingPolicy(policy, trajectory)
         self.server = _UnixChatServer(str(self.socket_path), self.recorder, model_name, trajectory,
-                                      max_request_bytes)
+                                      max_request_bytes, max_turns)
         os.chmod(self.socket_path, 0o777)  # the sandbox's uid connects; the folder stays read-only to it
         forwarder = folder / FORWARDER_NAME
         forwarder.write_text(FORWARDER)
