@@ -130,7 +130,7 @@ def test_oracle_nop_and_parity_with_reward_sh(imported, task_id, tmp_path, bwrap
         oracle = execute_trial(Trial(task, {"type": "oracle"}), keep_workspace=oracle_ws)
         assert oracle["reward"] == 1.0, oracle["verdict"]
         results = oracle["verdict"]["results"]  # the sub-scores, one result each (unless it prints one number)
-        assert len(results) >= 4 or results[0]["reason"] == "script score 1", results
+        assert len(results) >= 4 or results[0]["reason"] == "reward.sh score 1", results
         workspaces = [nop_ws, oracle_ws]
         # partial work: drop half of what the oracle produced
         partial = tmp_path / "partial"
@@ -226,9 +226,10 @@ def test_bad_folders_are_rejected_or_warned_and_never_stop_the_others(tmp_path):
     assert reasons["invalid_json"].startswith("data_entry.json:")
     assert "invalid JSON" in reasons["invalid_json"]
     assert reasons["no_reward"].startswith("no reward/ folder")
-    assert reasons["crashing_grader"].startswith("grader crashes on the untouched workspace (exit status 1: KeyError")
-    assert reasons["no_number"] == ("grader prints no number (last line: 'all good'); check.py must print a number "
-                                    "or a JSON object of named sub-scores as its last line")
+    assert reasons["crashing_grader"].startswith("grader fails on the untouched workspace (exit status 1; stderr: ")
+    assert reasons["crashing_grader"].endswith("KeyError: 'file'); fix reward/check.py")
+    assert reasons["no_number"].startswith("grader output is not what reward.sh reads, so every rollout would score 0: "
+                                           "the grader's output is not one JSON document")
     assert reasons["missing_input"].startswith("references input file(s) missing from input_files/: logs/app.log")
     assert "8 task folder(s): 1 imported, 1 imported with warnings, 6 rejected" in " ".join(result.output.split())
     assert (tmp_path / "out" / "task-0001" / "task.yaml").is_file()
@@ -256,26 +257,39 @@ def _published_task(folder: Path, check_py: str) -> Path:
 
 
 def test_import_runs_untrusted_graders_in_a_sandbox(tmp_path):
-    """The one-off grader run at import time happens in a grading sandbox, never on the host."""
-    from clawgym.interop.clawgym_import import smoke_grade
-    from clawgym.interop.clawgym_format import Rejected, read_task
+    """The one-off grader run at import time happens in a grading sandbox, never on the host, on the
+    workspace an agent that does nothing leaves (OpenClaw's seed files included)."""
+    from clawgym.interop.clawgym_import import import_one
 
     marker = tmp_path / "host-marker"
     hostile = (f"import json, os, sys\n"
                f"for p in [{str(marker)!r}, '/etc/clawgym-owned']:\n"
                f"    try:\n        open(p, 'w').write('owned')\n    except OSError:\n        pass\n"
                f"ws = sys.argv[1]\n"
-               f"print(json.dumps({{'cwd': float(os.getcwd() == ws), 'inputs': float(os.path.exists(ws + '/input/data.csv')),"
-               f" 'out': float(os.path.exists(ws + '/output/sum.txt'))}}))\n")
-    task = read_task(_published_task(tmp_path / "task_0001", hostile))
-    assert smoke_grade(task) == pytest.approx(2 / 3)  # ran at the mount, saw the inputs, no output yet
+               f"print(json.dumps({{'cwd': os.getcwd() == ws, 'inputs': os.path.exists(ws + '/input/data.csv'),"
+               f" 'seeded': os.path.isfile(ws + '/.git/HEAD') and os.path.isfile(ws + '/BOOTSTRAP.md'),"
+               f" 'out': os.path.exists(ws + '/output/sum.txt')}}, indent=2))\n")
+    folder = _published_task(tmp_path / "task_0001", hostile)
+    out = tmp_path / "out"
+    out.mkdir()
+    from clawgym.interop.library import ensure_library
+    ensure_library(out)
+    outcome = import_one(folder, out)
+    assert outcome.status == "warned" and outcome.nop_score == pytest.approx(3 / 4), outcome
     assert not marker.exists() and not os.path.exists("/etc/clawgym-owned")
-    (task.folder / "reward" / "check.py").write_text("print('{\"a\": 1}'); raise SystemExit(3)\n")
-    with pytest.raises(Rejected, match=r"crashes on the untouched workspace \(exit status 3"):
-        smoke_grade(task)
-    (task.folder / "reward" / "check.py").write_text("import time\ntime.sleep(30)\n")
-    with pytest.raises(Rejected, match="did not finish within 0.5 s"):
-        smoke_grade(task, timeout=0.5)
+    (folder / "reward" / "check.py").write_text("print('{\"a\": 1}'); raise SystemExit(3)\n")
+    outcome = import_one(folder, out)
+    assert outcome.status == "rejected" and "fails on the untouched workspace (exit status 3" in outcome.reasons[0]
+    assert (out / "task-0001" / "task.yaml").is_file()  # the earlier import stays
+    (folder / "reward" / "check.py").write_text("import time\ntime.sleep(30)\n")
+    from clawgym.interop import clawgym_import
+    old = clawgym_import.SMOKE_TIMEOUT
+    try:
+        clawgym_import.SMOKE_TIMEOUT = 0.5
+        outcome = import_one(folder, out)
+    finally:
+        clawgym_import.SMOKE_TIMEOUT = old
+    assert outcome.status == "rejected" and "did not finish within 0.5 s" in outcome.reasons[0]
 
 
 NATIVE = ["specs/tasks/analysis/grade-statistics.yaml", "specs/tasks/systems/log-incident-report.yaml",
@@ -324,4 +338,4 @@ def test_validate_skips_the_yaml_input_files_of_imported_tasks(imported):
     result = CliRunner().invoke(main, ["validate", "--static", str(imported)])
     assert result.exit_code == 0, result.output
     assert "skipped 4 YAML data file(s) without apiVersion or kind" in result.output
-    assert f"{len(GOOD) + 2} files valid" in result.output  # the tasks, the persona and the workspace
+    assert f"{len(GOOD) + 3} files valid" in result.output  # the tasks, the persona and the two workspaces

@@ -11,9 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
-import shutil
 import signal
-import stat
 import subprocess
 import tempfile
 from pathlib import Path
@@ -176,6 +174,46 @@ def parse_score(stdout: str, exit_code: int | None, *, strict: bool = False) -> 
     if exit_code == 0:
         return 1.0, "script exited 0", {}
     return 0.0, f"script exited {exit_code}", {}
+
+
+def parse_reward_sh(stdout: str) -> tuple[float, str, dict]:
+    """Score a grader's stdout exactly as the published `reward.sh` does.
+
+    The whole output, stripped, is one JSON document: a non-empty object scores the mean of
+    `float(v)` over all its values (booleans count 1.0 / 0.0, numeric strings their number, a
+    `reward` key the grader computed is averaged like any other), a number scores itself, anything
+    else 0.0. Output that is not one JSON document, or a value `float()` refuses, makes reward.sh's
+    own parser fail, so under `set -o pipefail` the rollout scores 0: so here. The details list
+    every value as a sub-score (`raw` holds what the grader printed); the score is clamped to [0, 1].
+    """
+    text = stdout.strip()
+    if not text:
+        return 0.0, "the grader printed nothing (reward.sh scores 0)", {}
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as e:
+        first = text.splitlines()[0]
+        return 0.0, (f"the grader's output is not one JSON document ({type(e).__name__}: {short(str(e), 60)}; "
+                     f"it starts {short(first, 60)}), so reward.sh scores 0"), {}
+    if isinstance(data, dict) and data:
+        subs = []
+        for key, value in list(data.items()):
+            try:
+                number = float(value)
+            except (TypeError, ValueError, OverflowError):
+                return 0.0, f"sub-score {short(key, 40)} is {short(value, 40)}, not a number (reward.sh fails: 0)", {}
+            subs.append({"name": str(key)[:100], "score": number, "raw": value if isinstance(value, (bool, int, float))
+                         else str(value)[:100], "reason": ""})
+        mean = sum(s["score"] for s in subs) / len(subs)
+        score = _clamped(mean)
+        return score, f"reward.sh: mean {mean:g} of {len(subs)} sub-scores" + _list(subs[:100]), {"subscores": subs[:100]}
+    if isinstance(data, (int, float)):
+        return _clamped(float(data)), f"reward.sh score {float(data):g}", {}
+    return 0.0, f"the grader printed {short(data, 40)} (neither an object nor a number: reward.sh scores 0)", {}
+
+
+def _clamped(value: float) -> float:
+    return min(1.0, max(0.0, value)) if math.isfinite(value) else 0.0
 
 
 def _list(subs: list[dict]) -> str:

@@ -27,7 +27,7 @@ from typing import Any
 from .. import safefs
 from ..registry import register
 from .base import Check, CheckContext, CheckFailure, CheckResult, as_list, check_rel, clip, glob_regex
-from .exec import parse_score
+from .exec import parse_reward_sh, parse_score
 from .grading import grading_folder, put_private, run_python_grader
 
 _MAGIC = re.compile(r"[*?\[]")
@@ -85,8 +85,16 @@ class Python(Check):
                 },
             },
             "require_score": {"type": "boolean", "default": False,
-                              "description": "A script that prints no score scores 0 even when it exits 0 (as "
-                                             "the published `reward.sh` reads a grader)."},
+                              "description": "A script that prints no score scores 0 even when it exits 0 (with "
+                                             "`protocol: last-line`)."},
+            "protocol": {"enum": ["last-line", "reward.sh"], "default": "last-line",
+                         "description": "How the script's stdout is read. `last-line`: the last non-empty line, as "
+                                        "above. `reward.sh`: exactly as the published ClawGym `reward.sh` reads "
+                                        "`check.py`: the whole output is one JSON document (indented or not); an "
+                                        "object scores the mean of `float(v)` over all its values (booleans 1/0, "
+                                        "a `reward` key included), a number itself, anything else 0. Each value is "
+                                        "also shown as a sub-score of weight 0, so the reward is exactly "
+                                        "reward.sh's (`subscores.aggregate: weighted` re-weights them instead)."},
             "payload": {"type": "object",
                         "description": "Write a JSON file with these keys plus `final_message` and `transcript` "
                                        "(from the recorded trajectory) and name it in OPENCLAW_REWARD_PAYLOAD, "
@@ -152,7 +160,10 @@ class Python(Check):
             details["restored"] = restored[:50]
         if run.timed_out:
             return 0.0, f"grading script timed out after {timeout:g}s", details
-        score, reason, extra = parse_score(run.stdout, run.exit_code, strict=bool(self.get("require_score")))
+        if self.get("protocol") == "reward.sh":
+            score, reason, extra = parse_reward_sh(run.stdout)
+        else:
+            score, reason, extra = parse_score(run.stdout, run.exit_code, strict=bool(self.get("require_score")))
         details.update(extra)
         if run.failure is not None:  # a grader that fails is a failed grade, whatever it printed
             details["stderr_tail"] = run.stderr[-2000:]
@@ -162,19 +173,26 @@ class Python(Check):
         return score, reason, details
 
     def expand(self, result: CheckResult) -> list[CheckResult]:
-        """One result per sub-score when `subscores` is set and the script printed named sub-scores."""
+        """One result per sub-score when `subscores` is set and the script printed named sub-scores.
+
+        With `protocol: reward.sh` (and no `weighted` aggregate) the check's own result keeps the
+        exact reward.sh score and the sub-scores follow with weight 0, visible but not re-averaged.
+        """
         config = self.get("subscores")
         subs = (result.details or {}).get("subscores")
         if config is None or not subs:
             return [result]
         weighted = config.get("aggregate", "mean") == "weighted"
+        exact = self.get("protocol") == "reward.sh" and not weighted
         weights = config.get("weights") or {}
         gates = [str(g) for g in config.get("gates") or []]
-        out = []
+        out = [CheckResult(name=result.name, type=self.type, score=result.score, weight=result.weight,
+                           gate=result.gate, reason=result.reason)] if exact else []
         for sub in subs:
-            share = float(weights.get(sub["name"], 1.0)) if weighted else 1.0
-            out.append(CheckResult(name=f"{result.name}: {sub['name']}", type=self.type, score=float(sub["score"]),
-                                   weight=result.weight * share, gate=result.gate or sub["name"] in gates,
+            share = 0.0 if exact else float(weights.get(sub["name"], 1.0)) if weighted else 1.0
+            out.append(CheckResult(name=f"{result.name}: {sub['name']}", type=self.type,
+                                   score=min(1.0, max(0.0, float(sub["score"]))) if sub["score"] == sub["score"] else 0.0,
+                                   weight=result.weight * share, gate=(result.gate and not exact) or sub["name"] in gates,
                                    reason=sub.get("reason") or f"sub-score of {result.name}"))
         printed = {s["name"] for s in subs}
         for gate in gates:

@@ -5,7 +5,7 @@ unchanged: the same `data_entry.json` bytes unless the spec's instruction, mount
 edited since, the same input files, `reward/` and `solution/`, so `reward.sh` prints the same
 score on the same workspace. Any other task is written with a portable grader in `reward/`
 (see `portable.py`): `check.py` runs the task's own checks against the workspace and a pristine
-copy of its inputs, and prints the task's reward as its last line, which `reward.sh` passes on.
+copy of its inputs, and prints the task's reward as its only output, which `reward.sh` reads as one number.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 from ..compile import compile_task, load_task_spec
 from ..errors import ClawgymError
 from ..task import CATEGORY_LABELS, Task
-from .clawgym_format import DATA_ENTRY, DEFAULT_MOUNT, INPUTS, SourceTask, read_task
+from .clawgym_format import DATA_ENTRY, DEFAULT_MOUNT, INPUTS, REWARD_SH, SourceTask, read_task
 from .folders import staging, swap_in
 from .harbor_export import solve_script
 from .portable import Refused, find_specs, grading_refusals, write_bundle
@@ -70,8 +70,8 @@ CHECK_PY = '''#!/usr/bin/env python3
 
 Beside this file: clawgym.zip (the clawgym package), task.json (the checks with their expected
 values), original/ (the pristine workspace) and task_files/ (grading scripts). As a script it
-prints the checks' scores as JSON, then the task's reward (checks weighted, gates applied) as
-its last line, which reward.sh passes on. Reads the agent's final message from
+prints the task's reward (checks weighted, gates applied) as its only output, which reward.sh
+reads as one number; the checks' scores go to stderr. Reads the agent's final message from
 OPENCLAW_REWARD_PAYLOAD when the harness provides it.
 """
 import json
@@ -105,34 +105,9 @@ def grade(transcript, workspace_path):
 
 if __name__ == "__main__":
     result = verdict(None, sys.argv[1] if len(sys.argv) > 1 else {mount!r})
-    print(json.dumps({{r["name"]: r["score"] for r in result["results"]}}, ensure_ascii=False))
+    print(json.dumps({{r["name"]: r["score"] for r in result["results"]}}, ensure_ascii=False), file=sys.stderr)
     print(result["reward"])
 '''
-
-REWARD_SH = '''#!/usr/bin/env bash
-# Reward entry point: runs after the agent stops, once reward/ has been copied into the
-# workspace. Prints one float in [0, 1] as its last stdout line.
-WS="${{1:-{mount}}}"
-
-OUT="$(python3 "$WS/reward/check.py" "$WS" 2>/dev/null)"
-LAST="$(printf '%s\\n' "$OUT" | awk 'NF {{ line = $0 }} END {{ print line }}')"
-
-python3 -c '
-import json, sys
-mean = 0.0
-try:
-    value = json.loads(sys.argv[1])
-    if isinstance(value, dict):
-        values = [float(v) for v in value.values()]
-        mean = sum(values) / len(values) if values else 0.0
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        mean = float(value)
-except Exception:
-    mean = 0.0
-print(mean)
-' "$LAST"
-'''
-
 
 def write_grader(task: Task, folder: Path) -> None:
     """reward/ (check.py, reward.sh and the grader bundle) and, when the task has a reference
@@ -143,7 +118,7 @@ def write_grader(task: Task, folder: Path) -> None:
     reward = folder / "reward"
     write_bundle(task, reward)
     (reward / "check.py").write_text(CHECK_PY.format(task_id=task.id, mount=task.mount), encoding="utf-8")
-    (reward / "reward.sh").write_text(REWARD_SH.format(mount=task.mount), encoding="utf-8")
+    (reward / "reward.sh").write_text(REWARD_SH, encoding="utf-8")
     (reward / "reward.sh").chmod(0o755)
     if task.solution and not any("message" in step or "cron" in step for step in task.solution):
         (folder / "solution").mkdir()

@@ -25,6 +25,16 @@ SOLUTION = "solution"
 DEFAULT_MOUNT = "/root/.openclaw/workspace"
 PAYLOAD_ENV = "OPENCLAW_REWARD_PAYLOAD"
 
+# The published reward entry point (the same in every published task): check.py's whole stdout is
+# one JSON document; an object scores the mean of float(v) over its values, a number itself,
+# anything else 0.0; any failure along the pipe (set -o pipefail) fails the reward (scored 0).
+REWARD_SH = """#!/usr/bin/env bash
+# Reward of one rollout: run after the agent stops, once reward/ is copied into the workspace.
+set -euo pipefail
+WORKSPACE="${1:-/root/.openclaw/workspace}"
+python3 "$WORKSPACE/reward/check.py" "$WORKSPACE" | python3 -c 'import json, sys; data = json.loads(sys.stdin.read().strip()); print(sum(float(v) for v in data.values()) / len(data) if isinstance(data, dict) and data else float(data) if isinstance(data, (int, float)) else 0.0)'
+"""
+
 _LABEL_TO_CATEGORY = {label.lower(): key for key, label in CATEGORY_LABELS.items()}
 _LABEL_TO_CATEGORY.update({key: key for key in CATEGORY_LABELS} | {
     "productivity and collaboration": "productivity", "systems and automation": "systems",

@@ -25,8 +25,10 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from .. import safefs
-from ..checks.exec import parse_score
+from ..checks.exec import parse_reward_sh
 from ..errors import ClawgymError
+from ..task import Task
+from ..workspace import write_files
 from ..spec.write import dump_spec, literal
 from ..tempdirs import work_root
 from .clawgym_format import INPUTS, Rejected, SourceTask, read_task
@@ -36,6 +38,7 @@ from .library import ensure_library
 from .outcomes import finish_import, print_reasons
 
 REPORT = "import-report.jsonl"
+SEEDED_WORKSPACE = "openclaw-2026-4-1"  # a new workspace as the OpenClaw of the published trajectories seeds it
 SMOKE_TIMEOUT = 30.0
 NOP_WARN = 0.1
 
@@ -64,22 +67,22 @@ def discover(source: Path) -> list[Path]:
 # One task
 
 
-def smoke_grade(task: SourceTask, timeout: float = SMOKE_TIMEOUT) -> float:
-    """Run the grader once on the untouched workspace, as reward.sh would; its score.
+def smoke_grade(task: SourceTask, compiled: Task, timeout: float | None = None) -> float:
+    """Run the grader once on the untouched workspace (the compiled task's files, as an agent that
+    does nothing leaves them), reading its output as reward.sh does; its score.
 
     The grader is untrusted code: it runs in a fresh grading sandbox (no network, a copy of the
-    inputs at the task's mount, see checks/grading.py), never on the host.
-    Raises Rejected when it crashes, hangs or prints no number.
+    workspace at the task's mount, see checks/grading.py), never on the host.
+    Raises Rejected when it fails (with the tail of its stderr), hangs or prints nothing reward.sh reads.
     """
     from ..checks.base import CheckContext
     from ..checks.grading import grading_folder, put_private, run_python_grader
     from ..checks.script import place_scripts
 
+    timeout = SMOKE_TIMEOUT if timeout is None else timeout
     with tempfile.TemporaryDirectory(prefix="clawgym-import-", dir=work_root()) as tmp:
         ws = Path(tmp) / "workspace"
-        if (task.folder / INPUTS).is_dir():
-            safefs.copy_tree(task.folder / INPUTS, ws, limits=None)
-        ws.mkdir(exist_ok=True)
+        write_files(compiled.files, compiled.executables, ws)
         ctx = CheckContext(workspace=ws, original=ws, task_dir=task.folder, params={}, mount=task.mount)
         with grading_folder(ctx, "import") as g:
             script = f"{g.workspace_inside}/{place_scripts(task.folder / 'reward' / 'check.py', g.workspace, 'reward')}"
@@ -92,15 +95,12 @@ def smoke_grade(task: SourceTask, timeout: float = SMOKE_TIMEOUT) -> float:
     if run.timed_out:
         raise Rejected(f"grader did not finish within {timeout:g} s on the untouched workspace")
     if run.failure is not None:
-        err = next((ln for ln in reversed(run.stderr.splitlines()) if ln.strip()), "")
-        raise Rejected(f"grader crashes on the untouched workspace ({run.failure}"
-                       + (f": {err.strip()[:200]}" if err else "") + "); fix reward/check.py")
-    score, reason, _ = parse_score(run.stdout, run.exit_code, strict=True)
-    if reason.startswith("script printed no score"):
-        raise Rejected(f"grader prints no number ({reason[len('script printed no score ('):-1]}); "
-                       "check.py must print a number or a JSON object of named sub-scores as its last line")
-    if reason.startswith(("script printed", "sub-score(s) outside")):
-        raise Rejected(f"grader output is not a score in [0, 1]: {reason}")
+        tail = " | ".join(ln.strip() for ln in run.stderr.strip().splitlines()[-3:])
+        raise Rejected(f"grader fails on the untouched workspace ({run.failure}"
+                       + (f"; stderr: {tail[:300]}" if tail else "") + "); fix reward/check.py")
+    score, reason, _ = parse_reward_sh(run.stdout)
+    if "reward.sh scores 0" in reason or "reward.sh fails" in reason:
+        raise Rejected(f"grader output is not what reward.sh reads, so every rollout would score 0: {reason}")
     return score
 
 
@@ -109,7 +109,7 @@ def build_spec(task: SourceTask, name: str, decisions: list[Decision]) -> tuple[
     check: dict[str, Any] = {"type": "python", "name": "reward", "script": "reward/check.py",
                              "args": ["${CLAWGYM_WORKSPACE}"], "copy_to": "reward",
                              "restore": [d.path for d in decisions if d.restore],
-                             "subscores": {"aggregate": "mean"}, "require_score": True}
+                             "protocol": "reward.sh", "subscores": {"aggregate": "mean"}}
     if task.wants_payload():
         check["payload"] = {"task_id": task.task_id, "user_query": task.query, "metadata": task.metadata}
     first = re.split(r"(?<=[.!?])\s|\n", task.query.strip(), maxsplit=1)[0]
@@ -122,7 +122,7 @@ def build_spec(task: SourceTask, name: str, decisions: list[Decision]) -> tuple[
         spec["category"] = task.category
     spec["tags"] = ["imported", "clawgym-format"] + ([str(task.metadata["grading_type"])]
                                                      if task.metadata.get("grading_type") else [])
-    spec.update(persona="workspace-owner", workspace="blank", mount=task.mount)
+    spec.update(persona="workspace-owner", workspace=SEEDED_WORKSPACE, mount=task.mount)
     files = []
     for rel in task.inputs:
         entry: dict[str, Any] = {"path": rel, "source": f"{INPUTS}/{rel}"}
@@ -142,9 +142,10 @@ def build_spec(task: SourceTask, name: str, decisions: list[Decision]) -> tuple[
                                "gate": True, "weight": 0})
     lines = [f"Imported from the published ClawGym format: task {task.task_id}.",
              "data_entry.json, input_files/, reward/ and solution/ beside this file are the source, unchanged;",
-             "'clawgym export clawgym' writes them back. Grading runs reward/check.py; its sub-scores average",
-             "as reward.sh does (subscores.aggregate: mean). The gate 'inputs unchanged' (weight 0) gives 0 to an",
-             "agent that changes an input the instruction does not ask it to change.",
+             "'clawgym export clawgym' writes them back. Grading runs reward/check.py and reads its output",
+             "exactly as reward.sh does (protocol: reward.sh); each sub-score is shown with weight 0. The",
+             f"workspace starts as OpenClaw 2026.4.1 seeds one ({SEEDED_WORKSPACE}). The gate 'inputs unchanged'",
+             "(weight 0) gives 0 to an agent that changes an input the instruction does not ask it to change.",
              "", "Input files restored from the pristine copy before grading and guarded by that gate",
              "(edit `restore` and the gate's `paths` to override):"]
     lines += [f"  {d.path}: {d.why}" for d in decisions] or ["  (no input files)"]
@@ -152,8 +153,14 @@ def build_spec(task: SourceTask, name: str, decisions: list[Decision]) -> tuple[
 
 
 def import_one(folder: Path, out: Path, name: str | None = None, smoke: bool = True) -> Outcome:
-    """Import one source folder into `out/<name>/`; never raises for a bad folder."""
+    """Import one source folder into `out/<name>/`; never raises for a bad folder.
+
+    The spec is written to a staging folder, compiled there (so a spec that does not compile is a
+    rejection, not a broken import) and, with `smoke`, its grader run once on the untouched
+    workspace before the folder takes its place.
+    """
     outcome = Outcome(source=folder.name, task_id=None, status="rejected")
+    tmp: Path | None = None
     try:
         task = read_task(folder)
         outcome.task_id = task.task_id
@@ -164,34 +171,51 @@ def import_one(folder: Path, out: Path, name: str | None = None, smoke: bool = T
             decisions = decide(task.inputs, task.query, task.grader_text)
         outcome.decisions = [asdict(d) for d in decisions]
         warnings = list(task.warnings)
+        name = name or spec_name(task.task_id)
+        spec, comment = build_spec(task, name, decisions)
+        target = out / name
+        tmp = _write_folder(task, target, dump_spec(spec, comment))
         if smoke:
-            outcome.nop_score = smoke_grade(task)
+            compiled = _compile(tmp / "task.yaml")
+            outcome.nop_score = smoke_grade(task, compiled)
             if outcome.nop_score > NOP_WARN:
                 warnings.append(f"grader gives {outcome.nop_score:.3f} to the untouched workspace "
                                 f"(expected at most {NOP_WARN})")
-        name = name or spec_name(task.task_id)
-        spec, comment = build_spec(task, name, decisions)
-        _write_folder(task, out / name, dump_spec(spec, comment))
+        swap_in(tmp, target)
+        tmp = None
     except Rejected as e:
         outcome.reasons.append(str(e))
         return outcome
     except (OSError, UnicodeDecodeError) as e:
         outcome.reasons.append(f"cannot read the task folder: {e}")
         return outcome
+    finally:
+        if tmp is not None:
+            safefs.remove_tree(tmp)
     outcome.name, outcome.reasons = name, warnings
     outcome.status = "warned" if warnings else "imported"
     return outcome
 
 
-def _write_folder(task: SourceTask, target: Path, spec_text: str) -> None:
-    """Write the spec and copy the source files next to it; replaces an earlier import atomically."""
+def _compile(spec_file: Path) -> Task:
+    from ..compile import compile_task, load_task_spec
+    from ..errors import SpecError
+
+    try:
+        return compile_task(load_task_spec(spec_file), 0)
+    except SpecError as e:
+        raise Rejected(f"the imported spec does not compile: {e.problems[0].what}") from None
+
+
+def _write_folder(task: SourceTask, target: Path, spec_text: str) -> Path:
+    """Write the spec and copy the source files into a staging folder beside `target`; the folder."""
     tmp = staging(target)
     shutil.copy2(task.folder / "data_entry.json", tmp / "data_entry.json")
     for sub in (INPUTS, "reward", "solution"):
         if (task.folder / sub).is_dir():
             shutil.copytree(task.folder / sub, tmp / sub, symlinks=True)
     (tmp / "task.yaml").write_text(spec_text, encoding="utf-8")
-    swap_in(tmp, target)
+    return tmp
 
 
 # ---------------------------------------------------------------------------------------------

@@ -46,6 +46,27 @@ class WorkspaceEntry:
     static: FileTree = field(default_factory=FileTree)
 
 
+def _with_archive(tree: FileTree, archive: Path, doc: Document) -> FileTree:
+    """`tree` plus the regular files of a tar archive (paths inside it, executable bits kept)."""
+    import tarfile
+
+    files, executables = dict(tree.files), set(tree.executables)
+    try:
+        with tarfile.open(archive) as tar:
+            for member in tar:
+                name = member.name[2:] if member.name.startswith("./") else member.name
+                if not member.isfile() or not name or ".." in name.split("/"):
+                    continue
+                handle = tar.extractfile(member)
+                files[name] = handle.read() if handle is not None else b""
+                if member.mode & 0o111:
+                    executables.add(name)
+    except (OSError, tarfile.TarError) as e:
+        raise SpecError([Problem(f"cannot read the workspace archive {archive.name}: {e}", **doc.where(("archive",)),
+                                 hint="give a tar file next to workspace.yaml")]) from None
+    return FileTree(dict(sorted(files.items())), frozenset(executables))
+
+
 def find_root(start: Path) -> Path:
     """Nearest folder at or above `start` that holds personas/, skills/ or workspaces/."""
     start = start.resolve()
@@ -121,6 +142,8 @@ class Library:
             doc = self._load(folder / "workspace.yaml", "Workspace", name)
             static_dir = folder / doc.data.get("static", "files")
             static = read_tree(static_dir) if static_dir.is_dir() else FileTree()
+            if doc.data.get("archive"):
+                static = _with_archive(static, folder / doc.data["archive"], doc)
             self._workspaces[name] = WorkspaceEntry(doc, folder, static)
         return self._workspaces[name]
 
