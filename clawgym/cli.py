@@ -184,7 +184,7 @@ class _DefaultToTrajectories(_DefaultToRun):
 
 @main.group("import")
 def import_() -> None:
-    """Import tasks (published ClawGym folders, Harbor folders) or trajectory files."""
+    """Import tasks (published ClawGym folders or source rows, Harbor folders) or trajectory files."""
 
 
 @import_.command("clawgym")
@@ -202,6 +202,22 @@ def import_clawgym(source: str, out: str, jobs: int | None, no_smoke: bool, quie
     from .interop.clawgym_import import import_command
 
     import_command(Path(source), Path(out), jobs=jobs, quiet=quiet, console=console, smoke=not no_smoke)
+
+
+@import_.command("clawgym-hf")
+@click.argument("source", type=click.Path(exists=True, dir_okay=False))
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="Folder for the imported task specs.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1),
+              help="Worker processes (default: twice the cores; the cores with --no-smoke).")
+@click.option("--no-smoke", is_flag=True, help="Do not run each grader once on the untouched workspace.")
+@click.option("--quiet", is_flag=True, help="Only print the summary.")
+@_friendly
+def import_clawgym_hf(source: str, out: str, jobs: int | None, no_smoke: bool, quiet: bool) -> None:
+    """Import the ClawGym source rows of the Hugging Face hub (JSONL: prompt, hook_code, input_files, rule,
+    origin_template)."""
+    from .interop.clawgym_hf import import_hf
+
+    import_hf(Path(source), Path(out), jobs=jobs, smoke=not no_smoke, quiet=quiet, console=console)
 
 
 @import_.command("harbor")

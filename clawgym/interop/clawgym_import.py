@@ -104,7 +104,8 @@ def smoke_grade(task: SourceTask, compiled: Task, timeout: float | None = None) 
     return score
 
 
-def build_spec(task: SourceTask, name: str, decisions: list[Decision]) -> tuple[dict[str, Any], str]:
+def build_spec(task: SourceTask, name: str, decisions: list[Decision],
+               extra: dict[str, Any] | None = None) -> tuple[dict[str, Any], str]:
     """The task spec and the comment block that records the import and its restore decisions."""
     check: dict[str, Any] = {"type": "python", "name": "reward", "script": "reward/check.py",
                              "args": ["${CLAWGYM_WORKSPACE}"], "copy_to": "reward",
@@ -122,7 +123,11 @@ def build_spec(task: SourceTask, name: str, decisions: list[Decision]) -> tuple[
         spec["category"] = task.category
     spec["tags"] = ["imported", "clawgym-format"] + ([str(task.metadata["grading_type"])]
                                                      if task.metadata.get("grading_type") else [])
-    spec.update(persona="workspace-owner", workspace=SEEDED_WORKSPACE, mount=task.mount)
+    extra = dict(extra or {})
+    for key in ("subcategory", "difficulty"):
+        if key in extra:
+            spec[key] = extra.pop(key)
+    spec.update(persona=extra.pop("persona", "workspace-owner"), workspace=SEEDED_WORKSPACE, mount=task.mount)
     files = []
     for rel in task.inputs:
         entry: dict[str, Any] = {"path": rel, "source": f"{INPUTS}/{rel}"}
@@ -140,6 +145,9 @@ def build_spec(task: SourceTask, name: str, decisions: list[Decision]) -> tuple[
         # of the sub-scores exactly what reward.sh prints whenever the inputs are intact.
         spec["checks"].append({"type": "unchanged", "name": "inputs unchanged", "paths": literal(list(check["restore"])),
                                "gate": True, "weight": 0})
+    if extra.get("rubric"):  # hybrid: the published 0.7 x code + 0.3 x rubric
+        spec["rubric"] = literal([dict(c) for c in extra.pop("rubric")])
+        spec["rubric_weight"] = extra.pop("rubric_weight", 0.3)
     lines = [f"Imported from the published ClawGym format: task {task.task_id}.",
              "data_entry.json, input_files/, reward/ and solution/ beside this file are the source, unchanged;",
              "'clawgym export clawgym' writes them back. Grading runs reward/check.py and reads its output",
@@ -152,12 +160,13 @@ def build_spec(task: SourceTask, name: str, decisions: list[Decision]) -> tuple[
     return spec, "\n".join(lines)
 
 
-def import_one(folder: Path, out: Path, name: str | None = None, smoke: bool = True) -> Outcome:
+def import_one(folder: Path, out: Path, name: str | None = None, smoke: bool = True,
+               extra: dict[str, Any] | None = None) -> Outcome:
     """Import one source folder into `out/<name>/`; never raises for a bad folder.
 
     The spec is written to a staging folder, compiled there (so a spec that does not compile is a
     rejection, not a broken import) and, with `smoke`, its grader run once on the untouched
-    workspace before the folder takes its place.
+    workspace before the folder takes its place. `extra` adds spec keys (a rubric, a persona, ...).
     """
     outcome = Outcome(source=folder.name, task_id=None, status="rejected")
     tmp: Path | None = None
@@ -172,7 +181,7 @@ def import_one(folder: Path, out: Path, name: str | None = None, smoke: bool = T
         outcome.decisions = [asdict(d) for d in decisions]
         warnings = list(task.warnings)
         name = name or spec_name(task.task_id)
-        spec, comment = build_spec(task, name, decisions)
+        spec, comment = build_spec(task, name, decisions, extra)
         target = out / name
         tmp = _write_folder(task, target, dump_spec(spec, comment))
         if smoke:
@@ -222,8 +231,19 @@ def _write_folder(task: SourceTask, target: Path, spec_text: str) -> Path:
 # Many tasks
 
 
-def _import_star(args: tuple[Path, Path, str | None, bool]) -> Outcome:
+def _import_star(args: tuple) -> Outcome:
     return import_one(*args)
+
+
+def run_imports(work: list[tuple], jobs: int | None, smoke: bool) -> Iterator[Outcome]:
+    """`import_one(*args)` for every args tuple of `work`, in worker processes, outcomes in order."""
+    # a grader run mostly waits on its sandbox (start-up, cgroup moves), so twice the cores keep them busy
+    jobs = max(1, jobs or (os.cpu_count() or 1) * (2 if smoke else 1))
+    if jobs == 1 or len(work) < 8:
+        yield from map(_import_star, work)
+        return
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        yield from pool.map(_import_star, work, chunksize=max(1, min(32, len(work) // (jobs * 8))))
 
 
 def import_dataset(source: Path, out: Path, *, jobs: int | None = None, smoke: bool = True) -> Iterator[Outcome]:
@@ -235,14 +255,7 @@ def import_dataset(source: Path, out: Path, *, jobs: int | None = None, smoke: b
     out.mkdir(parents=True, exist_ok=True)
     ensure_library(out)
     names = _unique_names(folders)
-    work = [(f, out, names.get(f), smoke) for f in folders]
-    # a grader run mostly waits on its sandbox (start-up, cgroup moves), so twice the cores keep them busy
-    jobs = max(1, jobs or (os.cpu_count() or 1) * (2 if smoke else 1))
-    if jobs == 1 or len(work) < 8:
-        yield from map(_import_star, work)
-        return
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        yield from pool.map(_import_star, work, chunksize=max(1, min(32, len(work) // (jobs * 8))))
+    yield from run_imports([(f, out, names.get(f), smoke) for f in folders], jobs, smoke)
 
 
 def _unique_names(folders: list[Path]) -> dict[Path, str]:
