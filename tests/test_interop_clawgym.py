@@ -99,6 +99,9 @@ def test_restore_decisions_keep_only_what_the_instruction_changes(imported):
         "task_0004": ["downloads/Budget_2025.CSV", "downloads/backup_db.sh", "downloads/logo_v2.svg",
                       "downloads/offsite_schedule.ics"],
         "task_0011": ["src/parser.py"],
+        "task_0014": ["docs/onboarding.md", "docs/team_handbook.md"],   # "apply these changes in place to ..."
+        "task_0015": ["config/config.json"],                            # "only adjust config/config.json"
+        "task_0022": ["tools/budget_check.py"],
     }
 
 
@@ -145,27 +148,35 @@ def test_oracle_nop_and_parity_with_reward_sh(imported, task_id, tmp_path, bwrap
         assert our_reward(spec, ws, tmp_path) == reward_sh(task_id, ws, tmp_path, payload), ws.name
 
 
+CHAT_ANSWERS = {  # the right final answer of each chat-style fixture task (graded through the payload)
+    "task_0010": "The lease ends on 2026-01-18, so the notice must reach the landlord by 2025-11-19.",
+    "task_0021": "You land in São Paulo on 2025-03-29 at 05:45 local time and reach the hotel at 08:15, "
+                 "so yes, you will make it to the 09:30 meeting with 1 h 15 min to spare.",
+}
+
+
 def test_chat_task_is_graded_on_the_final_answer_through_the_payload(imported, tmp_path):
     chat = [t for t in GOOD if "input_mount_dir" not in json.loads(
         (FIXTURES / "good" / t / "data_entry.json").read_text(encoding="utf-8"))]
-    assert len(chat) == 1
-    spec = spec_of(imported, chat[0])
-    task = compile_task(load_task_spec(spec), 0)
-    assert task.checks[0]["payload"]["task_id"] == chat[0]
-    ws = tmp_path / "ws"
-    materialize(task, ws)
-    entry = json.loads((FIXTURES / "good" / chat[0] / "data_entry.json").read_text(encoding="utf-8"))
-    right = "The lease ends on 2026-01-18, so the notice must reach the landlord by 2025-11-19."
-    for message, expect_full in ((right, True), ("I could not work it out.", False)):
-        trajectory = {"final_message": message, "messages": [{"role": "user", "content": entry["user_query"]},
-                                                              {"role": "assistant", "content": message}]}
-        payload = tmp_path / "payload.json"
-        payload.write_text(json.dumps({"task_id": chat[0], "user_query": entry["user_query"],
-                                       "metadata": entry["metadata"], "final_message": message,
-                                       "transcript": trajectory["messages"]}))
-        ours = our_reward(spec, ws, tmp_path, trajectory)
-        assert ours == reward_sh(chat[0], ws, tmp_path, payload)
-        assert (ours == 1.0) is expect_full
+    assert len(chat) >= 2 and set(CHAT_ANSWERS) <= set(chat)
+    for task_id in chat:
+        spec = spec_of(imported, task_id)
+        task = compile_task(load_task_spec(spec), 0)
+        assert task.checks[0]["payload"]["task_id"] == task_id
+        ws = tmp_path / task_id
+        materialize(task, ws)
+        entry = json.loads((FIXTURES / "good" / task_id / "data_entry.json").read_text(encoding="utf-8"))
+        messages = [(CHAT_ANSWERS[task_id], True)] if task_id in CHAT_ANSWERS else []
+        for message, expect_full in messages + [("I could not work it out.", False)]:
+            trajectory = {"final_message": message, "messages": [{"role": "user", "content": entry["user_query"]},
+                                                                  {"role": "assistant", "content": message}]}
+            payload = tmp_path / "payload.json"
+            payload.write_text(json.dumps({"task_id": task_id, "user_query": entry["user_query"],
+                                           "metadata": entry["metadata"], "final_message": message,
+                                           "transcript": trajectory["messages"]}))
+            ours = our_reward(spec, ws, tmp_path, trajectory)
+            assert ours == reward_sh(task_id, ws, tmp_path, payload), (task_id, message)
+            assert (ours == 1.0) is expect_full
 
 
 @pytest.mark.parametrize("task_id", WITH_SOLUTION)
@@ -337,5 +348,6 @@ def test_any_file_of_the_graders_folder_is_part_of_the_task_hash(imported, tmp_p
 def test_validate_skips_the_yaml_input_files_of_imported_tasks(imported):
     result = CliRunner().invoke(main, ["validate", "--static", str(imported)])
     assert result.exit_code == 0, result.output
-    assert "skipped 4 YAML data file(s) without apiVersion or kind" in result.output
+    yaml_inputs = sum(1 for t in GOOD for p in (FIXTURES / "good" / t / "input_files").rglob("*.y*ml"))
+    assert f"skipped {yaml_inputs} YAML data file(s) without apiVersion or kind" in result.output
     assert f"{len(GOOD) + 3} files valid" in result.output  # the tasks, the persona and the two workspaces
