@@ -67,9 +67,9 @@ def discover(source: Path) -> list[Path]:
 # One task
 
 
-def smoke_grade(task: SourceTask, compiled: Task, timeout: float | None = None) -> float:
-    """Run the grader once on the untouched workspace (the compiled task's files, as an agent that
-    does nothing leaves them), reading its output as reward.sh does; its score.
+def smoke_grade(task: SourceTask, untouched: tuple[dict[str, bytes], set[str]], timeout: float | None = None) -> float:
+    """Run the grader once on the untouched workspace (`untouched`: the task's files and executables, as
+    an agent that does nothing leaves them), reading its output as reward.sh does; its score.
 
     The grader is untrusted code: it runs in a fresh grading sandbox (no network, a copy of the
     workspace at the task's mount, see checks/grading.py), never on the host.
@@ -82,7 +82,7 @@ def smoke_grade(task: SourceTask, compiled: Task, timeout: float | None = None) 
     timeout = SMOKE_TIMEOUT if timeout is None else timeout
     with tempfile.TemporaryDirectory(prefix="clawgym-import-", dir=work_root()) as tmp:
         ws = Path(tmp) / "workspace"
-        write_files(compiled.files, compiled.executables, ws)
+        write_files(untouched[0], untouched[1], ws)
         ctx = CheckContext(workspace=ws, original=ws, task_dir=task.folder, params={}, mount=task.mount)
         with grading_folder(ctx, "import") as g:
             script = f"{g.workspace_inside}/{place_scripts(task.folder / 'reward' / 'check.py', g.workspace, 'reward')}"
@@ -185,8 +185,7 @@ def import_one(folder: Path, out: Path, name: str | None = None, smoke: bool = T
         target = out / name
         tmp = _write_folder(task, target, dump_spec(spec, comment))
         if smoke:
-            compiled = _compile(tmp / "task.yaml")
-            outcome.nop_score = smoke_grade(task, compiled)
+            outcome.nop_score = smoke_grade(task, _untouched(task, tmp / "task.yaml", spec["persona"]))
             if outcome.nop_score > NOP_WARN:
                 warnings.append(f"grader gives {outcome.nop_score:.3f} to the untouched workspace "
                                 f"(expected at most {NOP_WARN})")
@@ -204,6 +203,34 @@ def import_one(folder: Path, out: Path, name: str | None = None, smoke: bool = T
     outcome.name, outcome.reasons = name, warnings
     outcome.status = "warned" if warnings else "imported"
     return outcome
+
+
+_SEEDS: dict[tuple[str, str], tuple[dict[str, bytes], set[str]]] = {}  # (library, persona) -> seed files
+_SEED_NAMES = {"AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "HEARTBEAT.md", "BOOTSTRAP.md", "MEMORY.md",
+               "memory", "skills", ".git", ".openclaw"}
+
+
+def _untouched(task: SourceTask, spec_file: Path, persona: str) -> tuple[dict[str, bytes], set[str]]:
+    """The files an agent that does nothing leaves: the seeded workspace plus the task's inputs.
+
+    The seed (bootstrap files, USER.md, .git, ...) is the same for every task of one library and
+    persona, so it is compiled once per process; a task whose inputs overlap it is compiled whole.
+    """
+    key = (str(spec_file.parent.parent.resolve()), persona)
+    seed = _SEEDS.get(key)
+    if any(rel.split("/", 1)[0] in _SEED_NAMES for rel in task.inputs):  # the task ships its own: compile it whole
+        compiled = _compile(spec_file)
+        return dict(compiled.files), set(compiled.executables)
+    if seed is None:
+        compiled = _compile(spec_file)
+        inputs = set(task.inputs)
+        seed = ({k: v for k, v in compiled.files.items() if k not in inputs},
+                {e for e in compiled.executables if e not in inputs})
+        _SEEDS.setdefault(key, seed)
+    files = dict(seed[0])
+    for rel in task.inputs:
+        files[rel] = (task.folder / INPUTS / rel).read_bytes()
+    return files, set(seed[1]) | set(task.executables)
 
 
 def _compile(spec_file: Path) -> Task:
