@@ -94,7 +94,7 @@ def test_rule_front_matter_and_persona(imported, bwrap):
     persona = load_task_spec(out / "hf-00001" / "task.yaml").doc.data["persona"]
     assert (out / "personas" / f"{persona}.yaml").read_text().count("Dana Whitfield") == 1
     assert set(task.files) >= {"input/sales.csv", "input/README.md", ".git/HEAD", "BOOTSTRAP.md"}
-    assert task.checks[0]["restore"] == ["input/README.md", "input/sales.csv"]  # "Don't modify anything under input/"
+    assert list(task.checks[0]["restore"]) == ["input/README.md", "input/sales.csv"]  # "Don't modify anything under input/"
 
 
 def test_graded_exactly_as_reward_sh(imported, tmp_path, bwrap):
