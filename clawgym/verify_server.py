@@ -74,15 +74,9 @@ def _confine() -> None:
     Grading sandboxes get their cgroups beside this one, not inside it (the parent is looked up
     before moving), so a grader's memory never counts against other trials' verifications.
     """
-    from .sandbox.host import cgroup_parent, memory_cgroup
+    from .sandbox.host import confine
 
-    cgroup_parent()
-    group = memory_cgroup(f"clawgym-verifier-{os.getpid()}", memory_budget_mb() << 20)
-    if group is not None:
-        try:
-            (group / "cgroup.procs").write_text(str(os.getpid()))
-        except OSError:
-            pass
+    confine("verifier", memory_budget_mb() << 20)
 
 
 def _limit_address_space() -> None:

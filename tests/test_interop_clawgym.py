@@ -303,6 +303,40 @@ def test_import_runs_untrusted_graders_in_a_sandbox(tmp_path):
     assert outcome.status == "rejected" and "did not finish within 0.5 s" in outcome.reasons[0]
 
 
+def test_batched_graders_cannot_disturb_each_other(tmp_path, bwrap):
+    """The importer runs a dataset's graders in batches, one sandbox each: a grader that kills every
+    process, one that hangs and one that leaves a daemon behind do not change the others' results."""
+    from clawgym.interop import clawgym_import
+    from clawgym.interop.clawgym_import import import_many
+    from clawgym.interop.library import ensure_library
+
+    good = ("import json, os, sys\nws = sys.argv[1]\n"
+            "print(json.dumps({'untouched': not os.path.exists(ws + '/output'), 'here': os.getcwd() == ws}))\n")
+    graders = {
+        "task_a": "import os, signal\nos.kill(-1, signal.SIGKILL)\n",
+        "task_b": good,
+        "task_c": "import time\ntime.sleep(60)\n",
+        "task_d": ("import os, subprocess, sys\nsubprocess.Popen(['sh', '-c', 'sleep 1; mkdir -p output'],"
+                   " start_new_session=True)\nprint(0.0)\n"),
+        "task_e": good,
+    }
+    folders = [_published_task(tmp_path / name, code) for name, code in graders.items()]
+    out = tmp_path / "out"
+    ensure_library(out)
+    old = clawgym_import.SMOKE_TIMEOUT
+    try:
+        clawgym_import.SMOKE_TIMEOUT = 3
+        outcomes = import_many([(f, out, f.name.replace("_", "-"), True, None) for f in folders])
+    finally:
+        clawgym_import.SMOKE_TIMEOUT = old
+    status = {o.source: (o.status, o.nop_score) for o in outcomes}
+    assert status["task_a"][0] == "rejected" and "stopped (exit status 137)" in outcomes[0].reasons[0]
+    assert status["task_c"][0] == "rejected" and "did not finish within 3 s" in outcomes[2].reasons[0]
+    for name in ("task_b", "task_e"):  # graded alone, in place, on their own untouched workspace
+        assert status[name][1] == 1.0, outcomes
+    assert status["task_d"][1] == 0.0 and not any("grader" in r for r in outcomes[3].reasons), outcomes[3]
+
+
 NATIVE = ["specs/tasks/analysis/grade-statistics.yaml", "specs/tasks/systems/log-incident-report.yaml",
           "specs/tasks/software/fix-failing-function.yaml"]
 

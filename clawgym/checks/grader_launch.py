@@ -1,7 +1,9 @@
 """Runs inside a grading sandbox (standard library only): start a Python grader and report on it.
 
 `python3 grader_launch.py SCRIPT [ARGS...]`, with a one-line nonce on stdin (or, where the grader
-runs in place with no sandbox boundary to hide it behind, in CLAWGYM_GRADER_NONCE). The launcher makes
+runs in place with no sandbox boundary to hide it behind, in CLAWGYM_GRADER_NONCE). Without
+arguments, the second stdin line is a JSON plan of several graders run one after the other (the
+importer's one-off runs of a dataset's graders: one sandbox for a batch of graders from one source). The launcher makes
 itself non-dumpable (no other process in the sandbox may read its memory or open its file
 descriptors, ptrace included), forks, and runs SCRIPT as `__main__` in the child, which inherits
 that protection, with its own stdout and stderr pipes. Whatever the grader or the programs it
@@ -92,12 +94,8 @@ def _grader(script: str, args: list, out_w: int, err_w: int, taint_w: int) -> No
             os._exit(code & 0xFF if isinstance(code, int) else 1)
 
 
-def main() -> None:
-    nonce = os.environ.pop("CLAWGYM_GRADER_NONCE", None) or sys.stdin.readline().strip()
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    _non_dumpable()
-    script, args = sys.argv[1], sys.argv[2:]
+def run_one(script: str, args: list, env: dict | None = None, timeout: float | None = None) -> dict:
+    """Fork the grader, collect its output, wait for it (at most `timeout` seconds); its frame."""
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     taint_r, taint_w = os.pipe()
@@ -107,17 +105,25 @@ def main() -> None:
         for fd in (out_r, err_r, taint_r):
             os.close(fd)
         os.setpgid(0, 0)  # a program that kills the grader's process group leaves the launcher to report it
+        if env:
+            os.environ.update(env)
         _grader(script, args, out_w, err_w, taint_w)
     for fd in (out_w, err_w, taint_w):
         os.close(fd)
     out, err, taint, status = bytearray(), bytearray(), bytearray(), None
-    out_over = False
+    out_over, timed_out = False, False
+    deadline = time.monotonic() + timeout if timeout else None
     reads, drain_until = [out_r, err_r, taint_r], None
     while reads:
         if status is None:
             done, st = os.waitpid(pid, os.WNOHANG)
             if done:
                 status, drain_until = st, time.monotonic() + DRAIN_S
+            elif deadline is not None and time.monotonic() > deadline:
+                timed_out = True
+                _kill_others()
+                _, status = os.waitpid(pid, 0)
+                break
         if drain_until is not None and time.monotonic() > drain_until:
             break
         ready, _, _ = select.select(reads, [], [], 0.05)
@@ -136,12 +142,56 @@ def main() -> None:
                 del err[:-MAX_STDERR]
     if status is None:
         _, status = os.waitpid(pid, 0)
-    frame = {"exit": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
-             "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
-             "stdout": base64.b64encode(bytes(out)).decode("ascii"), "stdout_truncated": out_over,
-             "stderr": base64.b64encode(bytes(err)).decode("ascii"),
-             "workspace_code": sorted(set(bytes(taint).decode("utf-8", "replace").splitlines()))[:10]}
-    os.write(1, ("\n" + nonce + json.dumps(frame) + "\n").encode("ascii"))
+    for fd in (out_r, err_r, taint_r):
+        os.close(fd)
+    return {"exit": os.WEXITSTATUS(status) if os.WIFEXITED(status) and not timed_out else None,
+            "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) and not timed_out else None,
+            "timed_out": timed_out,
+            "stdout": base64.b64encode(bytes(out)).decode("ascii"), "stdout_truncated": out_over,
+            "stderr": base64.b64encode(bytes(err)).decode("ascii"),
+            "workspace_code": sorted(set(bytes(taint).decode("utf-8", "replace").splitlines()))[:10]}
+
+
+def _kill_others() -> None:
+    """Kill every process of the sandbox but the launcher and pid 1 (a grader and what it left running)."""
+    me = os.getpid()
+    for name in os.listdir("/proc"):
+        if name.isdigit() and int(name) not in (1, me):
+            try:
+                os.kill(int(name), signal.SIGKILL)
+            except OSError:
+                pass
+
+
+def _batch(plan: list, nonce: str) -> None:
+    """Several graders one after the other, each with the workspace folder renamed into place, and
+    nothing of the one before left running; one frame each (`index` says which)."""
+    for i, item in enumerate(plan):
+        place, folder = item["mount"], item["folder"]
+        os.rename(folder, place)
+        here = os.getcwd()
+        try:
+            os.chdir(place)
+            frame = run_one(item["script"], item.get("args") or [], item.get("env"), item.get("timeout"))
+        finally:
+            os.chdir(here)
+            _kill_others()
+            os.rename(place, folder)
+        frame["index"] = i
+        os.write(1, ("\n" + nonce + json.dumps(frame) + "\n").encode("ascii"))
+
+
+def main() -> None:
+    nonce = os.environ.pop("CLAWGYM_GRADER_NONCE", None) or sys.stdin.readline().strip()
+    plan_line = sys.stdin.readline() if not sys.argv[1:] else ""
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    _non_dumpable()
+    if plan_line.strip():
+        _batch(json.loads(plan_line), nonce)
+    else:
+        frame = run_one(sys.argv[1], sys.argv[2:])
+        os.write(1, ("\n" + nonce + json.dumps(frame) + "\n").encode("ascii"))
     os._exit(0)
 
 

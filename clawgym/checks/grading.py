@@ -74,8 +74,10 @@ class GraderRun:
 
 
 @contextmanager
-def grading_folder(ctx: CheckContext, what: str = "grade") -> Iterator[Grading]:
-    """Scratch folders for one grader: a bounded copy of the final workspace and a private folder.
+def grading_folder(ctx: CheckContext, what: str = "grade",
+                   files: tuple[Mapping[str, bytes], set[str]] | None = None) -> Iterator[Grading]:
+    """Scratch folders for one grader: a bounded copy of the final workspace (or, with `files`, a
+    workspace written from {path: bytes} and its executables: files we made) and a private folder.
 
     Raises CheckFailure (a failed grade) when the workspace passes the grading limits.
     """
@@ -85,7 +87,11 @@ def grading_folder(ctx: CheckContext, what: str = "grade") -> Iterator[Grading]:
         in_place = str((ctx.sandbox or {}).get("type")) == "inline"
         grading = Grading(root, root / "workspace", root / "private", ctx.mount or DEFAULT_MOUNT, in_place)
         try:
-            grading.skipped = safefs.copy_tree(ctx.workspace, grading.workspace)
+            if files is not None:
+                from ..workspace import write_files
+                write_files(files[0], files[1], grading.workspace)
+            else:
+                grading.skipped = safefs.copy_tree(ctx.workspace, grading.workspace)
         except safefs.TreeTooLarge as e:
             raise CheckFailure(f"workspace too large to grade: {e}") from None
         grading.private.mkdir(mode=0o755)
@@ -115,7 +121,8 @@ def put_private(grading: Grading, rel: str, data: bytes | str) -> str:
 def run_in_sandbox(ctx: CheckContext, grading: Grading, command: str | Sequence[str], *, timeout: float,
                    env: Mapping[str, str] | None = None, stdin: str | None = None,
                    memory_mb: int = GRADER_MEMORY_MB, ro_binds: Sequence[Sequence[str]] = (),
-                   rw_binds: Sequence[Sequence[str]] = (), mount: str | None = None) -> Any:
+                   rw_binds: Sequence[Sequence[str]] = (), mount: str | None = None,
+                   output_bytes: int = GRADER_OUTPUT_BYTES) -> Any:
     """Run `command` in a fresh sandbox over `grading.workspace` (no network); its ExecResult.
     Infrastructure problems raise InfraError."""
     try:
@@ -130,7 +137,7 @@ def run_in_sandbox(ctx: CheckContext, grading: Grading, command: str | Sequence[
     if rw_binds:
         spec["rw_binds"] = [*(spec.get("rw_binds") or []), *[list(b) for b in rw_binds]]
     limits = SandboxLimits(wall_seconds=timeout + 30, memory_mb=memory_mb, pids=GRADER_PIDS,
-                           output_bytes=GRADER_OUTPUT_BYTES, cpu_seconds=max(1.0, timeout + 5))
+                           output_bytes=output_bytes, cpu_seconds=max(1.0, timeout + 5))
     try:
         sandbox = create_sandbox(spec, grading.workspace, limits=limits, network=False,
                                  mount=mount or grading.mount, private_dir=None if grading.in_place else grading.private)
@@ -188,9 +195,16 @@ def run_python_grader(ctx: CheckContext, grading: Grading, script_inside: str, a
         tail = res.output.strip().splitlines()[-1:] if res.output.strip() else []
         return GraderRun(res.exit_code, "", res.output[-2000:],
                          f"the grader's launcher was stopped ({why})" + (f": {tail[0][:200]}" if tail else ""))
+    return grader_run(frame)
+
+
+def grader_run(frame: dict[str, Any]) -> GraderRun:
+    """What a launcher's frame says of one grader."""
     stdout = base64.b64decode(frame.get("stdout") or "").decode("utf-8", "replace")
     stderr = base64.b64decode(frame.get("stderr") or "").decode("utf-8", "replace")
     code, sig = frame.get("exit"), frame.get("signal")
+    if frame.get("timed_out"):
+        return GraderRun(None, stdout, stderr, "timed out", timed_out=True)
     failure = None
     if sig is not None:
         failure = f"killed by signal {sig}"
@@ -200,6 +214,20 @@ def run_python_grader(ctx: CheckContext, grading: Grading, script_inside: str, a
         failure = "printed more than 4 MiB"
     taint = [str(x) for x in frame.get("workspace_code") or []][:10]
     return GraderRun(code if sig is None else None, stdout, stderr, failure, workspace_code=taint)
+
+
+def frames(output: str, nonce: str) -> list[dict[str, Any]]:
+    """Every frame of the launcher in `output` (the lines that start with our nonce)."""
+    out = []
+    for line in output.splitlines():
+        if line.startswith(nonce):
+            try:
+                frame = json.loads(line[len(nonce):])
+            except ValueError:
+                continue
+            if isinstance(frame, dict):
+                out.append(frame)
+    return out
 
 
 def _frame(output: str, nonce: str) -> dict[str, Any] | None:

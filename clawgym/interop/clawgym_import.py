@@ -18,28 +18,24 @@ import json
 import os
 import re
 import shutil
-import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
 from .. import safefs
-from ..checks.exec import parse_reward_sh
 from ..errors import ClawgymError
 from ..task import Task
-from ..workspace import write_files
 from ..spec.write import dump_spec, literal
-from ..tempdirs import work_root
 from .clawgym_format import INPUTS, Rejected, SourceTask, read_task
 from .folders import spec_name, staging, swap_in
 from .input_roles import Decision, decide
 from .library import ensure_library
 from .outcomes import finish_import, print_reasons
+from .smoke import SMOKE_TIMEOUT, SmokeItem, smoke_batch
 
 REPORT = "import-report.jsonl"
 SEEDED_WORKSPACE = "openclaw-2026-4-1"  # a new workspace as the OpenClaw of the published trajectories seeds it
-SMOKE_TIMEOUT = 30.0
 NOP_WARN = 0.1
 
 
@@ -65,43 +61,6 @@ def discover(source: Path) -> list[Path]:
 
 # ---------------------------------------------------------------------------------------------
 # One task
-
-
-def smoke_grade(task: SourceTask, untouched: tuple[dict[str, bytes], set[str]], timeout: float | None = None) -> float:
-    """Run the grader once on the untouched workspace (`untouched`: the task's files and executables, as
-    an agent that does nothing leaves them), reading its output as reward.sh does; its score.
-
-    The grader is untrusted code: it runs in a fresh grading sandbox (no network, a copy of the
-    workspace at the task's mount, see checks/grading.py), never on the host.
-    Raises Rejected when it fails (with the tail of its stderr), hangs or prints nothing reward.sh reads.
-    """
-    from ..checks.base import CheckContext
-    from ..checks.grading import grading_folder, put_private, run_python_grader
-    from ..checks.script import place_scripts
-
-    timeout = SMOKE_TIMEOUT if timeout is None else timeout
-    with tempfile.TemporaryDirectory(prefix="clawgym-import-", dir=work_root()) as tmp:
-        ws = Path(tmp) / "workspace"
-        write_files(untouched[0], untouched[1], ws)
-        ctx = CheckContext(workspace=ws, original=ws, task_dir=task.folder, params={}, mount=task.mount)
-        with grading_folder(ctx, "import") as g:
-            script = f"{g.workspace_inside}/{place_scripts(task.folder / 'reward' / 'check.py', g.workspace, 'reward')}"
-            env = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8"}
-            if task.wants_payload():
-                env["OPENCLAW_REWARD_PAYLOAD"] = put_private(g, "payload.json", json.dumps(
-                    {"task_id": task.task_id, "user_query": task.query, "metadata": task.metadata,
-                     "final_message": "", "transcript": []}))
-            run = run_python_grader(ctx, g, script, [g.workspace_inside], timeout=timeout, env=env)
-    if run.timed_out:
-        raise Rejected(f"grader did not finish within {timeout:g} s on the untouched workspace")
-    if run.failure is not None:
-        tail = " | ".join(ln.strip() for ln in run.stderr.strip().splitlines()[-3:])
-        raise Rejected(f"grader fails on the untouched workspace ({run.failure}"
-                       + (f"; stderr: {tail[:300]}" if tail else "") + "); fix reward/check.py")
-    score, reason, _ = parse_reward_sh(run.stdout)
-    if "reward.sh scores 0" in reason or "reward.sh fails" in reason:
-        raise Rejected(f"grader output is not what reward.sh reads, so every rollout would score 0: {reason}")
-    return score
 
 
 def build_spec(task: SourceTask, name: str, decisions: list[Decision],
@@ -160,16 +119,43 @@ def build_spec(task: SourceTask, name: str, decisions: list[Decision],
     return spec, "\n".join(lines)
 
 
+@dataclass
+class _Pending:
+    """A task folder read, decided and written to its staging folder, waiting for its grader run."""
+
+    outcome: Outcome
+    task: SourceTask
+    staging: Path
+    target: Path
+    persona: str
+    warnings: list[str]
+
+
 def import_one(folder: Path, out: Path, name: str | None = None, smoke: bool = True,
                extra: dict[str, Any] | None = None) -> Outcome:
     """Import one source folder into `out/<name>/`; never raises for a bad folder.
 
-    The spec is written to a staging folder, compiled there (so a spec that does not compile is a
-    rejection, not a broken import) and, with `smoke`, its grader run once on the untouched
-    workspace before the folder takes its place. `extra` adds spec keys (a rubric, a persona, ...).
+    The spec is written to a staging folder and, with `smoke`, its grader run once on the untouched
+    workspace (see smoke.py) before the folder takes its place. `extra` adds spec keys (a rubric, a
+    persona, ...).
     """
+    return import_many([(folder, out, name, smoke, extra)])[0]
+
+
+def import_many(work: list[tuple]) -> list[Outcome]:
+    """`import_one` for several folders, their graders run in one grading sandbox (see smoke.py)."""
+    prepared = [_prepare(*args) for args in work]
+    pending = [p for p in prepared if isinstance(p, _Pending) and work[prepared.index(p)][3]]
+    results = {}
+    if pending:
+        items = [SmokeItem(p.task, *_untouched(p.task, p.staging / "task.yaml", p.persona)) for p in pending]
+        results = {id(p): r for p, r in zip(pending, smoke_batch(items, SMOKE_TIMEOUT, _CONFINED))}
+    return [p if isinstance(p, Outcome) else _finish(p, results.get(id(p))) for p in prepared]
+
+
+def _prepare(folder: Path, out: Path, name: str | None = None, smoke: bool = True,
+             extra: dict[str, Any] | None = None) -> _Pending | Outcome:
     outcome = Outcome(source=folder.name, task_id=None, status="rejected")
-    tmp: Path | None = None
     try:
         task = read_task(folder)
         outcome.task_id = task.task_id
@@ -179,28 +165,37 @@ def import_one(folder: Path, out: Path, name: str | None = None, smoke: bool = T
         else:
             decisions = decide(task.inputs, task.query, task.grader_text)
         outcome.decisions = [asdict(d) for d in decisions]
-        warnings = list(task.warnings)
         name = name or spec_name(task.task_id)
         spec, comment = build_spec(task, name, decisions, extra)
         target = out / name
-        tmp = _write_folder(task, target, dump_spec(spec, comment))
-        if smoke:
-            outcome.nop_score = smoke_grade(task, _untouched(task, tmp / "task.yaml", spec["persona"]))
-            if outcome.nop_score > NOP_WARN:
-                warnings.append(f"grader gives {outcome.nop_score:.3f} to the untouched workspace "
-                                f"(expected at most {NOP_WARN})")
-        swap_in(tmp, target)
-        tmp = None
+        return _Pending(outcome, task, _write_folder(task, target, dump_spec(spec, comment)), target,
+                        spec["persona"], list(task.warnings))
     except Rejected as e:
         outcome.reasons.append(str(e))
-        return outcome
     except (OSError, UnicodeDecodeError) as e:
         outcome.reasons.append(f"cannot read the task folder: {e}")
+    return outcome
+
+
+def _finish(p: _Pending, smoked: float | Rejected | None) -> Outcome:
+    """Put the staged folder in place (or drop it when its grader was rejected); the outcome."""
+    outcome, warnings = p.outcome, p.warnings
+    try:
+        if isinstance(smoked, Rejected):
+            outcome.reasons.append(str(smoked))
+            return outcome
+        if smoked is not None:
+            outcome.nop_score = smoked
+            if smoked > NOP_WARN:
+                warnings.append(f"grader gives {smoked:.3f} to the untouched workspace (expected at most {NOP_WARN})")
+        swap_in(p.staging, p.target)
+    except OSError as e:
+        outcome.reasons.append(f"cannot write {p.target}: {e}")
         return outcome
     finally:
-        if tmp is not None:
-            safefs.remove_tree(tmp)
-    outcome.name, outcome.reasons = name, warnings
+        if p.staging.exists():
+            safefs.remove_tree(p.staging)
+    outcome.name, outcome.reasons = p.target.name, warnings
     outcome.status = "warned" if warnings else "imported"
     return outcome
 
@@ -258,19 +253,49 @@ def _write_folder(task: SourceTask, target: Path, spec_text: str) -> Path:
 # Many tasks
 
 
-def _import_star(args: tuple) -> Outcome:
-    return import_one(*args)
+BATCH = 8  # graders run in one grading sandbox
+
+
+def _import_chunk(work: list[tuple]) -> list[Outcome]:
+    return import_many(work)
+
+
+_CONFINED = False  # this worker sits in a memory cgroup of its own: graders it starts need none each
+WORKER_MEMORY = 3 << 30
+
+
+def _confine_worker() -> None:
+    """A worker process grades one task at a time: one memory cgroup for it (and the grader it runs)
+    bounds the host as a cgroup per grading sandbox would, without a cgroup move per grader."""
+    global _CONFINED
+    from ..sandbox.host import confine
+    _CONFINED = os.geteuid() == 0 and confine("import", WORKER_MEMORY)
 
 
 def run_imports(work: list[tuple], jobs: int | None, smoke: bool) -> Iterator[Outcome]:
     """`import_one(*args)` for every args tuple of `work`, in worker processes, outcomes in order."""
     # a grader run mostly waits on its sandbox (start-up, cgroup moves), so twice the cores keep them busy
     jobs = max(1, jobs or (os.cpu_count() or 1) * (2 if smoke else 1))
-    if jobs == 1 or len(work) < 8:
-        yield from map(_import_star, work)
+    chunks = [work[i:i + BATCH] for i in range(0, len(work), BATCH)]
+    if jobs == 1 or len(chunks) < 2:
+        for chunk in chunks:
+            yield from _import_chunk(chunk)
         return
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        yield from pool.map(_import_star, work, chunksize=max(1, min(32, len(work) // (jobs * 8))))
+    try:
+        with ProcessPoolExecutor(max_workers=jobs, initializer=_confine_worker if smoke else None) as pool:
+            for outcomes in pool.map(_import_chunk, chunks):
+                yield from outcomes
+    finally:
+        _sweep_cgroups()
+
+
+def _sweep_cgroups() -> None:
+    """Remove the memory cgroups of the worker processes that have ended."""
+    from ..sandbox.host import cgroup_parent, sweep
+
+    found = cgroup_parent()
+    if found is not None:
+        sweep(found[0])
 
 
 def import_dataset(source: Path, out: Path, *, jobs: int | None = None, smoke: bool = True) -> Iterator[Outcome]:

@@ -125,10 +125,24 @@ def memory_cgroup(name: str, limit: int) -> Path | None:
     return None
 
 
+def confine(kind: str, limit: int) -> bool:
+    """Move this process into a memory cgroup of its own (`clawgym-<kind>-<pid>`) bounded by `limit`
+    bytes, where one can be made; True if it did. Its children inherit it without a cgroup move."""
+    cgroup_parent()
+    group = memory_cgroup(f"clawgym-{kind}-{os.getpid()}", limit)
+    if group is None:
+        return False
+    try:
+        (group / "cgroup.procs").write_text(str(os.getpid()))
+        return True
+    except OSError:
+        return False
+
+
 def sweep(parent: Path) -> None:
     """Remove cgroups left by sandboxes whose process died without close() (their uid is free) and
     by verifier servers that are gone."""
-    for old in parent.glob("clawgym-verifier-*"):
+    for old in [*parent.glob("clawgym-verifier-*"), *parent.glob("clawgym-import-*")]:
         try:
             os.kill(int(old.name.rsplit("-", 1)[1]), 0)
         except ProcessLookupError:

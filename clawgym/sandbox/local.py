@@ -96,13 +96,15 @@ class LocalSandbox(Sandbox):
     read-only: "PATH" or ["HOST", "INSIDE"]; they must be world-readable, since the sandbox's uid
     resolves them), `rw_binds` (extra host folders shown writable, same forms: as root they are handed
     to the sandbox's uid like the workspace while it lives, so they must not be shared with other
-    sandboxes). Keep one live sandbox per workspace.
+    sandboxes), `own_cgroup` (default true: as root, a memory cgroup of its own; false when the
+    calling process already sits in a memory cgroup that bounds it, which saves a cgroup move per
+    exec). Keep one live sandbox per workspace.
     """
 
     def __init__(self, workspace: Path | str, *, limits: SandboxLimits | None = None, network: bool = False,
                  mount: str = DEFAULT_MOUNT, bwrap: str | None = None, uid_base: int = UID_BASE,
                  uid_count: int = UID_COUNT, ro_binds: Sequence[str | Sequence[str]] = (),
-                 rw_binds: Sequence[str | Sequence[str]] = ()) -> None:
+                 rw_binds: Sequence[str | Sequence[str]] = (), own_cgroup: bool = True) -> None:
         self.workspace, self.limits = Path(workspace).resolve(), limits or SandboxLimits()
         self.network, self.mount = bool(network), check_mount(mount)
         self._closed, self._lock, self._live = False, threading.Lock(), set()
@@ -141,8 +143,9 @@ class LocalSandbox(Sandbox):
                 if self._net is not None:
                     self._net.run_as(self._uid)
                 self._hand_over()
-                self._cgroup = memory_cgroup(f"clawgym-sandbox-{self._uid}-{secrets.token_hex(3)}",
-                                              self.limits.memory_mb << 20)
+                if own_cgroup:
+                    self._cgroup = memory_cgroup(f"clawgym-sandbox-{self._uid}-{secrets.token_hex(3)}",
+                                                 self.limits.memory_mb << 20)
                 self._plan_bridges()
             self._build_args(feats)
             self._probe()
