@@ -40,3 +40,14 @@ def test_oracle_scores_one_and_nop_at_most_a_tenth(spec_path, bwrap):
     assert len({t.hash for t in tasks}) == len(SEEDS), "seeds must give distinct instances"
     problems = lint_tasks(tasks, jobs=2)
     assert not problems, "\n".join(p.format() for p in problems)
+
+
+@pytest.mark.parametrize("spec_path", TASK_SPECS, ids=lambda p: p.stem)
+def test_hand_written_tasks_pass_the_synthesis_filters(spec_path, bwrap):
+    """The same bar as synthesized tasks: truncating the inputs and answering for what is left
+    scores no more than doing nothing (and the reference, determinism and nop filters hold)."""
+    from clawgym.synth.filters import FilterSettings, run_filters
+
+    report = run_filters(compile_task(load_task_spec(spec_path), 0), FilterSettings(paths_mentioned=False))
+    assert report.passed, report.to_dict()
+    assert report.results["tamper"] <= report.results["nop"]
