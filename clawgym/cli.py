@@ -326,10 +326,24 @@ def synth_run(spec: str, count: int | None, out: str | None, seed: int | None, f
 @synth.command("stats")
 @click.argument("dataset", type=click.Path(exists=True, file_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
+@click.option("--diversity", is_flag=True,
+              help="How distinct the tasks are: MinHash clusters and nearest neighbours of instructions, "
+                   "reference solutions and operation chains (DATASET may also be any folder of task specs).")
+@click.option("--against", type=click.Path(exists=True, file_okay=False),
+              help="With --diversity: each task's closest match in this other set (a dataset or spec folder).")
+@click.option("--sample", type=int, default=200, show_default=True,
+              help="With --diversity: tasks drawn from DATASET (0: all).")
+@click.option("--seed", type=int, default=0, show_default=True, help="With --diversity: seed of the sample.")
 @_friendly
-def synth_stats(dataset: str, as_json: bool) -> None:
+def synth_stats(dataset: str, as_json: bool, diversity: bool, against: str | None, sample: int, seed: int) -> None:
     """Counts of a synthesized dataset by category, subcategory, persona, skill, operation, files,
-    checks and expected steps, against the spec's balance targets."""
+    checks and expected steps, against the spec's balance targets; with --diversity, how distinct
+    its tasks are (see docs/synth.md)."""
+    if diversity:
+        from .synth.diversity import diversity_command
+
+        diversity_command(Path(dataset), Path(against) if against else None, sample or None, seed, as_json, console)
+        return
     from .synth.stats import dataset_stats, print_stats
 
     stats = dataset_stats(Path(dataset))
