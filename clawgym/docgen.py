@@ -13,7 +13,8 @@ from . import registry
 from .spec.validate import plugin_schema, raw_schema, resolve
 
 SPEC_KINDS = [("Task", "task"), ("Persona", "persona"), ("Skill", "skill"), ("Workspace", "workspace"),
-              ("Run", "run"), ("Synth", "synth"), ("Taxonomy", "taxonomy"), ("Train", "train"), ("RL", "rl")]
+              ("Run", "run"), ("Synth", "synth"), ("Taxonomy", "taxonomy"), ("HeldOut", "heldout"), ("Train", "train"),
+              ("RL", "rl")]
 PLUGIN_KINDS = [("check", "Checks"), ("generator", "Data generators"), ("agent", "Agents"),
                 ("sandbox", "Sandboxes")]
 

@@ -47,10 +47,10 @@ def _compile(instance: Instance) -> tuple[Task | None, str | None]:
 
 
 def _paths(task: Task) -> tuple[dict, str | None]:
-    from ..synth.filters import graded_paths, mentioned
+    from ..synth.filters import graded_paths, unnamed_paths
 
     graded = graded_paths(task)
-    missing = [p for p in graded if not mentioned(p, task.instruction)]
+    missing = unnamed_paths(task)
     out = {"graded": graded, "missing": missing}
     return out, (f"the instruction never mentions {', '.join(missing)}" if missing else None)
 

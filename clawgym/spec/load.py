@@ -32,15 +32,15 @@ for _first, _resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items():
         if tag not in ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:int",
                        "tag:yaml.org,2002:float")
     ]
-SpecLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
-SpecLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:int", re.compile(r"^(?:[-+]?(?:0|[1-9][0-9]*)|0x[0-9a-fA-F]+)$"), list("-+0123456789"))
-SpecLoader.add_implicit_resolver(  # YAML 1.2 floats: 1e-5 and 2E3 too, not only 1.0e-5
-    "tag:yaml.org,2002:float",
-    re.compile(r"^(?:[-+]?(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?(?:0|[1-9][0-9]*)[eE][-+]?[0-9]+"
-               r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"),
-    list("-+.0123456789"))
+SCALARS = (  # the plain scalars that load as something other than a string (write.py quotes them)
+    ("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")),
+    ("tag:yaml.org,2002:int", re.compile(r"^(?:[-+]?(?:0|[1-9][0-9]*)|0x[0-9a-fA-F]+)$"), list("-+0123456789")),
+    ("tag:yaml.org,2002:float",  # YAML 1.2 floats: 1e-5 and 2E3 too, not only 1.0e-5
+     re.compile(r"^(?:[-+]?(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?(?:0|[1-9][0-9]*)[eE][-+]?[0-9]+"
+                r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"), list("-+.0123456789")),
+)
+for _tag, _regexp, _first in SCALARS:
+    SpecLoader.add_implicit_resolver(_tag, _regexp, _first)
 
 Path_ = tuple  # a key path such as ("checks", 2, "path")
 

@@ -22,8 +22,9 @@ from ..errors import Problem, did_you_mean, key_path
 from .load import Document
 
 KINDS = {"Task": "task", "Persona": "persona", "Skill": "skill", "Workspace": "workspace", "Run": "run",
-         "Taxonomy": "taxonomy", "Synth": "synth", "Train": "train", "RL": "rl"}
-SCHEMA_FILES = ("common", "task", "persona", "skill", "workspace", "run", "taxonomy", "synth", "train", "rl")
+         "Taxonomy": "taxonomy", "Synth": "synth", "Train": "train", "RL": "rl", "HeldOut": "heldout"}
+SCHEMA_FILES = ("common", "task", "persona", "skill", "workspace", "run", "taxonomy", "synth", "train", "rl",
+                "heldout")
 _TEMPLATE_STRING = {"type": "string", "pattern": r"\{\{|\{%"}
 
 

@@ -162,7 +162,7 @@ def load_set(root: Path, sample: int | None = None, seed: int = 0) -> list[Item]
         records = Dataset(root).accepted()
         if sample and len(records) > sample:
             records = random.Random(seed).sample(records, sample)
-        entries = [(root / r["path"], r.get("operations") or r.get("chain")) for r in records]
+        entries = [(root / r["path"], r.get("chain") or r.get("operations")) for r in records]
     else:
         files = sorted(p for p in root.rglob("*.yaml") if _is_task(p))
         if not files:

@@ -85,13 +85,24 @@ def graded_paths(task: Task) -> list[str]:
     return out
 
 
-def mentioned(path: str, instruction: str) -> bool:
-    """Whether the instruction names `path` (for a glob, the folder before the first wildcard)."""
+def mentioned(path: str, instruction: str, inputs: frozenset[str] = frozenset()) -> bool:
+    """Whether the instruction names `path` (for a glob, the folder before the first wildcard). A
+    file the request moves counts as named when the folder it goes into is named and its name is
+    an input file's (`inputs`: the input files' base names)."""
     literal = _GLOB.split(path, maxsplit=1)[0] if _GLOB.search(path) else path
     literal = literal.rstrip("/")
     if not literal:
         return True  # a glob over the whole workspace names no path
-    return literal in instruction
+    if literal in instruction:
+        return True
+    folder, _, base = literal.rpartition("/")
+    return bool(folder) and base in inputs and f"{folder}/" in instruction
+
+
+def unnamed_paths(task: Task) -> list[str]:
+    """The graded paths the instruction does not name (the `paths` filter)."""
+    inputs = frozenset(p.rsplit("/", 1)[-1] for p in input_files(task))
+    return [p for p in graded_paths(task) if not mentioned(p, task.instruction, inputs)]
 
 
 def _failing(verdict: dict[str, Any], passing: bool = False) -> str:
@@ -176,7 +187,7 @@ def run_filters(task: Task, settings: FilterSettings, *, sandbox: dict | None = 
     left to the judge at run time)."""
     report = FilterReport()
     if settings.paths_mentioned:
-        missing = [p for p in graded_paths(task) if not mentioned(p, task.instruction)]
+        missing = unnamed_paths(task)
         if missing:
             return report.fail("paths", f"the instruction never mentions {', '.join(missing)}")
         report.results["paths"] = True

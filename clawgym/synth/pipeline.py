@@ -15,6 +15,8 @@ from typing import Any, Callable
 from ..errors import ClawgymError
 from .dataset import Dataset
 from .dedup import DedupIndex, signature
+from .compose.heldout import check_region, load_region
+from .compose.route import ComposeFamily, compose_families, make_from_compose
 from .families import Family, family_files, load_families
 from .make import Made, graded_filters, make_from_family, spec_dedup_text
 from .sample import Balancer, Candidate
@@ -96,19 +98,41 @@ def _family_named(paths: list[Path], name: str) -> list[Path]:
     return [names[name]]
 
 
+def _all_families(spec: SynthSpec, taxonomy: Any, only_family: str | None) -> list[Any]:
+    """The hand-written families and the compose families on this spec's side of the held-out region."""
+    region = load_region(spec.heldout)
+    paths = family_files(spec.families, spec.folder)
+    if not paths and not spec.compose:
+        raise ClawgymError(f"no task family matches {', '.join(spec.families)} (relative to {spec.folder})",
+                           hint="check the 'families' globs of the synth spec")
+    composed: list[ComposeFamily] = []
+    if spec.compose:
+        composed = compose_families(spec.compose["catalog"], spec.compose["weight"], region, spec.region, taxonomy)
+    if only_family:
+        hit = [f for f in composed if f.name == only_family]
+        if hit:
+            return hit
+        paths = _family_named(paths, only_family)
+    hand = load_families(paths, taxonomy) if paths else []
+    if spec.compose:
+        from .compose.catalog import load_catalog
+        check_region(region, load_catalog(str(spec.compose["catalog"])), {f.name for f in hand})
+    hand = [f for f in hand if region.hand_family_side(f.name) == spec.region]
+    families = hand + composed
+    if not families:
+        raise ClawgymError(f"no task family lies on the {spec.region} side of the held-out region {region.file}",
+                           hint="check `region:` and the held-out file")
+    return families
+
+
 def synthesize(spec: SynthSpec, *, resume: bool = False, only_family: str | None = None,
                events: SynthEvents | None = None, sandbox: dict | None = None) -> SynthSummary:
     """Run the synthesis described by `spec` into `spec.out`."""
     events = events or SynthEvents()
     started = time.monotonic()
     taxonomy = load_taxonomy(spec.taxonomy)
-    paths = family_files(spec.families, spec.folder)
-    if not paths:
-        raise ClawgymError(f"no task family matches {', '.join(spec.families)} (relative to {spec.folder})",
-                           hint="check the 'families' globs of the synth spec")
-    if only_family:
-        paths = _family_named(paths, only_family)
-    families = load_families(paths, taxonomy)
+    families = _all_families(spec, taxonomy, only_family)
+    region = load_region(spec.heldout)
     by_name = {f.name: f for f in families}
     splits = assign_splits([(f.name, f.category) for f in families], spec.split, spec.seed) if spec.split else {}
     settings = {"spec_file": spec.doc.file, "spec_sha256": spec.sha256, "seed": spec.seed,
@@ -139,7 +163,10 @@ def synthesize(spec: SynthSpec, *, resume: bool = False, only_family: str | None
                     break
                 fam = by_name[c.family]
                 rel_dir = "tasks/" + (f"{splits[c.family]}/" if splits else "") + c.category
-                if llm is not None and llm.wants_next(tried):
+                if isinstance(fam, ComposeFamily):
+                    fut = pool.submit(make_from_compose, c, fam, region, spec.region, spec.out.resolve(), rel_dir,
+                                      ungraded, spec.dedup, sandbox)
+                elif llm is not None and llm.wants_next(tried):
                     fut = llm.submit(c, fam, rel_dir, spec, sandbox)
                 else:  # first phase: generate and check validity; the trials come after dedup
                     fut = pool.submit(make_from_family, c, fam.path, spec.out.resolve(), rel_dir, ungraded,

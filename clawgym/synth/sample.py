@@ -76,7 +76,9 @@ class Balancer:
                 "persona": c.persona, "skill": fam.primary_skill, "family": c.family}
 
     def _family(self, name: str) -> Family:
-        return next(f for f in self.families if f.name == name)
+        if not hasattr(self, "_by_name"):
+            self._by_name = {f.name: f for f in self.families}
+        return self._by_name[name]
 
     def take(self, c: Candidate) -> None:
         """Count a candidate as in flight (or accepted, when restoring a dataset)."""
@@ -120,16 +122,24 @@ class Balancer:
 
     def _pair(self, route: str, category: str, fams: list[Family]) -> tuple[Family, str]:
         """The (family, persona) pair of `category` whose subcategory, persona, primary skill and
-        family are together furthest below an even share. Subcategories weigh most (scenarios should
-        be covered evenly); the route's own dimension (persona or skill) weighs more than the other."""
+        family are together furthest below their shares (a family's `weight`, 1 for hand-written ones,
+        sets its share of the category; a subcategory's share is the weight of the families serving
+        it). Subcategories weigh most (scenarios should be covered in proportion); the route's own
+        dimension (persona or skill) weighs more than the other."""
         personas = {p for fs in self.by_category.values() for f in fs for p in f.personas}
         skills = {f.primary_skill for fs in self.by_category.values() for f in fs}
         subs = {f.subcategory for f in fams}
         sub_total = sum(self.counts["subcategory"][f"{category}/{s}"] for s in subs)
+        weights = sum(getattr(f, "weight", 1.0) for f in fams)
+        sub_weight: dict[str, float] = {}
+        for f in fams:   # a subcategory's share: the weight of the families serving it
+            sub_weight[f.subcategory] = sub_weight.get(f.subcategory, 0.0) + getattr(f, "weight", 1.0)
         scored = []
         for fam in fams:
-            sub = self.counts["subcategory"][f"{category}/{fam.subcategory}"] / (sub_total / len(subs) + 1)
-            fam_load = self.counts["family"][fam.name] / (self.counts["category"][category] / len(fams) + 1)
+            sub = self.counts["subcategory"][f"{category}/{fam.subcategory}"] / (
+                sub_total * sub_weight[fam.subcategory] / weights + 1)
+            share = getattr(fam, "weight", 1.0) / weights   # a family's share of its category
+            fam_load = (self.counts["family"][fam.name] + 1) / (share * (self.counts["category"][category] + len(fams)))
             skill = self._relative("skill", fam.primary_skill, len(skills))
             for persona in fam.personas:
                 who = self._relative("persona", persona, len(personas))

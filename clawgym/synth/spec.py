@@ -36,6 +36,9 @@ class SynthSpec:
     sha256: str
     seed_start: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
+    compose: dict[str, Any] | None = None   # {"catalog": Path, "weight": float}
+    heldout: Path | None = None             # the HeldOut file
+    region: str = "train"                   # the side of it this spec draws from
 
     @property
     def folder(self) -> Path:
@@ -73,4 +76,12 @@ def load_synth_spec(path: str | Path, *, count: int | None = None, out: str | No
         filters=FilterSettings.from_spec(filters), dedup=DedupSettings.from_spec(dedup),
         dedup_against=list(dedup.get("against", [])), llm=data.get("llm"), split=shares,
         out=Path(out or data.get("out") or f"datasets/{data['name']}"), jobs=int(data.get("jobs", 0)),
-        sha256=hashlib.sha256(Path(doc.file).read_bytes()).hexdigest(), seed_start=int(data.get("seed_start", 0)))
+        sha256=hashlib.sha256(Path(doc.file).read_bytes()).hexdigest(), seed_start=int(data.get("seed_start", 0)),
+        compose=_compose(data.get("compose"), folder), heldout=folder / data["heldout"] if data.get("heldout") else None,
+        region=str(data.get("region", "train")))
+
+
+def _compose(block: dict[str, Any] | None, folder: Path) -> dict[str, Any] | None:
+    if not block:
+        return None
+    return {"catalog": folder / str(block.get("catalog", "compose")), "weight": float(block.get("weight", 1.0))}

@@ -1,0 +1,279 @@
+"""Compose one task: a domain's seeded rows written in one of its formats, a chain of 2-6
+operations whose types fit, the expected outputs computed by running that chain on what the input
+reads back as, the reference solution that spells it out, the checks the deliverables imply, and a
+persona's request in words drawn from the operations' ways of asking. The result is an ordinary
+concrete task spec.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .catalog import Catalog, Domain, named
+from .data import rows_for, to_csv
+from .deliver import DELIVERABLES, MESSAGE, Delivered
+from .formats import FORMATS
+from .ops import CLEANING, ENRICHING, FILTERS, OPERATIONS, SELECTING, State
+
+OUT_DIRS = ("output", "reports", "out", "summary", "results", "exports", "done")
+WORKSPACES = {"productivity": "home-office", "systems": "ops-server", "analysis": "research-lab",
+              "content": "small-business", "planning": "family-hub", "software": "dev-laptop"}
+CONNECT = ("Then", "After that,", "Next,", "Once that's done,", "Also", "And")
+ROW_WRITERS = ("write_rows", "write_json", "markdown_table", "split_by_group")
+SUMMARIES = ("group_aggregate", "group_json", "totals_json", "report_md")
+
+
+@dataclass
+class Composed:
+    spec: dict[str, Any]
+    chain: list[str]
+    skills: list[str]
+    fmt: str
+
+
+def _persona(root: Path, name: str) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load((root / "personas" / f"{name}.yaml").read_text(encoding="utf-8")) or {}
+    except OSError:
+        data = {}
+    full = str(data.get("full_name") or data.get("name") or "Sam Rivera")
+    return {"first": full.split()[0].capitalize(), "org": data.get("organization") or ""}
+
+
+class _Default(dict):
+    def __missing__(self, key: str) -> str:
+        return key
+
+
+def _ask(catalog: Catalog, name: str, rng: random.Random, slots: dict[str, str]) -> str:
+    return rng.choice(catalog.operations[name].ask).format_map(_Default(slots))
+
+
+def _snake(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+
+
+def _join_plan(s: State, catalog: Catalog, rng: random.Random, folder: str) -> tuple[dict[str, Any], str, str] | None:
+    """Parameters of a join with one related domain, its rows written as a second CSV input."""
+    if not s.domain.relations:
+        return None
+    other_name, via = rng.choice(sorted(s.domain.relations.items()))
+    if via not in s.columns:
+        return None
+    other: Domain = named(catalog.domains[other_name], rng)
+    keys = sorted({r[via] for r in s.rows})
+    other_rows = rows_for(other, rng, len(keys), fixed={other.key: keys})
+    rng.shuffle(other_rows)
+    candidates = [f.name for f in other.fields if f.name != other.key and f.name not in s.columns]
+    if not candidates:
+        return None
+    columns = rng.sample(candidates, min(len(candidates), rng.randint(1, 2)))
+    path = f"{folder}/{rng.choice(other.files)}.csv"
+    params = {"other_rows": other_rows, "other_key": other.key, "field": via, "columns": columns, "path": path,
+              "other_types": {f.name: f.type for f in other.fields}, "other_var": _snake(other.noun[0]) + "_by_key"}
+    return params, path, to_csv(other_rows, [f.name for f in other.fields])
+
+
+def _usable(op_name: str, fmt: str) -> bool:
+    allowed = OPERATIONS[op_name].formats
+    return allowed is None or fmt in allowed
+
+
+def compose(catalog: Catalog, domain_name: str, scenario: tuple[str, str], persona: str, seed: int,
+            library_root: Path, name: str) -> Composed:
+    """The concrete spec of one composed task; ValueError when this seed gives no usable chain."""
+    rng = random.Random(f"compose:{domain_name}:{scenario[0]}/{scenario[1]}:{persona}:{seed}")
+    domain = named(catalog.domains[domain_name], rng)
+    fmt = rng.choice([f for f in domain.formats if FORMATS[f].applies(domain)])
+    folder = rng.choice(domain.folders)
+    stem = rng.choice(domain.files)
+    out_dir = rng.choice([d for d in OUT_DIRS if d != folder])
+    rows = rows_for(domain, rng)
+    columns = [f.name for f in domain.fields]
+    var, it = _snake(stem), _snake(domain.noun[0])
+    if var == it:
+        var = f"all_{var}"
+    clean = State(domain, copy.deepcopy(rows), list(columns), {f.name: f.type for f in domain.fields}, var, it,
+                  "", out_dir, fmt)
+    budget = rng.randint(2, 6)
+    steps: list[tuple[str, dict[str, Any]]] = []
+    for op_name in rng.sample(CLEANING, len(CLEANING)):
+        if len(steps) >= max(1, budget - 2) or rng.random() > 0.3 or not _usable(op_name, fmt):
+            continue
+        if (p := OPERATIONS[op_name].plan(clean, rng)) is not None and not (
+                op_name == "normalise" and any(q.get("field") == p["field"] for _, q in steps)):
+            steps.append((op_name, p))
+    written = copy.deepcopy(rows)
+    for op_name, p in steps:
+        written = OPERATIONS[op_name].prepare(written, p, rng)
+    rendered = FORMATS[fmt].render(domain, written, columns, folder, stem, var, it, rng)
+    if len(rendered.rows) != len(written):
+        raise ValueError(f"the {fmt} input does not read back")
+    state = State(domain, rendered.rows, list(rendered.columns), {f.name: f.type for f in domain.fields}, var, it,
+                  rendered.path, out_dir, fmt, unique=rendered.unique)
+    if fmt == "records":
+        state.record_files = [(path, row) for path, row in zip(sorted(rendered.files), state.rows)]
+        state.record_text = dict(rendered.files)
+    files: dict[str, str] = dict(rendered.files)
+    steps = [(n, p) for n, p in steps if p.get("field") in state.columns]   # a log line may not hold them all
+    for op_name, p in steps:
+        OPERATIONS[op_name].apply(state, p)
+    # the middle of the chain: enrich, filter, select
+    middle: list[str] = []
+    if rng.random() < 0.4:
+        middle.append("join")
+    middle += rng.sample(ENRICHING, k=rng.choice([0, 0, 1, 1, 2]))
+    middle += rng.sample(FILTERS, k=rng.choice([0, 1, 1, 2]))
+    if rng.random() < 0.3:
+        middle.append(rng.choice(SELECTING))
+    rank = {"join": 0, **{n: 1 for n in ENRICHING}, **{n: 2 for n in FILTERS}, **{n: 3 for n in SELECTING}}
+    room = max(0, budget - len(steps) - 1)
+    chosen = sorted(rng.sample(middle, len(middle))[:room], key=lambda n: rank[n])
+    for op_name in chosen:
+        op = OPERATIONS[op_name]
+        if op_name == "join":
+            planned = _join_plan(state, catalog, rng, folder)
+            if planned is None:
+                continue
+            p, path, text = planned
+            if path in files:
+                continue
+            files[path] = text
+        elif (p := op.plan(state, rng)) is None:
+            continue
+        op.apply(state, p)
+        steps.append((op_name, p))
+    if not state.rows:
+        raise ValueError("the chain leaves no rows")
+    delivered = _deliver(state, steps, rng)
+    for _, d in delivered:
+        if set(d.files) & set(files):
+            raise ValueError(f"a deliverable's input would overwrite {sorted(set(d.files) & set(files))[0]}")
+        files.update(d.files)
+    chain = [n for n, _ in steps] + [n for n, _ in delivered]
+    if not 2 <= len(chain) <= 6:
+        raise ValueError(f"a chain of {len(chain)} operations")
+    who = _persona(library_root, persona)
+    moved = any(d.moves_input for _, d in delivered)
+    protect = rendered.path.rstrip("/") if moved else folder
+    instruction = _instruction(catalog, rng, who, domain, rendered.phrase, protect, moved, steps, delivered, state)
+    code = _solution(state, rendered.code, steps, delivered)
+    checks = [c for _, d in delivered for c in d.checks]
+    if not moved:
+        checks.append({"type": "unchanged", "name": f"{folder}/ untouched", "paths": [f"{folder}/**"], "gate": True,
+                       "weight": 0})
+    op_skills = [FORMATS[fmt].skill] + [catalog.operations[n].skill for n in chain]
+    skills = list(dict.fromkeys(s.split(".")[0] for s in op_skills))
+    spec: dict[str, Any] = {
+        "apiVersion": "clawgym/v1", "kind": "Task", "name": name,
+        "title": f"{domain.noun[1].capitalize()}: {', '.join(c.replace('_', ' ') for c in chain)}",
+        "description": f"Composed from the {domain.name} domain ({fmt} input): {' -> '.join(chain)}.",
+        "category": scenario[0], "subcategory": scenario[1],
+        "difficulty": "easy" if len(chain) <= 2 else "medium" if len(chain) <= 4 else "hard",
+        "tags": ["composed", domain.name, fmt], "persona": persona, "skills": skills,
+        "operations": list(dict.fromkeys(op_skills)),
+        "workspace": WORKSPACES.get(scenario[0], "home-office"),
+        "files": [{"path": path, "content": text} for path, text in sorted(files.items())],
+        "instruction": instruction, "solution": [{"python": "\n".join(code) + "\n"}], "checks": checks}
+    return Composed(spec, chain, skills, fmt)
+
+
+def _deliver(state: State, steps: list, rng: random.Random) -> list[tuple[str, Delivered]]:
+    """One or two deliverables that fit the rows the chain ends with, maybe a message after."""
+    narrowed = any(n in FILTERS or n in SELECTING for n, _ in steps)
+    if state.order is not None:
+        options = ["write_rows", "write_rows", "markdown_table", "write_json"]
+    else:
+        options = list(ROW_WRITERS) + list(SUMMARIES) + ["group_aggregate", "group_json"]
+        if not narrowed:
+            options += ["reconcile", "organise", "organise"] if state.fmt == "records" else ["reconcile"]
+    delivered: list[tuple[str, Delivered]] = []
+    rng.shuffle(options)
+    wanted = 2 if rng.random() < 0.25 else 1
+    for d_name in options:
+        if len(delivered) >= wanted or any(n == d_name for n, _ in delivered):
+            continue
+        if delivered and (d_name in ("organise", "reconcile") or delivered[0][0] in ("organise", "reconcile")):
+            continue
+        p = DELIVERABLES[d_name].plan(state, rng)
+        if p is not None:
+            delivered.append((d_name, DELIVERABLES[d_name].deliver(state, p)))
+    if not delivered:
+        raise ValueError("no deliverable fits the chain")
+    if rng.random() < 0.3 and delivered[0][0] != "organise" and (p := MESSAGE.plan(state, rng)) is not None:
+        delivered.append((MESSAGE.name, MESSAGE.deliver(state, p)))
+    return delivered
+
+
+_INTROS = ("{Reason}, so I need a hand with {input}.", "Could you work through {input} for me? {Reason}.",
+           "I've got our {noun} in {input} ({reason}).", "The {noun} are in {input}; {reason}.",
+           "{Reason}. Everything is in {input}.", "Quick job on {input}: {reason}.")
+_GREETINGS = ("Hi, it's {first}.", "Hey, {first} here.", "Hello! {first} again.", "{first} here, quick one.",
+              "Morning. It's {first}.", "Hi there, {first} speaking.", "", "", "")
+_CLOSINGS = ("Thanks!", "Thanks a lot.", "Cheers.", "Much appreciated.", "", "", "Thank you!")
+_PROTECT = ("Don't change anything in {folder}/.", "Leave the files in {folder}/ as they are.",
+            "Please don't edit {folder}/ itself.", "The originals in {folder}/ must stay untouched.",
+            "Treat {folder}/ as read-only.")
+_MOVED = ("Move the files themselves (no copies) and keep their contents exactly as they are; only {folder}/ "
+          "should change.", "Keep every file's contents as they are, just move them within {folder}/.")
+
+
+def _instruction(catalog: Catalog, rng: random.Random, who: dict[str, Any], domain: Domain, phrase: str,
+                 folder: str, moved: bool, steps: list, delivered: list, s: State) -> str:
+    noun, one = domain.noun[1], domain.noun[0]
+    parts = [_ask(catalog, op_name, rng, {"noun": noun, "one": one, **OPERATIONS[op_name].slots(s, p)})
+             for op_name, p in steps]
+    parts += [_ask(catalog, d_name, rng, {"noun": noun, "one": one, **d.slots}) for d_name, d in delivered]
+    reason = rng.choice(domain.reasons) if domain.reasons else "I need this sorted"
+    intro = rng.choice(_INTROS).format(Reason=_cap(reason), reason=reason, input=phrase, noun=noun)
+    greeting = rng.choice(_GREETINGS).format(first=who["first"])
+    notes = rng.choice(_MOVED if moved else _PROTECT).format(folder=folder)
+    closing = rng.choice(_CLOSINGS)
+    style = rng.choice(["list", "prose", "prose", "bullets"])
+    head = f"{greeting} {intro}".strip()
+    if style == "list":
+        body = "\n".join(f"{i}. {_cap(p)}." for i, p in enumerate(parts, 1))
+        text = f"{head}\n\n{body}\n\n{notes} {closing}"
+    elif style == "bullets":
+        body = "\n".join(f"- {_cap(p)}" for p in parts)
+        text = f"{head} {rng.choice(['What I need:', 'Steps:', 'Here is what I need:'])}\n\n{body}\n\n{notes} {closing}"
+    else:
+        sentences = [_cap(parts[0]) + "."] + [f"{rng.choice(CONNECT)} {p}." for p in parts[1:]]
+        text = f"{head} {' '.join(sentences)} {notes} {closing}"
+    return text.strip() + "\n"
+
+
+def _cap(text: str) -> str:
+    """Capitalised, unless it starts with a path or a name that must stay as written."""
+    first = text.split(" ", 1)[0] if text else ""
+    if not text or "/" in first or "." in first or "_" in first or not first[:1].isalpha():
+        return text
+    return text[:1].upper() + text[1:]
+
+
+_IMPORTS = (("csv.", "import csv"), ("glob.", "import glob"), ("json.", "import json"), ("os.", "import os"),
+            ("re.", "import re"), ("shutil.", "import shutil"))
+
+
+def _solution(s: State, reader: list[str], steps: list, delivered: list) -> list[str]:
+    body = list(reader)
+    for op_name, p in steps:
+        body += OPERATIONS[op_name].code(s, p)
+    writes_out = any(not d.moves_input for _, d in delivered)
+    if writes_out:
+        body.append(f"os.makedirs({s.out_dir!r}, exist_ok=True)")
+    for _, d in delivered:
+        body += d.code
+    text = "\n".join(body)
+    imports = [line for token, line in _IMPORTS if re.search(r"(?<![\w.])" + re.escape(token), text)]
+    names = [n for n in ("date", "datetime", "timedelta") if re.search(rf"(?<![\w.]){n}[.(]", text)]
+    if names:
+        imports.append(f"from datetime import {', '.join(names)}")
+    return imports + [""] + body

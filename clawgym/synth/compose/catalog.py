@@ -1,0 +1,182 @@
+"""The compose catalogs: typed data domains and atomic operations (YAML, reviewed like any spec).
+
+`domains.yaml` (kind ComposeDomains) declares, per domain, its nouns, file names and folders, the
+task scenarios it serves, the personas who keep such records, their reasons, the row count and the
+typed fields (with the relation fields naming another domain's key). `operations.yaml` (kind
+ComposeOperations) declares each operation's grounding skill operation, its kind and the ways a
+person asks for it; ops.py implements them under the same names. Problems are reported with the
+file, line and key path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+import random
+from typing import Any
+
+from ...errors import Problem, SpecError
+from ...spec.load import Document, load_file
+
+FIELD_TYPES = ("id", "person", "email", "date", "choice", "status", "money", "int", "hours", "text", "code")
+NUMBER_TYPES = ("money", "int", "hours")
+CATEGORY_TYPES = ("choice", "status")
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    name: str
+    type: str
+    options: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Domain:
+    name: str
+    noun: tuple[str, str]              # singular, plural
+    files: tuple[str, ...]
+    folders: tuple[str, ...]
+    scenarios: tuple[tuple[str, str], ...]   # (category, subcategory)
+    personas: tuple[str, ...]
+    reasons: tuple[str, ...]
+    rows: tuple[int, int]
+    key: str
+    fields: tuple[FieldSpec, ...]
+    relations: dict[str, str] = field(default_factory=dict)   # other domain -> field of this one naming its key
+    formats: tuple[str, ...] = ("csv", "json", "jsonl", "semicolon", "md_table")
+    line: str = ""            # the `lines` format's template, e.g. "{date} {level} {message}"
+    split: str = ""           # a dataset split this domain is reserved for ("bench": never in training)
+
+    def field(self, name: str) -> FieldSpec:
+        return next(f for f in self.fields if f.name == name)
+
+    def type_of(self, name: str) -> str:
+        return next((f.type for f in self.fields if f.name == name), "")
+
+    def of_type(self, *types: str) -> list[FieldSpec]:
+        return [f for f in self.fields if f.type in types]
+
+
+def named(domain: Domain, rng: random.Random) -> Domain:
+    """The domain with each field under one of its names (`names:` lists the other names real
+    exports use for it: amount, total_eur, value), every reference to a field renamed alike."""
+    import dataclasses
+    import re
+
+    rename = {f.name: rng.choice([f.name, *map(str, f.options.get("names") or ())]) for f in domain.fields}
+    if len(set(rename.values())) < len(rename):
+        rename = {f.name: f.name for f in domain.fields}
+    refs = ("of", "company", "adds_to")
+    fields = tuple(FieldSpec(rename[f.name], f.type, {k: (rename.get(v, v) if k in refs else v)
+                                                     for k, v in f.options.items()}) for f in domain.fields)
+    line = re.sub(r"\{(\w+)\}", lambda m: "{" + rename.get(m.group(1), m.group(1)) + "}", domain.line)
+    return dataclasses.replace(domain, fields=fields, key=rename[domain.key], line=line,
+                               relations={k: rename[v] for k, v in domain.relations.items()})
+
+
+@dataclass(frozen=True)
+class Operation:
+    name: str
+    skill: str
+    kind: str
+    ask: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Catalog:
+    domains: dict[str, Domain]
+    operations: dict[str, Operation]
+    folder: Path
+
+
+def _domain(name: str, d: dict, doc: Document, path: tuple) -> tuple[Domain | None, list[Problem]]:
+    problems = []
+
+    def need(key: str, kind: type) -> Any:
+        value = d.get(key)
+        if not isinstance(value, kind):
+            problems.append(Problem(f"`{key}` must be a {kind.__name__}", **doc.where(path + (key,))))
+        return value
+
+    fields = []
+    for fname, spec in (need("fields", dict) or {}).items():
+        if not isinstance(spec, dict) or spec.get("type") not in FIELD_TYPES:
+            problems.append(Problem(f"field {fname!r} needs a type, one of {', '.join(FIELD_TYPES)}",
+                                    **doc.where(path + ("fields", fname))))
+            continue
+        fields.append(FieldSpec(str(fname), spec["type"], {k: v for k, v in spec.items() if k != "type"}))
+    scenarios = []
+    for i, s in enumerate(need("scenarios", list) or []):
+        if not isinstance(s, str) or "/" not in s:
+            problems.append(Problem("a scenario is 'category/subcategory'", **doc.where(path + ("scenarios", i))))
+            continue
+        cat, sub = s.split("/", 1)
+        scenarios.append((cat, sub))
+    key = need("key", str)
+    if key and not any(f.name == key for f in fields):
+        problems.append(Problem(f"key {key!r} is not one of the fields", **doc.where(path + ("key",))))
+    rows = need("rows", list) or [10, 20]
+    from .formats import FORMATS
+
+    formats = tuple(map(str, d.get("formats") or Domain.formats))
+    for i, f in enumerate(formats):
+        if f not in FORMATS:
+            problems.append(Problem(f"unknown format {f!r}", **doc.where(path + ("formats", i)),
+                                    hint=f"formats: {', '.join(FORMATS)}"))
+    if "lines" in formats and not d.get("line"):
+        problems.append(Problem("the lines format needs a `line` template", **doc.where(path + ("formats",))))
+    noun = need("noun", list)
+    if problems:
+        return None, problems
+    return Domain(name, (str(noun[0]), str(noun[1])), tuple(map(str, need("files", list))),
+                  tuple(map(str, need("folders", list))), tuple(scenarios), tuple(map(str, need("personas", list))),
+                  tuple(map(str, d.get("reasons") or ())), (int(rows[0]), int(rows[1])), key, tuple(fields),
+                  {str(k): str(v) for k, v in (d.get("relations") or {}).items()}, formats,
+                  str(d.get("line") or ""), str(d.get("split") or "")), problems
+
+
+@lru_cache(maxsize=8)
+def load_catalog(folder: str) -> Catalog:
+    """Read `domains.yaml` and `operations.yaml` of a compose folder; all problems at once."""
+    base = Path(folder)
+    problems: list[Problem] = []
+    ddoc, odoc = load_file(str(base / "domains.yaml")), load_file(str(base / "operations.yaml"))
+    domains: dict[str, Domain] = {}
+    for name, d in ((ddoc.data or {}).get("domains") or {}).items():
+        dom, probs = _domain(str(name), d if isinstance(d, dict) else {}, ddoc, ("domains", name))
+        problems += probs
+        if dom is not None:
+            domains[dom.name] = dom
+    for dom in domains.values():
+        for other, via in dom.relations.items():
+            if other not in domains:
+                problems.append(Problem(f"relation to unknown domain {other!r}",
+                                        **ddoc.where(("domains", dom.name, "relations", other))))
+            elif not any(f.name == via for f in dom.fields):
+                problems.append(Problem(f"relation field {via!r} is not a field of {dom.name}",
+                                        **ddoc.where(("domains", dom.name, "relations", other))))
+    from .deliver import DELIVERABLES, MESSAGE
+    from .ops import OPERATIONS
+
+    implemented = {**OPERATIONS, **DELIVERABLES, MESSAGE.name: MESSAGE}
+    operations: dict[str, Operation] = {}
+    for name, o in ((odoc.data or {}).get("operations") or {}).items():
+        where = odoc.where(("operations", name))
+        if name not in implemented:
+            problems.append(Problem(f"operation {name!r} has no implementation", **where,
+                                    hint=f"implemented: {', '.join(sorted(implemented))}"))
+            continue
+        asks = o.get("ask") if isinstance(o, dict) else None
+        if not asks:
+            problems.append(Problem("an operation needs at least one way to ask for it (`ask`)", **where))
+            continue
+        operations[str(name)] = Operation(str(name), str(o.get("skill", "")), str(o.get("kind", "")),
+                                          tuple(map(str, asks)))
+    for name in sorted(set(implemented) - set(operations)):
+        if not any(name in str(p.message) for p in problems):
+            problems.append(Problem(f"operation {name!r} is implemented but not declared", file=odoc.file, line=1,
+                                    hint="give it a skill, a kind and its ways of asking under `operations`"))
+    if problems:
+        raise SpecError(problems)
+    return Catalog(domains, operations, base)

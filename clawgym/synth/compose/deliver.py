@@ -1,0 +1,527 @@
+"""Deliverables of a composed pipeline: the files the person asked for, the reference solution's
+lines that write them, and the checks their expected contents imply.
+
+Each `Deliver` gets the final pipeline state, draws what it needs from the seed (`plan`, None where
+it does not fit), and returns a `Delivered`: the checks (a gate that the file exists, then its
+exact contents: rows, fields, lines or files), the solution lines and the words for its phrasing.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .catalog import NUMBER_TYPES
+from .data import Row, people, to_csv
+from .ops import State, fmt, form_code, label, num
+
+
+@dataclass
+class Delivered:
+    path: str
+    checks: list[dict[str, Any]]
+    code: list[str]
+    slots: dict[str, str]
+    skills: list[str] = field(default_factory=list)
+    files: dict[str, str] = field(default_factory=dict)   # further inputs this deliverable needs
+    moves_input: bool = False                              # the input itself is reorganised
+
+
+def _tolerance(kinds: list[str]) -> dict[str, Any]:
+    return {"tolerance": 0.01} if any(k in NUMBER_TYPES for k in kinds) else {}
+
+
+def _exists(path: str) -> dict[str, Any]:
+    return {"type": "file_exists", "path": path, "gate": True}
+
+
+def _stem(s: State, rng: random.Random, *options: str) -> str:
+    noun = s.domain.noun[1].replace(" ", "_")
+    return rng.choice(options).format(noun=noun, file=s.domain.files[0])
+
+
+def _ordered(s: State) -> list[Row]:
+    return s.rows if s.order else sorted(s.rows, key=lambda r: r[s.domain.key])
+
+
+def _sort_code(s: State) -> list[str]:
+    return [] if s.order else [f"{s.var}.sort(key=lambda {s.it}: {s.it}[{s.domain.key!r}])"]
+
+
+def _order_words(s: State) -> str:
+    if s.order:
+        return f"{label(s.order[0])}, {'highest' if s.order[1] else 'lowest'} first"
+    return label(s.domain.key)
+
+
+def _pick_columns(s: State, rng: random.Random) -> list[str]:
+    key = s.domain.key
+    derived = [c for c in s.columns if c != key and s.domain.type_of(c) == ""]
+    rest = [c for c in s.columns if c != key and c not in derived]
+    chosen = derived + rng.sample(rest, min(len(rest), rng.randint(1, 3)))
+    return [key] + [c for c in s.columns if c in chosen]
+
+
+class Deliver:
+    name = ""
+    needs_rows = True
+
+    def plan(self, s: State, rng: random.Random) -> dict[str, Any] | None:
+        raise NotImplementedError
+
+    def deliver(self, s: State, p: dict[str, Any]) -> Delivered:
+        raise NotImplementedError
+
+
+class WriteRows(Deliver):
+    name = "write_rows"
+
+    def plan(self, s, rng):
+        if not 1 <= len(s.rows) <= 60:
+            return None
+        stem = _stem(s, rng, "{noun}_selected", "{file}_filtered", "{noun}_report", "result", "{noun}_list")
+        return {"columns": _pick_columns(s, rng), "path": f"{s.out_dir}/{stem}.csv"}
+
+    def deliver(self, s, p):
+        cols, path = p["columns"], p["path"]
+        expected = [{c: r[c] for c in cols} for r in _ordered(s)]
+        code = _sort_code(s) + [
+            f"with open({path!r}, 'w', newline='', encoding='utf-8') as out:",
+            f"    writer = csv.DictWriter(out, fieldnames={cols!r}, extrasaction='ignore', lineterminator='\\n')",
+            "    writer.writeheader()", f"    writer.writerows({s.var})"]
+        checks = [_exists(path), {"type": "csv_rows_equal", "name": f"the {s.domain.noun[1]} asked for, exactly",
+                                  "path": path, "expected": expected, "key": s.domain.key, "weight": 3,
+                                  **_tolerance([s.types.get(c, "") for c in cols])}]
+        return Delivered(path, checks, code, {"path": path, "columns": ", ".join(cols), "order": _order_words(s)},
+                         ["csv"])
+
+
+class WriteJson(Deliver):
+    """The rows as one JSON object keyed by the domain key (a lookup table for another tool)."""
+
+    name = "write_json"
+
+    def plan(self, s, rng):
+        if not 1 <= len(s.rows) <= 60:
+            return None
+        cols = [c for c in _pick_columns(s, rng) if c != s.domain.key]
+        numeric = [c for c in cols if s.types.get(c) in NUMBER_TYPES]
+        stem = _stem(s, rng, "{noun}_by_id", "{file}_lookup", "{noun}", "index")
+        return {"columns": cols, "numeric": numeric, "path": f"{s.out_dir}/{stem}.json"}
+
+    def deliver(self, s, p):
+        cols, numeric, path, key = p["columns"], p["numeric"], p["path"], s.domain.key
+        data = {r[key]: {c: (float(r[c]) if c in numeric else r[c]) for c in cols} for r in s.rows}
+        fields = {_field_key(k): v for k, v in sorted(data.items())}
+        code = [f"numeric = {set(numeric)!r}" if numeric else "numeric = set()",
+                f"lookup = {{{s.it}[{key!r}]: {{c: float({s.it}[c]) if c in numeric else {s.it}[c] for c in {cols!r}}} "
+                f"for {s.it} in {s.var}}}",
+                f"with open({path!r}, 'w', encoding='utf-8') as out:",
+                "    json.dump(lookup, out, indent=2, sort_keys=True)"]
+        schema = {"type": "object", "required": sorted(data), "propertyNames": {"enum": sorted(data)}}
+        checks = [_exists(path),
+                  {"type": "json_field_equals", "name": f"every {s.domain.noun[0]}'s entry", "path": path,
+                   "fields": fields, "tolerance": 0.01, "weight": 3},
+                  {"type": "json_schema", "name": f"only the {s.domain.noun[1]} asked for", "path": path,
+                   "schema": schema, "weight": 1}]
+        kinds = ", ".join(cols) + (f" ({', '.join(numeric)} as numbers)" if numeric else "")
+        return Delivered(path, checks, code, {"path": path, "columns": kinds, "key": label(key)}, ["json-data"])
+
+
+def _field_key(key: str) -> str:
+    """A json_field_equals path naming one top-level key, whatever it holds."""
+    return f'["{key}"]' if '"' not in key else f"['{key}']"
+
+
+def _num_rx(value: str) -> str:
+    """A regex for a number as written, trailing decimal zeros optional."""
+    if re.fullmatch(r"-?\d+\.\d+", value):
+        whole, frac = value.split(".")
+        frac = frac.rstrip("0")
+        return re.escape(whole) + (r"\." + frac + "0*" if frac else r"(?:\.0*)?")
+    return re.escape(value)
+
+
+class MarkdownOut(Deliver):
+    name = "markdown_table"
+
+    def plan(self, s, rng):
+        if not 1 <= len(s.rows) <= 40:
+            return None
+        stem = _stem(s, rng, "{noun}_table", "{file}", "summary", "{noun}_for_review")
+        return {"columns": _pick_columns(s, rng)[:5], "path": f"{s.out_dir}/{stem}.md",
+                "title": rng.choice([f"{s.domain.noun[1].capitalize()}", f"{s.domain.noun[1].capitalize()} to review"])}
+
+    def deliver(self, s, p):
+        cols, path = p["columns"], p["path"]
+        rows = _ordered(s)
+        patterns = []
+        for r in rows:
+            cells = [(_num_rx(r[c]) if s.types.get(c) in NUMBER_TYPES else re.escape(r[c].strip())) for c in cols]
+            patterns.append(r"(?m)^\|?\s*" + r"\s*\|\s*".join(cells) + r"\s*\|?\s*$")
+        code = _sort_code(s) + [
+            f"lines = ['# {p['title']}', '', '| ' + ' | '.join({cols!r}) + ' |', '|' + '---|' * {len(cols)}]",
+            f"for {s.it} in {s.var}:", f"    lines.append('| ' + ' | '.join({s.it}[c] for c in {cols!r}) + ' |')",
+            f"with open({path!r}, 'w', encoding='utf-8') as out:", "    out.write('\\n'.join(lines) + '\\n')"]
+        checks = [_exists(path),
+                  {"type": "markdown_section", "name": "the heading", "path": path, "heading": p["title"], "weight": 1},
+                  {"type": "text_matches", "name": f"one table row per {s.domain.noun[0]}, in order", "path": path,
+                   "pattern": patterns, "weight": 3},
+                  {"type": "text_matches", "name": "no other table rows", "path": path,
+                   "pattern": r"(?m)^\s*\|.*\|\s*$", "count": len(rows) + 2, "max_count": len(rows) + 2, "weight": 1}]
+        return Delivered(path, checks, code, {"path": path, "columns": ", ".join(cols), "title": p["title"],
+                                              "order": _order_words(s)}, ["report-writing"])
+
+
+_MEASURES = {"sum": ("total", "total {col}"), "count": ("count", "number of {noun}"),
+             "mean": ("average", "average {col}"), "max": ("highest", "highest {col}"),
+             "min": ("lowest", "lowest {col}")}
+_AGG = {"sum": "sum(values)", "count": "len(values)", "mean": "sum(values) / len(values)", "max": "max(values)",
+        "min": "min(values)"}
+
+
+def _aggregate(values: list[float], how: str) -> float:
+    return {"sum": sum, "count": len, "mean": lambda v: sum(v) / len(v), "max": max, "min": min}[how](values)
+
+
+def _group_plan(s: State, rng: random.Random) -> dict[str, Any] | None:
+    groups = s.categories(present=2, fresh=False)
+    numbers = s.numbers(fresh=False)
+    if not groups or len(s.rows) < 3:
+        return None
+    how = rng.choice(["sum", "sum", "count", "mean", "max", "min"] if numbers else ["count"])
+    col = rng.choice(numbers) if how != "count" else None
+    name = _MEASURES[how][0] if how == "count" else f"{_MEASURES[how][0]}_{col}"
+    return {"group": rng.choice(groups), "how": how, "col": col, "name": name}
+
+
+def _group_kind(s: State, p: dict[str, Any]) -> str:
+    return "int" if p["how"] == "count" else "money" if p["how"] == "mean" else s.types[p["col"]]
+
+
+def _table(s: State, p: dict[str, Any]) -> list[tuple[str, str]]:
+    buckets: dict[str, list[float]] = {}
+    for r in s.rows:
+        buckets.setdefault(r[p["group"]], []).append(num(r[p["col"]]) if p["col"] else 1.0)
+    return [(g, fmt(_aggregate(v, p["how"]), _group_kind(s, p))) for g, v in sorted(buckets.items())]
+
+
+def _group_code(s: State, p: dict[str, Any]) -> list[str]:
+    value = "1" if p["how"] == "count" else f"float({s.it}[{p['col']!r}])"
+    g = p["group"]
+    return [f"by_{g} = {{}}", f"for {s.it} in {s.var}:", f"    by_{g}.setdefault({s.it}[{g!r}], []).append({value})"]
+
+
+def _measure_words(s: State, p: dict[str, Any]) -> str:
+    return _MEASURES[p["how"]][1].format(col=label(p["col"] or ""), noun=s.domain.noun[1])
+
+
+class GroupAggregate(Deliver):
+    name = "group_aggregate"
+
+    def plan(self, s, rng):
+        p = _group_plan(s, rng)
+        if p is None:
+            return None
+        stem = _stem(s, rng, "{file}_by_" + p["group"], "summary_by_" + p["group"], p["group"] + "_totals")
+        return {**p, "path": f"{s.out_dir}/{stem}.csv"}
+
+    def deliver(self, s, p):
+        rows = _table(s, p)
+        g, name, path = p["group"], p["name"], p["path"]
+        code = _group_code(s, p) + [
+            f"with open({path!r}, 'w', newline='', encoding='utf-8') as out:",
+            "    writer = csv.writer(out, lineterminator='\\n')", f"    writer.writerow([{g!r}, {name!r}])",
+            f"    for group, values in sorted(by_{g}.items()):",
+            f"        writer.writerow([group, {form_code(_group_kind(s, p), _AGG[p['how']])}])"]
+        checks = [_exists(path), {"type": "csv_rows_equal", "name": f"{name} per {label(g)}", "path": path,
+                                  "expected": [{g: k, name: v} for k, v in rows], "key": g, "weight": 3,
+                                  "tolerance": 0.01}]
+        return Delivered(path, checks, code, {"path": path, "group": label(g), "measure": _measure_words(s, p),
+                                              "name": name, "gcol": g}, ["csv"])
+
+
+class GroupJson(Deliver):
+    name = "group_json"
+
+    def plan(self, s, rng):
+        p = _group_plan(s, rng)
+        if p is None:
+            return None
+        stem = _stem(s, rng, "{noun}_per_" + p["group"], p["group"] + "_summary", "breakdown")
+        return {**p, "path": f"{s.out_dir}/{stem}.json"}
+
+    def deliver(self, s, p):
+        rows = _table(s, p)
+        g, path = p["group"], p["path"]
+        kind = _group_kind(s, p)
+        conv = "int" if kind == "int" else "float"
+        code = _group_code(s, p) + [
+            f"result = {{group: {conv}({form_code(kind, _AGG[p['how']])}) for group, values in by_{g}.items()}}",
+            f"with open({path!r}, 'w', encoding='utf-8') as out:", "    json.dump(result, out, indent=2, sort_keys=True)"]
+        fields = {_field_key(k): float(v) for k, v in rows}
+        keys = [k for k, _ in rows]
+        checks = [_exists(path), {"type": "json_field_equals", "name": f"{p['name']} per {label(g)}", "path": path,
+                                  "fields": fields, "tolerance": 0.01, "weight": 3},
+                  {"type": "json_schema", "name": f"one entry per {label(g)}, nothing else", "path": path,
+                   "schema": {"type": "object", "required": keys, "propertyNames": {"enum": keys}}, "weight": 1}]
+        return Delivered(path, checks, code, {"path": path, "group": label(g), "measure": _measure_words(s, p)},
+                         ["json-data"])
+
+
+class TotalsJson(Deliver):
+    name = "totals_json"
+
+    def plan(self, s, rng):
+        numbers = s.numbers(fresh=False)
+        if not numbers or not s.rows:
+            return None
+        stem = _stem(s, rng, "totals", "summary", "{file}_totals", "figures")
+        return {"col": rng.choice(numbers), "path": f"{s.out_dir}/{stem}.json", "average": rng.random() < 0.6,
+                "count_key": rng.choice(["count", s.domain.noun[1].replace(" ", "_"), "rows"])}
+
+    def deliver(self, s, p):
+        path, col, ck = p["path"], p["col"], p["count_key"]
+        vals = [num(r[col]) for r in s.rows]
+        expected: dict[str, Any] = {ck: len(vals), f"total_{col}": round(sum(vals), 2)}
+        code = [f"{col}_values = [float({s.it}[{col!r}]) for {s.it} in {s.var}]",
+                f"figures = {{{ck!r}: len({col}_values), 'total_{col}': round(sum({col}_values), 2)}}"]
+        if p["average"]:
+            expected[f"average_{col}"] = round(sum(vals) / len(vals), 2)
+            code.append(f"figures['average_{col}'] = round(sum({col}_values) / len({col}_values), 2)")
+        code += [f"with open({path!r}, 'w', encoding='utf-8') as out:", "    json.dump(figures, out, indent=2)"]
+        keys = ", ".join(f'"{k}"' for k in expected)
+        checks = [_exists(path), {"type": "json_field_equals", "name": "the figures", "path": path,
+                                  "fields": expected, "tolerance": 0.01, "weight": 3}]
+        return Delivered(path, checks, code, {"path": path, "keys": f"{keys} (numbers, rounded to cents)"},
+                         ["json-data"])
+
+
+class ReportMd(Deliver):
+    name = "report_md"
+
+    def plan(self, s, rng):
+        p = _group_plan(s, rng)
+        if p is None or p["how"] in ("max", "min"):
+            return None
+        stem = _stem(s, rng, "report", "summary", "{file}_note", "{noun}_update")
+        title = rng.choice([f"{s.domain.noun[1].capitalize()} by {label(p['group'])}",
+                            f"{label(p['group']).capitalize()} breakdown"])
+        final = "Overall" if p["how"] == "mean" else "Total"
+        return {**p, "path": f"{s.out_dir}/{stem}.md", "title": title, "final": final}
+
+    def deliver(self, s, p):
+        rows = _table(s, p)
+        kind = _group_kind(s, p)
+        total = fmt(sum(num(v) for _, v in rows), kind) if p["how"] != "mean" else \
+            fmt(sum(num(r[p["col"]]) for r in s.rows) / len(s.rows), "money")
+        lines = [f"- {g}: {v}" for g, v in rows] + [f"{p['final']}: {total}"]
+        g = p["group"]
+        overall = (f"sum(float({s.it}[{p['col']!r}]) for {s.it} in {s.var}) / len({s.var})" if p["how"] == "mean"
+                   else "sum(float(x) for x in shown.values())")
+        code = _group_code(s, p) + [
+            f"shown = {{group: {form_code(kind, _AGG[p['how']])} for group, values in sorted(by_{g}.items())}}",
+            f"lines = [{('# ' + p['title'])!r}, ''] + [f'- {{group}}: {{x}}' for group, x in shown.items()]",
+            f"lines += ['', {p['final'] + ': '!r} + {form_code(kind, overall)}]",
+            f"with open({p['path']!r}, 'w', encoding='utf-8') as out:", "    out.write('\\n'.join(lines) + '\\n')"]
+        checks = [_exists(p["path"]), {"type": "text_contains", "name": "the heading and every line of the report",
+                                       "path": p["path"], "contains": [f"# {p['title']}"] + lines, "weight": 3}]
+        return Delivered(p["path"], checks, code, {"path": p["path"], "title": p["title"], "group": label(g),
+                                                   "measure": _measure_words(s, p), "final": p["final"]},
+                         ["report-writing"])
+
+
+class SplitByGroup(Deliver):
+    """One CSV per group value in a folder (files organised by a field)."""
+
+    name = "split_by_group"
+
+    def plan(self, s, rng):
+        groups = [c for c in s.categories(present=2, fresh=False) if len({r[c] for r in s.rows}) <= 6
+                  and all(re.fullmatch(r"[A-Za-z0-9 ._-]+", r[c]) for r in s.rows)]
+        if not groups or len(s.rows) < 4:
+            return None
+        g = rng.choice(groups)
+        folder = f"{s.out_dir}/{rng.choice(['by_' + g, g, s.domain.noun[1].replace(' ', '_') + '_by_' + g])}"
+        return {"group": g, "folder": folder, "columns": _pick_columns(s, rng)}
+
+    def deliver(self, s, p):
+        g, folder, cols = p["group"], p["folder"], p["columns"]
+        buckets: dict[str, list[Row]] = {}
+        for r in _ordered(s):
+            buckets.setdefault(r[g], []).append(r)
+        checks: list[dict[str, Any]] = [{"type": "files_count", "name": f"one file per {label(g)}",
+                                         "pattern": f"{folder}/*.csv", "min": len(buckets), "max": len(buckets),
+                                         "weight": 1}]
+        for value, rows in sorted(buckets.items()):
+            path = f"{folder}/{_slug(value)}.csv"
+            checks.append({"type": "csv_rows_equal", "name": f"{label(g)} {value}", "path": path,
+                           "expected": [{c: r[c] for c in cols} for r in rows], "key": s.domain.key, "weight": 1,
+                           **_tolerance([s.types.get(c, "") for c in cols])})
+        code = _sort_code(s) + [
+            f"os.makedirs({folder!r}, exist_ok=True)", f"for value in sorted({{{s.it}[{g!r}] for {s.it} in {s.var}}}):",
+            "    name = re.sub(r'[^a-z0-9]+', '-', value.lower()).strip('-')",
+            f"    with open(os.path.join({folder!r}, name + '.csv'), 'w', newline='', encoding='utf-8') as out:",
+            f"        writer = csv.DictWriter(out, fieldnames={cols!r}, extrasaction='ignore', lineterminator='\\n')",
+            "        writer.writeheader()", f"        writer.writerows({s.it} for {s.it} in {s.var} if {s.it}[{g!r}] == value)"]
+        names = [f"{folder}/{_slug(v)}.csv" for v in sorted(buckets)]
+        listed = ", ".join(names[:-1]) + " and " + names[-1]
+        return Delivered(folder + "/", checks, code, {"folder": folder + "/", "group": label(g), "files": listed,
+                                                      "columns": ", ".join(cols), "n": str(len(names))}, ["csv"])
+
+
+def _slug(value: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", value.lower()).strip("-")
+
+
+class Reconcile(Deliver):
+    """Compare the rows with another party's copy: missing on either side, or a different amount."""
+
+    name = "reconcile"
+
+    def plan(self, s, rng):
+        numbers = [c for c in s.numbers(fresh=False) if s.domain.type_of(c)]
+        if not numbers or len(s.rows) < 6:
+            return None
+        col = rng.choice(numbers)
+        rows = [dict(r) for r in s.rows]
+        keys = [r[s.domain.key] for r in rows]
+        drop = set(rng.sample(keys, rng.randint(1, 2)))
+        change = set(rng.sample([k for k in keys if k not in drop], rng.randint(1, 3)))
+        theirs = []
+        for r in rows:
+            if r[s.domain.key] in drop:
+                continue
+            t = {s.domain.key: r[s.domain.key], col: r[col]}
+            if r[s.domain.key] in change:
+                t[col] = fmt(num(r[col]) + rng.choice([-1, 1]) * rng.choice([1, 5, 10, 0.5]) * (2 if num(r[col]) > 50 else 1),
+                             s.types[col])
+            theirs.append(t)
+        extra = [{s.domain.key: f"{keys[0]}-X{i}", col: r[col]} for i, r in enumerate(rng.sample(rows, rng.randint(0, 2)), 1)]
+        theirs += extra
+        rng.shuffle(theirs)
+        folder = s.input_path.rstrip("/").rsplit("/", 1)[0]
+        other = rng.choice([n for n in ("statement", "their_copy", "bank_export", "system_export", "ledger")
+                            if not s.input_path.rstrip("/").endswith(f"/{n}.csv") and not
+                            s.input_path.rstrip("/").endswith(f"/{n}")])
+        return {"col": col, "theirs": theirs, "other_path": f"{folder}/{other}.csv",
+                "path": f"{s.out_dir}/{rng.choice(['discrepancies', 'reconciliation', 'mismatches'])}.csv"}
+
+    def deliver(self, s, p):
+        key, col, path, other = s.domain.key, p["col"], p["path"], p["other_path"]
+        ours = {r[key]: r[col] for r in s.rows}
+        theirs = {t[key]: t[col] for t in p["theirs"]}
+        expected = []
+        for k in sorted(set(ours) | set(theirs)):
+            if k not in theirs:
+                expected.append({key: k, "issue": "missing_in_theirs", "ours": ours[k], "theirs": ""})
+            elif k not in ours:
+                expected.append({key: k, "issue": "missing_in_ours", "ours": "", "theirs": theirs[k]})
+            elif abs(num(ours[k]) - num(theirs[k])) > 0.005:
+                expected.append({key: k, "issue": "mismatch", "ours": ours[k], "theirs": theirs[k]})
+        code = [f"ours = {{{s.it}[{key!r}]: {s.it}[{col!r}] for {s.it} in {s.var}}}",
+                f"with open({other!r}, newline='', encoding='utf-8') as fh:",
+                f"    theirs = {{row[{key!r}]: row[{col!r}] for row in csv.DictReader(fh)}}",
+                "issues = []", "for k in sorted(set(ours) | set(theirs)):", "    if k not in theirs:",
+                "        issues.append([k, 'missing_in_theirs', ours[k], ''])", "    elif k not in ours:",
+                "        issues.append([k, 'missing_in_ours', '', theirs[k]])",
+                "    elif abs(float(ours[k]) - float(theirs[k])) > 0.005:",
+                "        issues.append([k, 'mismatch', ours[k], theirs[k]])",
+                f"with open({path!r}, 'w', newline='', encoding='utf-8') as out:",
+                "    writer = csv.writer(out, lineterminator='\\n')",
+                f"    writer.writerow([{key!r}, 'issue', 'ours', 'theirs'])", "    writer.writerows(issues)"]
+        checks = [_exists(path), {"type": "csv_rows_equal", "name": "every discrepancy and nothing else", "path": path,
+                                  "expected": expected, "key": key, "weight": 3, "tolerance": 0.01}]
+        text = to_csv(p["theirs"], [key, col])
+        return Delivered(path, checks, code, {"path": path, "other": other, "field": label(col), "key": key},
+                         ["csv"], files={other: text})
+
+
+class Organise(Deliver):
+    """Move the one-file-per-record input into sub-folders named after a field's value."""
+
+    name = "organise"
+    formats = ("records",)
+
+    def plan(self, s, rng):
+        if s.fmt != "records" or not s.record_files:
+            return None
+        groups = [c for c in s.categories(present=2, fresh=False) if s.domain.type_of(c)
+                  and all(re.fullmatch(r"[A-Za-z0-9 ._-]+", r[c]) for r in s.rows)]
+        if not groups:
+            return None
+        return {"group": rng.choice(groups)}
+
+    def deliver(self, s, p):
+        g, base = p["group"], s.input_path
+        files = s.record_files
+        checks: list[dict[str, Any]] = [{"type": "files_count", "name": "nothing left loose in the folder",
+                                         "pattern": f"{base}*.*", "max": 0, "kind": "file", "weight": 1}]
+        by_group: dict[str, int] = {}
+        moved = []
+        for path, row in files:
+            dest = f"{base}{_slug(row[g])}/{path.rsplit('/', 1)[1]}"
+            by_group[_slug(row[g])] = by_group.get(_slug(row[g]), 0) + 1
+            moved.append((dest, s.record_text[path]))
+        for value, n in sorted(by_group.items()):
+            checks.append({"type": "files_count", "name": f"{value}: {n} file(s)", "pattern": f"{base}{value}/*",
+                           "min": n, "max": n, "kind": "file", "weight": 1})
+        for dest, text in moved:
+            checks.append({"type": "text_contains", "name": f"{dest} moved whole", "path": dest,
+                           "contains": [ln for ln in text.splitlines() if ln.strip()], "gate": True, "weight": 0})
+        code = [f"for {s.it}, name in zip({s.var}, sorted(glob.glob({base + '*.*'!r}))):",
+                f"    target = os.path.join({base!r}, re.sub(r'[^a-z0-9]+', '-', {s.it}[{g!r}].lower()).strip('-'))",
+                "    os.makedirs(target, exist_ok=True)", "    shutil.move(name, os.path.join(target, os.path.basename(name)))"]
+        folders = [f"{base}{v}/" for v in sorted(by_group)]
+        listed = ", ".join(folders[:-1]) + " and " + folders[-1]
+        return Delivered(base, checks, code, {"folder": base, "group": label(g), "folders": listed,
+                                              "example": moved[0][0]}, ["shell-scripting"], moves_input=True)
+
+
+class DraftEmail(Deliver):
+    name = "draft_email"
+
+    def plan(self, s, rng):
+        if not s.rows:
+            return None
+        name = people(rng, 1)[0]
+        org = rng.choice(["northwind", "brightside", "harbourworks", "cedarline", "meridian", "fernhill", "quayside"])
+        email = f"{name.split()[0].lower()}.{name.split()[1].lower()}@{org}.example"
+        numbers = [c for c in s.columns if s.types.get(c) in ("money", "hours")]
+        col = rng.choice(numbers) if numbers else None
+        stem = rng.choice(["email_draft", "message_to_" + name.split()[0].lower(), "draft", "note_for_"
+                           + name.split()[0].lower()])
+        subject = rng.choice([f"{s.domain.noun[1].capitalize()} update", f"The {s.domain.noun[1]} you asked about",
+                              f"Quick numbers on {s.domain.noun[1]}"])
+        return {"name": name, "email": email, "col": col, "path": f"{s.out_dir}/{stem}.txt", "subject": subject}
+
+    def deliver(self, s, p):
+        count = len(s.rows)
+        facts = [str(count)]
+        what = f"number of {s.domain.noun[1]} ({count} here)"
+        code = [f"how_many = len({s.var})"]
+        body = "f'There are {how_many} " + s.domain.noun[1] + ".'"
+        if p["col"]:
+            kind = s.types[p["col"]]
+            facts.append(fmt(sum(num(r[p["col"]]) for r in s.rows), kind))
+            what = f"number of {s.domain.noun[1]} and their total {label(p['col'])}"
+            summed = f"sum(float({s.it}[{p['col']!r}]) for {s.it} in {s.var})"
+            code.append(f"total = {form_code(kind, summed)}")
+            body = "f'There are {how_many} " + s.domain.noun[1] + f", {label(p['col'])} {{total}} in all.'"
+        head = f"To: {p['name']} <{p['email']}>\\nSubject: {p['subject']}\\n\\n"
+        code += [f"with open({p['path']!r}, 'w', encoding='utf-8') as out:",
+                 f"    out.write('{head}' + {body} + '\\n')"]
+        checks = [_exists(p["path"]), {"type": "text_contains", "name": "addressed right, with the numbers",
+                                       "path": p["path"], "contains": [f"To: {p['name']} <{p['email']}>",
+                                                                       f"Subject: {p['subject']}"] + facts,
+                                       "weight": 2}]
+        return Delivered(p["path"], checks, code, {"path": p["path"], "to": f"{p['name']} <{p['email']}>",
+                                                   "what": what, "subject": p["subject"]}, ["email-draft"])
+
+
+DELIVERABLES: dict[str, Deliver] = {d.name: d for d in (
+    WriteRows(), WriteJson(), MarkdownOut(), GroupAggregate(), GroupJson(), TotalsJson(), ReportMd(),
+    SplitByGroup(), Reconcile(), Organise())}
+MESSAGE = DraftEmail()

@@ -1,0 +1,240 @@
+"""Input formats of compositional synthesis: how a domain's rows are written into the workspace,
+how the reference solution reads them back, and what reading yields.
+
+Every format renders rows (strings, as a CSV holds them) into files, and `parse` reads those files
+back exactly as the solution's reader lines do, so the pipeline computes on what an agent will
+actually see (a JSON number 12.0 reads back as "12.0", a Markdown cell is stripped, a log line
+keeps only what its template holds).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import random
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from .catalog import Domain
+from .data import Row, to_csv
+
+# Field types whose values JSON writes as numbers.
+_JSON_NUMBER = {"int": int, "money": float, "hours": float}
+
+
+@dataclass
+class Rendered:
+    """The files one input takes, the path the request names, and how it reads back."""
+
+    files: dict[str, str]
+    path: str                 # a file, or a folder ending in "/"
+    columns: list[str]
+    rows: list[Row]           # what the reader lines yield
+    code: list[str]           # the reader lines (assign the rows variable)
+    phrase: str               # how the request refers to it
+    unique: bool = False      # the format cannot hold repeated keys (one file per record)
+
+
+def label_of(field: str) -> str:
+    return field.replace("_", " ").title()
+
+
+class Format:
+    name = ""
+    ext = ""
+    skill = "csv.read_rows"
+
+    def applies(self, domain: Domain) -> bool:
+        return True
+
+    def render(self, domain: Domain, rows: list[Row], columns: list[str], folder: str, stem: str,
+               var: str, it: str, rng: random.Random) -> Rendered:
+        raise NotImplementedError
+
+
+class Csv(Format):
+    name, ext = "csv", ".csv"
+
+    def render(self, domain, rows, columns, folder, stem, var, it, rng):
+        path = f"{folder}/{stem}.csv"
+        text = to_csv(rows, columns)
+        parsed = list(csv.DictReader(io.StringIO(text, newline="")))
+        code = [f"with open({path!r}, newline='', encoding='utf-8') as fh:",
+                f"    {var} = list(csv.DictReader(fh))"]
+        phrase = rng.choice([f"{path}", f"the CSV export {path}", f"{path} (a plain CSV export)"])
+        return Rendered({path: text}, path, columns, parsed, code, phrase)
+
+
+class Semicolon(Format):
+    """A spreadsheet export with semicolons and decimal commas (as many European locales write)."""
+
+    name, ext = "semicolon", ".csv"
+
+    def applies(self, domain):
+        return bool(domain.of_type("money", "hours"))
+
+    def render(self, domain, rows, columns, folder, stem, var, it, rng):
+        path = f"{folder}/{stem}.csv"
+        decimal = [c for c in columns if domain.type_of(c) in ("money", "hours")]
+        buf = io.StringIO()
+        w = csv.writer(buf, delimiter=";", lineterminator="\n")
+        w.writerow(columns)
+        for r in rows:
+            w.writerow([r[c].replace(".", ",") if c in decimal else r[c] for c in columns])
+        text = buf.getvalue()
+        parsed = list(csv.DictReader(io.StringIO(text, newline=""), delimiter=";"))
+        for r in parsed:
+            for c in decimal:
+                r[c] = r[c].replace(",", ".")
+        code = [f"with open({path!r}, newline='', encoding='utf-8') as fh:",
+                f"    {var} = list(csv.DictReader(fh, delimiter=';'))",
+                f"for {it} in {var}:  # decimal commas to points",
+                f"    for col in {decimal!r}:", f"        {it}[col] = {it}[col].replace(',', '.')"]
+        phrase = rng.choice([f"{path} (exported from a spreadsheet set to semicolons and decimal commas)",
+                             f"{path}, which the accounting tool writes with ';' between fields and commas "
+                             f"as the decimal mark"])
+        return Rendered({path: text}, path, columns, parsed, code, phrase)
+
+
+class Json(Format):
+    name, ext = "json", ".json"
+    skill = "json-data.load_json"
+
+    def _records(self, domain: Domain, rows: list[Row], columns: list[str]) -> list[dict[str, Any]]:
+        out = []
+        for r in rows:
+            rec: dict[str, Any] = {}
+            for c in columns:
+                kind = _JSON_NUMBER.get(domain.type_of(c))
+                try:
+                    rec[c] = kind(r[c]) if kind else r[c]
+                except ValueError:   # a value a cleaning step will repair: kept as written
+                    rec[c] = r[c]
+            out.append(rec)
+        return out
+
+    def render(self, domain, rows, columns, folder, stem, var, it, rng):
+        path = f"{folder}/{stem}.json"
+        records = self._records(domain, rows, columns)
+        wrap = rng.choice([None, domain.noun[1].replace(" ", "_"), "items"])
+        data: Any = records if wrap is None else {"exported": "2026-04-30", wrap: records}
+        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        parsed = [{k: str(v) for k, v in rec.items()} for rec in records]
+        load = "json.load(fh)" if wrap is None else f"json.load(fh)[{wrap!r}]"
+        code = [f"with open({path!r}, encoding='utf-8') as fh:",
+                f"    {var} = [{{k: str(v) for k, v in {it}.items()}} for {it} in {load}]"]
+        where = "" if wrap is None else f" (under \"{wrap}\")"
+        phrase = rng.choice([f"{path}{where}", f"the JSON export {path}{where}"])
+        return Rendered({path: text}, path, columns, parsed, code, phrase)
+
+
+class JsonLines(Json):
+    name, ext = "jsonl", ".jsonl"
+
+    def render(self, domain, rows, columns, folder, stem, var, it, rng):
+        path = f"{folder}/{stem}.jsonl"
+        records = self._records(domain, rows, columns)
+        text = "".join(json.dumps(rec, ensure_ascii=False) + "\n" for rec in records)
+        parsed = [{k: str(v) for k, v in rec.items()} for rec in records]
+        code = [f"with open({path!r}, encoding='utf-8') as fh:",
+                f"    {var} = [{{k: str(v) for k, v in json.loads(line).items()}} for line in fh if line.strip()]"]
+        phrase = rng.choice([f"{path} (one JSON object per line)", f"the JSON-lines file {path}"])
+        return Rendered({path: text}, path, columns, parsed, code, phrase)
+
+
+class MarkdownTable(Format):
+    name, ext = "md_table", ".md"
+    skill = "markdown-notes.extract_items"
+
+    def render(self, domain, rows, columns, folder, stem, var, it, rng):
+        path = f"{folder}/{stem}.md"
+        title = rng.choice([f"{domain.noun[1].capitalize()}", f"{domain.noun[1].capitalize()} (working copy)",
+                            f"Notes: {domain.noun[1]}"])
+        lines = [f"# {title}", "", rng.choice(["Copied from the shared sheet.", "Kept by hand; see the table below.",
+                                               "Last updated at the end of the month."]), "",
+                 "| " + " | ".join(columns) + " |", "|" + "|".join("---" for _ in columns) + "|"]
+        lines += ["| " + " | ".join(r[c] for c in columns) + " |" for r in rows]
+        text = "\n".join(lines) + "\n"
+        table = [ln.strip() for ln in text.splitlines() if ln.strip().startswith("|")]
+        header = [c.strip() for c in table[0].strip("|").split("|")]
+        parsed = [dict(zip(header, [c.strip() for c in ln.strip("|").split("|")])) for ln in table[2:]]
+        code = [f"with open({path!r}, encoding='utf-8') as fh:",
+                "    table = [line.strip() for line in fh if line.strip().startswith('|')]",
+                "header = [cell.strip() for cell in table[0].strip('|').split('|')]",
+                f"{var} = [dict(zip(header, [cell.strip() for cell in line.strip('|').split('|')])) "
+                f"for line in table[2:]]"]
+        phrase = rng.choice([f"the table in {path}", f"{path} (a Markdown table under the heading)"])
+        return Rendered({path: text}, path, columns, parsed, code, phrase)
+
+
+class Records(Format):
+    """One text file per record, `Label: value` lines (helpdesk exports, contact cards, notes)."""
+
+    name, ext = "records", ".txt"
+    skill = "markdown-notes.extract_items"
+
+    def render(self, domain, rows, columns, folder, stem, var, it, rng):
+        base = f"{folder}/{stem}/"
+        labels = {label_of(c): c for c in columns}
+        files, seen = {}, set()
+        ext = rng.choice([".txt", ".md"])
+        for r in rows:
+            name = re.sub(r"[^A-Za-z0-9._-]+", "-", r[domain.key]).strip("-").lower() or "record"
+            while name in seen:
+                name += "-2"
+            seen.add(name)
+            files[f"{base}{name}{ext}"] = "".join(f"{label}: {r[c]}\n" for label, c in labels.items())
+        parsed = []
+        for path in sorted(files):
+            item: Row = {}
+            for line in files[path].splitlines(keepends=True):
+                if ":" in line:
+                    label, value = line.split(":", 1)
+                    if label.strip() in labels:
+                        item[labels[label.strip()]] = value.strip()
+            parsed.append(item)
+        code = [f"labels = {labels!r}", f"{var} = []", f"for name in sorted(glob.glob({base + '*' + ext!r})):",
+                f"    {it} = {{}}", "    with open(name, encoding='utf-8') as fh:", "        for line in fh:",
+                "            if ':' in line:", "                label, value = line.split(':', 1)",
+                "                if label.strip() in labels:",
+                f"                    {it}[labels[label.strip()]] = value.strip()", f"    {var}.append({it})"]
+        phrase = rng.choice([f"the files in {base} (one per {domain.noun[0]}, 'Label: value' lines)",
+                             f"{base}, where each {domain.noun[0]} is a small text file of 'Label: value' lines"])
+        return Rendered(files, base, columns, parsed, code, phrase, unique=True)
+
+
+class Lines(Format):
+    """A text log, one record per line, in the domain's `line` template."""
+
+    name, ext = "lines", ".log"
+    skill = "log-analysis.parse_lines"
+
+    def applies(self, domain):
+        return bool(domain.line)
+
+    def render(self, domain, rows, columns, folder, stem, var, it, rng):
+        path = f"{folder}/{stem}.log"
+        template = domain.line
+        fields = re.findall(r"\{(\w+)\}", template)
+        cols = [c for c in columns if c in fields]
+        text = "".join(template.format(**r) + "\n" for r in rows)
+        parts, pos = [], 0
+        for m in re.finditer(r"\{(\w+)\}", template):
+            parts.append(re.escape(template[pos:m.start()]))
+            parts.append(f"(?P<{m.group(1)}>.+?)")
+            pos = m.end()
+        parts.append(re.escape(template[pos:]))
+        pattern = "^" + "".join(parts) + "$"
+        rx = re.compile(pattern)
+        parsed = [m.groupdict() for m in (rx.match(ln) for ln in text.splitlines()) if m]
+        code = [f"pattern = re.compile({pattern!r})", f"with open({path!r}, encoding='utf-8') as fh:",
+                f"    {var} = [m.groupdict() for m in (pattern.match(line.rstrip('\\n')) for line in fh) if m]"]
+        example = template.format(**rows[0])
+        phrase = rng.choice([f"{path} (lines like `{example}`)", f"the log {path}; a line reads `{example}`"])
+        return Rendered({path: text}, path, cols, parsed, code, phrase)
+
+
+FORMATS: dict[str, Format] = {f.name: f for f in (Csv(), Semicolon(), Json(), JsonLines(), MarkdownTable(),
+                                                  Records(), Lines())}

@@ -1,0 +1,200 @@
+"""Compositional synthesis: the catalog, the engine's tasks (valid, verified by running them),
+the compose route in `clawgym synth`, and the held-out region training never draws from."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+
+from clawgym.compile import compile_task, load_task_spec
+from clawgym.errors import SpecError
+from clawgym.spec.load import load_text
+from clawgym.spec.write import dump_spec, literal
+from clawgym.synth.compose.build import compose
+from clawgym.synth.compose.catalog import load_catalog
+from clawgym.synth.compose.deliver import DELIVERABLES
+from clawgym.synth.compose.formats import FORMATS
+from clawgym.synth.compose.heldout import load_region
+from clawgym.synth.compose.ops import OPERATIONS
+from clawgym.synth.filters import FilterSettings, run_filters
+
+ROOT = Path(__file__).resolve().parents[1]
+CATALOG = ROOT / "specs" / "synth" / "compose"
+
+
+def _catalog():
+    return load_catalog(str(CATALOG))
+
+
+def _compile(spec: dict, tmp: Path):
+    spec = dict(spec)
+    for key in ("files", "instruction", "solution", "checks"):
+        spec[key] = literal(spec[key])
+    doc = load_text(dump_spec(spec), str(ROOT / "datasets" / "compose-test" / f"{spec['name']}.yaml"))
+    return compile_task(load_task_spec(doc.file, doc), 0)
+
+
+def _composed(cat, domain: str, seed: int, name: str = "t"):
+    d = cat.domains[domain]
+    return compose(cat, domain, d.scenarios[seed % len(d.scenarios)], d.personas[seed % len(d.personas)], seed,
+                   ROOT, name)
+
+
+def test_every_implemented_operation_and_format_is_declared_and_used():
+    cat = _catalog()
+    assert set(OPERATIONS) | set(DELIVERABLES) | {"draft_email"} == set(cat.operations)
+    used = {f for d in cat.domains.values() for f in d.formats}
+    assert used == set(FORMATS), f"formats no domain uses: {set(FORMATS) - used}"
+    categories = {c for d in cat.domains.values() for c, _ in d.scenarios}
+    assert categories == {"productivity", "systems", "analysis", "content", "planning", "software"}
+
+
+def test_a_broken_catalog_names_file_line_and_key(tmp_path):
+    shutil.copy(CATALOG / "operations.yaml", tmp_path / "operations.yaml")
+    (tmp_path / "domains.yaml").write_text(
+        "apiVersion: clawgym/v1\nkind: ComposeDomains\ndomains:\n  pets:\n    noun: [pet, pets]\n"
+        "    files: [pets]\n    folders: [data]\n    scenarios: [planning/household routines]\n"
+        "    personas: [family-organizer]\n    rows: [8, 12]\n    key: pet_id\n    formats: [csv, xml]\n"
+        "    fields:\n      pet_id: {type: id, prefix: P}\n      weight: {type: kilograms}\n", encoding="utf-8")
+    with pytest.raises(SpecError) as err:
+        load_catalog(str(tmp_path))
+    text = "\n".join(p.format() for p in err.value.problems)
+    assert "domains.yaml:15" in text and "weight" in text and "needs a type" in text
+    assert "domains.yaml" in text and "unknown format 'xml'" in text
+
+
+def test_composing_is_deterministic_and_the_chain_fits():
+    cat = _catalog()
+    for domain in sorted(cat.domains)[:6]:
+        for seed in range(4):
+            try:
+                a = _composed(cat, domain, seed)
+            except ValueError:
+                continue
+            b = _composed(cat, domain, seed)
+            assert a.spec == b.spec
+            assert 2 <= len(a.chain) <= 6
+            assert a.spec["checks"][0]["type"] == "file_exists" or a.chain[-1] == "organise" or \
+                a.spec["checks"][0]["type"] == "files_count"
+
+
+def test_composed_tasks_compile_and_pass_every_filter(tmp_path):
+    """The reference solution (written from the chain) scores 1.0 in a real sandbox on the expected
+    values (computed from the chain): the two agree; doing nothing and the tamper attack score 0."""
+    cat = _catalog()
+    rng = random.Random(7)
+    tried = 0
+    fmts, ops = set(), set()
+    for domain in sorted(cat.domains):
+        for seed in rng.sample(range(200), 2):
+            try:
+                c = _composed(cat, domain, seed, f"t-{tried}")
+            except ValueError:
+                continue
+            task = _compile(c.spec, tmp_path)
+            report = run_filters(task, FilterSettings())
+            assert report.passed, (domain, seed, c.chain, report.failed, report.reason)
+            assert report.results["oracle"] == 1.0 and report.results["nop"] == 0.0
+            fmts.add(c.fmt)
+            ops.update(c.chain)
+            tried += 1
+    assert tried >= len(cat.domains)
+    assert len(fmts) >= 5 and len(ops) >= 15
+
+
+def test_a_wrong_answer_fails_the_composed_checks(tmp_path):
+    """The checks grade the computation: the reference with one filter dropped does not pass."""
+    cat = _catalog()
+    for seed in range(60):
+        try:
+            c = _composed(cat, "expenses", seed)
+        except ValueError:
+            continue
+        code = c.spec["solution"][0]["python"]
+        filters = [ln for ln in code.splitlines() if " if " in ln and ln.startswith("expense")]
+        if not filters or c.chain[-1] in ("organise", "reconcile"):
+            continue
+        spec = dict(c.spec, solution=[{"python": code.replace(filters[0] + "\n", "")}])
+        report = run_filters(_compile(spec, tmp_path), FilterSettings(tamper=False))
+        assert report.failed == "oracle", (c.chain, report.to_dict())
+        return
+    pytest.fail("no composed expenses task with a filter in 60 seeds")
+
+
+def test_records_and_lines_inputs_read_back_as_the_rows(tmp_path):
+    cat = _catalog()
+    seen = set()
+    for domain, d in sorted(cat.domains.items()):
+        for seed in range(30):
+            if seen >= {"records", "lines"}:
+                return
+            try:
+                c = _composed(cat, domain, seed)
+            except ValueError:
+                continue
+            if c.fmt in ("records", "lines") and c.fmt not in seen:
+                report = run_filters(_compile(c.spec, tmp_path), FilterSettings())
+                assert report.passed, (domain, seed, c.fmt, report.reason)
+                seen.add(c.fmt)
+    assert seen >= {"records", "lines"}
+
+
+# ---------------------------------------------------------------------------------------------
+# The route and the held-out region
+
+
+def _synth(spec_file: Path, out: Path, count: int):
+    from clawgym.synth.pipeline import synthesize
+    from clawgym.synth.spec import load_synth_spec
+
+    spec = load_synth_spec(spec_file, count=count, out=str(out))
+    return synthesize(spec), [json.loads(line) for line in (out / "manifest.jsonl").read_text().splitlines()]
+
+
+def test_the_default_spec_draws_mostly_composed_tasks_in_proportion(tmp_path):
+    summary, records = _synth(ROOT / "specs/synth/default.yaml", tmp_path / "ds", 60)
+    assert summary.accepted == 60
+    accepted = [r for r in records if r["filters"].get("passed")]
+    composed = [r for r in accepted if "compose" in r["source"]]
+    assert len(composed) >= 40, len(composed)
+    assert all(r.get("chain") and 2 <= len(r["chain"]) <= 6 for r in composed)
+    cats = {r["category"] for r in accepted}
+    assert cats == {"productivity", "systems", "analysis", "content", "planning", "software"}
+
+
+def test_training_never_draws_from_the_held_out_region(tmp_path):
+    """The default (training) spec's families exclude every held-out domain and family, and the
+    chains its workers accept never hold a reserved combination."""
+    from clawgym.synth.pipeline import _all_families
+    from clawgym.synth.spec import load_synth_spec
+    from clawgym.synth.taxonomy import load_taxonomy
+
+    spec = load_synth_spec(ROOT / "specs/synth/default.yaml")
+    region = load_region(spec.heldout)
+    assert region.domains and region.combinations and region.families
+    families = _all_families(spec, load_taxonomy(spec.taxonomy), None)
+    assert not {getattr(f, "domain", None) for f in families} & region.domains
+    assert not {f.name for f in families} & region.families
+    _, records = _synth(ROOT / "specs/synth/default.yaml", tmp_path / "ds", 40)
+    for r in records:
+        chain = r.get("chain") or []
+        assert (r["source"].get("compose") not in region.domains
+                and r["source"]["family"] not in region.families), r["name"]
+        assert not any(combo <= set(chain) for combo in region.combinations), (r["name"], chain)
+
+
+def test_the_benchmark_spec_draws_only_from_the_held_out_region(tmp_path):
+    spec_file = ROOT / "specs/synth/bench-v2.yaml"
+    _, records = _synth(spec_file, tmp_path / "b", 12)
+    from clawgym.synth.spec import load_synth_spec
+
+    region = load_region(load_synth_spec(spec_file).heldout)
+    accepted = [r for r in records if r["filters"].get("passed")]
+    assert len(accepted) == 12
+    for r in accepted:
+        src = r["source"]
+        assert src.get("compose") in region.domains or src["family"] in region.families, r["name"]
