@@ -169,14 +169,14 @@ def test_the_default_spec_draws_mostly_composed_tasks_in_proportion(tmp_path):
 def test_training_never_draws_from_the_held_out_region(tmp_path):
     """The default (training) spec's families exclude every held-out domain and family, and the
     chains its workers accept never hold a reserved combination."""
-    from clawgym.synth.pipeline import _all_families
+    from clawgym.synth.pipeline import all_families
     from clawgym.synth.spec import load_synth_spec
     from clawgym.synth.taxonomy import load_taxonomy
 
     spec = load_synth_spec(ROOT / "specs/synth/default.yaml")
     region = load_region(spec.heldout)
     assert region.domains and region.combinations and region.families
-    families = _all_families(spec, load_taxonomy(spec.taxonomy), None)
+    families = all_families(spec, load_taxonomy(spec.taxonomy), None)
     assert not {getattr(f, "domain", None) for f in families} & region.domains
     assert not {f.name for f in families} & region.families
     _, records = _synth(ROOT / "specs/synth/default.yaml", tmp_path / "ds", 40)

@@ -13,10 +13,10 @@ import click
 from ..textsafe import markup_safe
 from ..cli_support import CONSOLE, friendly
 from ..errors import ClawgymError
-from .layout import BENCH_DIR, LOCK_FILE, find_instances, read_lock
+from .layout import LOCK_FILE, bench_folder, find_instances, read_lock
 
-_BENCH = click.option("--bench", "bench_dir", type=click.Path(file_okay=False), default=str(BENCH_DIR),
-                      show_default=True, help="The benchmark folder.")
+_BENCH = click.option("--bench", "bench_dir", type=click.Path(file_okay=False), default=None,
+                      help="The benchmark: a version series (1 or 2) or a folder; default: the latest (2, specs/bench-v2).")
 
 
 def _judge(value: str | None) -> dict[str, Any] | None:
@@ -85,7 +85,7 @@ def register(group: click.Group) -> None:
         """
         from .importer import add, sources as find_sources
 
-        added = add(find_sources(list(sources)), Path(bench_dir), rubrics=not no_rubric)
+        added = add(find_sources(list(sources)), bench_folder(bench_dir), rubrics=not no_rubric)
         for a in added:
             what = f"skipped ({a.skipped})" if a.skipped else ("added, hybrid" if a.hybrid else "added")
             CONSOLE.print(f"{a.category}/{a.name}: {what}", highlight=False, soft_wrap=True)
@@ -116,7 +116,7 @@ def register(group: click.Group) -> None:
 
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-        root = Path(bench_dir)
+        root = bench_folder(bench_dir)
         config = _judge(judge)
         progress = Progress(TextColumn("[bold]calibrate"), BarColumn(), MofNCompleteColumn(),
                             TextColumn("{task.fields[info]}"), TimeElapsedColumn(), console=CONSOLE, transient=True,
@@ -142,7 +142,7 @@ def register(group: click.Group) -> None:
         """Record every instance's content hash and the benchmark version in bench.lock.json."""
         from .lock import current_hashes, staleness, write_lock
 
-        root = Path(bench_dir)
+        root = bench_folder(bench_dir)
         instances = find_instances(root)
         if not instances:
             raise ClawgymError(f"no instances under {root}", hint="add some with 'clawgym bench add'")
@@ -162,7 +162,7 @@ def register(group: click.Group) -> None:
     @friendly
     def version_command(bench_dir: str, check: bool, as_json: bool) -> None:
         """Print the benchmark version recorded in bench.lock.json."""
-        root = Path(bench_dir)
+        root = bench_folder(bench_dir)
         lock = read_lock(root)
         if not lock:
             raise ClawgymError(f"no {LOCK_FILE} in {root}", hint="run 'clawgym bench lock'")

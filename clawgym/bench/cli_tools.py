@@ -13,7 +13,7 @@ import click
 
 from ..cli_support import CONSOLE, friendly
 from ..errors import ClawgymError
-from .layout import BENCH_DIR
+from .layout import BENCHES, bench_folder
 
 console = CONSOLE
 
@@ -28,8 +28,8 @@ def register(group: click.Group) -> None:
 @click.command("review")
 @click.argument("names", nargs=-1)
 @click.option("--all", "every", is_flag=True, help="Review every instance of the benchmark.")
-@click.option("--bench", "bench_dir", default=str(BENCH_DIR), show_default=True, type=click.Path(file_okay=False),
-              help="Benchmark folder.")
+@click.option("--bench", "bench_dir", default=None, type=click.Path(file_okay=False),
+              help="The benchmark: a version series (1 or 2) or a folder; default: the latest (2).")
 @click.option("--reviewer", help="Your name (default: git config user.name).")
 @click.option("--decision", type=click.Choice(["accept", "reject", "comment"]),
               help="Record this decision without asking (scripts, CI).")
@@ -50,7 +50,7 @@ def review_command(names: tuple[str, ...], every: bool, bench_dir: str, reviewer
     from .llm_review import llm_review, policy_env_note, policy_option
     from .review import append_record, git_user, human_review, now, show_instance
 
-    root = Path(bench_dir)
+    root = bench_folder(bench_dir)
     if bool(names) == every:
         raise ClawgymError("name the instances to review, or pass --all", hint="e.g. clawgym bench review productivity/x")
     if llm_only and not policy:
@@ -101,8 +101,9 @@ def review_command(names: tuple[str, ...], every: bool, bench_dir: str, reviewer
 @click.option("--agent", help="Agent type (oracle, nop, claw, ...) or a YAML file with one agent config "
                               "(any agent, black-box command agents included).")
 @click.option("-k", "k", default=3, show_default=True, type=click.IntRange(min=1), help="Attempts per instance.")
-@click.option("--bench", "bench_dir", default=str(BENCH_DIR), show_default=True, type=click.Path(file_okay=False),
-              help="Benchmark folder (ours, or an imported one: task.yaml files in any subfolders).")
+@click.option("--bench", "bench_dir", default=None, type=click.Path(file_okay=False),
+              help="The benchmark: a version series (1 or 2), or a folder (ours, or an imported one: task.yaml "
+                   "files in any subfolders); default: the latest (2).")
 @click.option("--out", type=click.Path(file_okay=False), help="Results folder (default: runs/bench/LABEL).")
 @click.option("--label", help="Name of the leaderboard row (default: the model's or agent's name).")
 @click.option("--leaderboard", "leaderboard_dir", default="results/leaderboard", show_default=True,
@@ -137,7 +138,7 @@ def run_command(model: str | None, base_url: str | None, agent: str | None, k: i
     judge_config = None
     if judge:
         judge_config = policy_option(judge)
-    row, path = run_bench(Path(bench_dir), config, label=name, k=k, out=Path(out) if out else None,
+    row, path = run_bench(bench_folder(bench_dir), config, label=name, k=k, out=Path(out) if out else None,
                           leaderboard=Path(leaderboard_dir), jobs=jobs, only=list(only), allow_unlocked=allow_unlocked,
                           judge=judge_config, trial_timeout=trial_timeout, quiet=quiet, console=console)
     from ..report import fmt_ci
@@ -185,7 +186,7 @@ def leaderboard_command(rows_dir: str, md_out: str | None, html_out: str | None)
 @click.command("diff")
 @click.argument("base_rev")
 @click.option("--paths", "paths", multiple=True, help="Spec folders or files to compare (repeatable; default: specs).")
-@click.option("--bench-only", is_flag=True, help="Only the benchmark's instances (specs/bench).")
+@click.option("--bench-only", is_flag=True, help="Only the benchmarks' instances (specs/bench and specs/bench-v2).")
 @click.option("--seeds", default="", help="Seeds compiled besides 0 for specs with params, e.g. '1-4'.")
 @click.option("--stat", is_flag=True, help="Only the listing, no diffs.")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
@@ -202,12 +203,14 @@ def diff_command(base_rev: str, paths: tuple[str, ...], bench_only: bool, seeds:
     from .diff import diff_since, print_diff, repo_root
 
     if bench_only and paths:
-        raise ClawgymError("--bench-only and --paths exclude each other", hint="--bench-only means --paths specs/bench")
+        raise ClawgymError("--bench-only and --paths exclude each other", hint="--bench-only means --paths specs/bench specs/bench-v2")
     try:
         extra = parse_seeds(seeds) if seeds.strip() else []
     except ValueError:
         raise ClawgymError(f"--seeds {seeds}: not a seed list", hint="e.g. '1-4' or '1,5'") from None
-    chosen = [str(repo_root(Path.cwd()) / BENCH_DIR)] if bench_only else list(paths or ["specs"])
+    top = repo_root(Path.cwd())
+    chosen = ([str(top / f) for f in BENCHES.values() if (top / f).is_dir()] if bench_only
+              else list(paths or ["specs"]))
     result = diff_since(base_rev, paths=chosen, seeds=extra, cwd=Path.cwd())
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))

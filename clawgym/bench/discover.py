@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..errors import ClawgymError, did_you_mean
 from ..task import Task
-from .layout import TASK_FILE, Instance, read_lock, version_of
+from .layout import TASK_FILE, Instance, read_lock, series_of, version_of
 
 
 def discover(root: Path) -> list[Instance]:
@@ -100,7 +100,7 @@ def version_info(root: Path, hashes: dict[str, str]) -> Version:
     lock = read_lock(root)
     # instances are named by folder name, as `clawgym bench lock` does, unless two folders share one
     short = {k.rsplit("/", 1)[-1]: h for k, h in hashes.items()}
-    computed = version_of(short if len(short) == len(hashes) else hashes)
+    computed = version_of(short if len(short) == len(hashes) else hashes, series_of(root))
     if not lock:
         return Version(computed, False, None, False)
     listed = lock.get("instances") or {}

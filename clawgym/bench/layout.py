@@ -22,11 +22,33 @@ from pathlib import Path
 from ..errors import ClawgymError
 
 BENCH_DIR = Path("specs/bench")
+# The benchmark's versions by series (the digit before the dot of a version): 1 is the first
+# benchmark (instances of the training families at far seeds), 2 is drawn from the generator's
+# held-out region (specs/synth/heldout.yaml) and has no twin in training. Both stay runnable.
+BENCHES = {"1": Path("specs/bench"), "2": Path("specs/bench-v2")}
+LATEST = "2"
 LOCK_FILE = "bench.lock.json"
 TASK_FILE = "task.yaml"
 CALIBRATION_FILE = "calibration.yaml"
 REVIEW_FILE = "review.yaml"
-SERIES = "1"  # bumped by hand for changes of method (scoring, proportions), not of content
+SERIES = "1"  # the series of a benchmark folder that is none of BENCHES and has no lock yet
+
+
+def bench_folder(value: str | None) -> Path:
+    """The folder `--bench` names: a series ("1", "v2") or a path; by default the latest series."""
+    if value is None:
+        return BENCHES[LATEST] if BENCHES[LATEST].is_dir() else BENCH_DIR
+    key = value[1:] if value[:1] in ("v", "V") and value[1:].isdigit() else value
+    return BENCHES.get(key, Path(value))
+
+
+def series_of(root: Path) -> str:
+    """The series of the benchmark under `root`: its place in BENCHES, else its lock's, else SERIES."""
+    for key, folder in BENCHES.items():
+        if folder.resolve() == root.resolve() or root.resolve().as_posix().endswith("/" + folder.as_posix()):
+            return key
+    version = str(read_lock(root).get("version") or "")
+    return version.split(".", 1)[0] if "." in version else SERIES
 
 
 @dataclass(frozen=True)
@@ -66,10 +88,10 @@ def instance_hash(instance: Instance) -> str:
     return task.hash
 
 
-def version_of(hashes: dict[str, str]) -> str:
-    """`SERIES.<12 hex>`: a digest of every (instance name, content hash) pair."""
+def version_of(hashes: dict[str, str], series: str = SERIES) -> str:
+    """`<series>.<12 hex>`: a digest of every (instance name, content hash) pair."""
     digest = hashlib.sha256(json.dumps(sorted(hashes.items())).encode()).hexdigest()[:12]
-    return f"{SERIES}.{digest}"
+    return f"{series}.{digest}"
 
 
 def read_lock(root: Path = BENCH_DIR) -> dict:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..errors import SpecError
 from ..rollout import write_text_atomic
-from .layout import LOCK_FILE, Instance, read_lock, version_of
+from .layout import LOCK_FILE, Instance, read_lock, series_of, version_of
 
 
 def current_hashes(instances: list[Instance], jobs: int | None = None) -> dict[str, str]:
@@ -29,7 +29,7 @@ def current_hashes(instances: list[Instance], jobs: int | None = None) -> dict[s
 
 def write_lock(root: Path, hashes: dict[str, str]) -> dict:
     """Write `root/bench.lock.json` and return what was written."""
-    lock = {"version": version_of(hashes), "instances": dict(sorted(hashes.items()))}
+    lock = {"version": version_of(hashes, series_of(root)), "instances": dict(sorted(hashes.items()))}
     write_text_atomic(root / LOCK_FILE, json.dumps(lock, indent=1) + "\n")
     return lock
 

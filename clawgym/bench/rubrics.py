@@ -181,6 +181,29 @@ def _release_notes(i: Content) -> list[str]:
     ]
 
 
+def _composed(i: Content) -> list[str]:
+    """Composed tasks (compose-* families) with writing for people: an email draft, a report."""
+    out: list[str] = []
+    email = next((c for c in i.checks if c.get("name") == "addressed right, with the numbers"), None)
+    report = next((c for c in i.checks if c.get("name") == "the heading and every line of the report"), None)
+    if email is None and report is None:
+        raise LookupError("no email draft or report to judge")
+    if email is not None:
+        to = str(email["contains"][0]).removeprefix("To: ")
+        facts = [str(f) for f in email["contains"][2:]]
+        out += [f"{email['path']} is a complete short email to {to}: the To: and Subject: lines, a greeting, the "
+                f"figures in a sentence or two, and a sign-off from {i.first}.",
+                f"The figures it states ({_list(facts)}) are the ones the request asked for, and it adds no "
+                f"number or claim that the data does not support.",
+                "Its tone suits a note to a colleague or client: plain, friendly and to the point."]
+    if report is not None:
+        out += [f"{report['path']} reads as a short report a person can use as it is: the heading, one line per "
+                f"group and the final line, with no placeholders, code or stray output left in.",
+                f"Every figure in {report['path']} agrees with the data it summarises; none is rounded differently "
+                f"from the request or invented."]
+    return out
+
+
 TEMPLATES: dict[str, Callable[[Content], list[str]]] = {
     "invoice-aging-reminders": _invoice_reminders,
     "meeting-followup-drafts": _meeting_followups,
@@ -201,9 +224,13 @@ def persona_data(name: str, library_root: Path) -> dict[str, Any]:
 
 def rubric_for(family: str, spec: dict[str, Any], library_root: Path, where: str = "") -> list[dict[str, Any]] | None:
     """The rubric for an instance of `family` (None for code-only families)."""
-    template = TEMPLATES.get(family)
+    template = TEMPLATES.get(family) or (_composed if family.startswith("compose-") else None)
     if template is None:
         return None
+    if template is _composed and not any(c.get("name") in ("addressed right, with the numbers",
+                                                            "the heading and every line of the report")
+                                         for c in spec.get("checks", []) if isinstance(c, dict)):
+        return None   # a composed task with no writing for people stays code-only
     try:
         criteria = template(Content(spec, persona_data(str(spec.get("persona", "")), library_root)))
     except (LookupError, KeyError, TypeError) as exc:

@@ -98,7 +98,7 @@ def _family_named(paths: list[Path], name: str) -> list[Path]:
     return [names[name]]
 
 
-def _all_families(spec: SynthSpec, taxonomy: Any, only_family: str | None) -> list[Any]:
+def all_families(spec: SynthSpec, taxonomy: Any, only_family: str | None) -> list[Any]:
     """The hand-written families and the compose families on this spec's side of the held-out region."""
     region = load_region(spec.heldout)
     paths = family_files(spec.families, spec.folder)
@@ -131,7 +131,7 @@ def synthesize(spec: SynthSpec, *, resume: bool = False, only_family: str | None
     events = events or SynthEvents()
     started = time.monotonic()
     taxonomy = load_taxonomy(spec.taxonomy)
-    families = _all_families(spec, taxonomy, only_family)
+    families = all_families(spec, taxonomy, only_family)
     region = load_region(spec.heldout)
     by_name = {f.name: f for f in families}
     splits = assign_splits([(f.name, f.category) for f in families], spec.split, spec.seed) if spec.split else {}

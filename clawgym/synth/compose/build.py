@@ -21,13 +21,14 @@ from .data import rows_for, to_csv
 from .deliver import DELIVERABLES, MESSAGE, Delivered
 from .formats import FORMATS
 from .ops import CLEANING, ENRICHING, FILTERS, OPERATIONS, SELECTING, State
+from .style import Style
 
 OUT_DIRS = ("output", "reports", "out", "summary", "results", "exports", "done")
 WORKSPACES = {"productivity": "home-office", "systems": "ops-server", "analysis": "research-lab",
               "content": "small-business", "planning": "family-hub", "software": "dev-laptop"}
 CONNECT = ("Then", "After that,", "Next,", "Once that's done,", "Also", "And")
 ROW_WRITERS = ("write_rows", "write_json", "markdown_table", "split_by_group")
-SUMMARIES = ("group_aggregate", "group_json", "totals_json", "report_md")
+SUMMARIES = ("group_aggregate", "group_json", "totals_json", "report_md", "share_of_total", "pivot")
 
 
 @dataclass
@@ -97,32 +98,40 @@ def compose(catalog: Catalog, domain_name: str, scenario: tuple[str, str], perso
     out_dir = rng.choice([d for d in OUT_DIRS if d != folder])
     rows = rows_for(domain, rng)
     columns = [f.name for f in domain.fields]
+    style = Style.draw(rng)
     var, it = _snake(stem), _snake(domain.noun[0])
     if var == it:
         var = f"all_{var}"
     clean = State(domain, copy.deepcopy(rows), list(columns), {f.name: f.type for f in domain.fields}, var, it,
                   "", out_dir, fmt)
-    budget = rng.randint(2, 6)
+    budget = rng.choice((2, 3, 3, 4, 4, 5, 5, 6, 6))
     steps: list[tuple[str, dict[str, Any]]] = []
-    for op_name in rng.sample(CLEANING, len(CLEANING)):
+    order = [n for n in rng.sample(CLEANING, len(CLEANING)) if n != "drop_invalid"] + ["drop_invalid"]
+    for op_name in order:   # drop_invalid planned last, so it breaks none of the fields the others clean
         if len(steps) >= max(1, budget - 2) or rng.random() > 0.3 or not _usable(op_name, fmt):
             continue
-        if (p := OPERATIONS[op_name].plan(clean, rng)) is not None and not (
-                op_name == "normalise" and any(q.get("field") == p["field"] for _, q in steps)):
+        if (p := OPERATIONS[op_name].plan(clean, rng)) is not None:
             steps.append((op_name, p))
+            clean.used.add(p.get("field", ""))
+    steps.sort(key=lambda step: CLEANING.index(step[0]))   # de-duplicate, then drop the broken, then repair
     written = copy.deepcopy(rows)
     for op_name, p in steps:
         written = OPERATIONS[op_name].prepare(written, p, rng)
-    rendered = FORMATS[fmt].render(domain, written, columns, folder, stem, var, it, rng)
+    if fmt != "records" and len(written) >= 10 and rng.random() < 0.2:
+        rendered = _two_parts(domain, written, columns, folder, stem, var, it, fmt, rng, style)
+        steps.insert(0, ("merge_inputs", {"paths": [p for p in sorted(rendered.files)]}))
+    else:
+        rendered = FORMATS[fmt].render(domain, written, columns, folder, stem, var, it, rng, style)
     if len(rendered.rows) != len(written):
         raise ValueError(f"the {fmt} input does not read back")
     state = State(domain, rendered.rows, list(rendered.columns), {f.name: f.type for f in domain.fields}, var, it,
-                  rendered.path, out_dir, fmt, unique=rendered.unique)
+                  rendered.path, out_dir, fmt, unique=rendered.unique, style=style)
     if fmt == "records":
         state.record_files = [(path, row) for path, row in zip(sorted(rendered.files), state.rows)]
         state.record_text = dict(rendered.files)
     files: dict[str, str] = dict(rendered.files)
-    steps = [(n, p) for n, p in steps if p.get("field") in state.columns]   # a log line may not hold them all
+    steps = [(n, p) for n, p in steps   # a log line may not hold every field a cleaning step is about
+             if all(f in state.columns for f in ([p["field"]] if "field" in p else p.get("fields", [])))]
     for op_name, p in steps:
         OPERATIONS[op_name].apply(state, p)
     # the middle of the chain: enrich, filter, select
@@ -153,6 +162,8 @@ def compose(catalog: Catalog, domain_name: str, scenario: tuple[str, str], perso
     if not state.rows:
         raise ValueError("the chain leaves no rows")
     delivered = _deliver(state, steps, rng)
+    side = [(n, Delivered(p["path"], OPERATIONS[n].checks(state, p), [], {}))
+            for n, p in steps if hasattr(OPERATIONS[n], "checks")]   # a rejects file, say
     for _, d in delivered:
         if set(d.files) & set(files):
             raise ValueError(f"a deliverable's input would overwrite {sorted(set(d.files) & set(files))[0]}")
@@ -165,7 +176,7 @@ def compose(catalog: Catalog, domain_name: str, scenario: tuple[str, str], perso
     protect = rendered.path.rstrip("/") if moved else folder
     instruction = _instruction(catalog, rng, who, domain, rendered.phrase, protect, moved, steps, delivered, state)
     code = _solution(state, rendered.code, steps, delivered)
-    checks = [c for _, d in delivered for c in d.checks]
+    checks = [c for _, d in side + delivered for c in d.checks]
     if not moved:
         checks.append({"type": "unchanged", "name": f"{folder}/ untouched", "paths": [f"{folder}/**"], "gate": True,
                        "weight": 0})
@@ -183,6 +194,22 @@ def compose(catalog: Catalog, domain_name: str, scenario: tuple[str, str], perso
         "files": [{"path": path, "content": text} for path, text in sorted(files.items())],
         "instruction": instruction, "solution": [{"python": "\n".join(code) + "\n"}], "checks": checks}
     return Composed(spec, chain, skills, fmt)
+
+
+def _two_parts(domain: Domain, rows: list, columns: list[str], folder: str, stem: str, var: str, it: str, fmt: str,
+               rng: random.Random, style: Style):
+    """The input split over two files of the same format, read one after the other."""
+    from .formats import Rendered
+
+    cut = rng.randint(len(rows) // 3, 2 * len(rows) // 3)
+    suffixes = rng.choice([("1", "2"), ("old", "new"), ("part1", "part2"), ("a", "b")])
+    first = FORMATS[fmt].render(domain, rows[:cut], columns, folder, f"{stem}_{suffixes[0]}", f"{var}_{suffixes[0]}",
+                                it, rng, style)
+    second = FORMATS[fmt].render(domain, rows[cut:], columns, folder, f"{stem}_{suffixes[1]}",
+                                 f"{var}_{suffixes[1]}", it, rng, style)
+    code = first.code + second.code + [f"{var} = {var}_{suffixes[0]} + {var}_{suffixes[1]}"]
+    phrase = f"{first.phrase} and {second.phrase}"
+    return Rendered({**first.files, **second.files}, first.path, first.columns, first.rows + second.rows, code, phrase)
 
 
 def _deliver(state: State, steps: list, rng: random.Random) -> list[tuple[str, Delivered]]:
@@ -258,22 +285,61 @@ def _cap(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+def _step_name(op_name: str, p: dict[str, Any]) -> str:
+    if p.get("new"):
+        return f"add_{p['new']}"
+    if p.get("field"):
+        return f"{op_name}_{p['field']}"
+    return op_name
+
+
+def _as_functions(var: str, blocks: list[tuple[str, list[str], bool]]) -> list[str]:
+    """Each named block as a function of the rows (returning them when it changes them), and main()."""
+    out: list[str] = []
+    calls: list[str] = []
+    used: set[str] = set()
+    for i, (name, lines, returns) in enumerate(blocks):
+        if not name:
+            calls += lines
+            continue
+        while name in used:
+            name += "_again"
+        used.add(name)
+        if i == 0:
+            out += [f"def {name}():"] + ["    " + ln for ln in lines] + [f"    return {var}", "", ""]
+            calls.append(f"{var} = {name}()")
+        else:
+            out += [f"def {name}({var}):"] + ["    " + ln for ln in lines]
+            out += ([f"    return {var}"] if returns else []) + ["", ""]
+            calls.append(f"{var} = {name}({var})" if returns else f"{name}({var})")
+    return out + ["def main():"] + ["    " + c for c in calls] + ["", "", "if __name__ == '__main__':", "    main()"]
+
+
 _IMPORTS = (("csv.", "import csv"), ("glob.", "import glob"), ("json.", "import json"), ("os.", "import os"),
             ("re.", "import re"), ("shutil.", "import shutil"))
 
 
 def _solution(s: State, reader: list[str], steps: list, delivered: list) -> list[str]:
-    body = list(reader)
+    """The reference solution: the reader, each operation's lines, each deliverable's lines; as one
+    script, or (style `functions`) a function per step called from main()."""
+    blocks: list[tuple[str, list[str], bool]] = [(f"load_{s.var}", list(reader), True)]
     for op_name, p in steps:
-        body += OPERATIONS[op_name].code(s, p)
-    writes_out = any(not d.moves_input for _, d in delivered)
-    if writes_out:
-        body.append(f"os.makedirs({s.out_dir!r}, exist_ok=True)")
-    for _, d in delivered:
-        body += d.code
+        lines = OPERATIONS[op_name].code(s, p)
+        if lines:
+            blocks.append((_step_name(op_name, p), lines, True))
+    if any(not d.moves_input for _, d in delivered):
+        blocks.append(("", [s.style.mkdir(s.out_dir)], False))
+    for d_name, d in delivered:
+        blocks.append((f"write_{_snake(d.path.rstrip('/').rsplit('/', 1)[-1].split('.')[0])}" if d_name != "organise"
+                       else f"organise_{s.var}", list(d.code), False))
+    body = _as_functions(s.var, blocks) if s.style.layout == "functions" else [ln for _, b, _ in blocks for ln in b]
     text = "\n".join(body)
     imports = [line for token, line in _IMPORTS if re.search(r"(?<![\w.])" + re.escape(token), text)]
     names = [n for n in ("date", "datetime", "timedelta") if re.search(rf"(?<![\w.]){n}[.(]", text)]
     if names:
         imports.append(f"from datetime import {', '.join(names)}")
+    if re.search(r"(?<![\w.])defaultdict\(", text):
+        imports.append("from collections import defaultdict")
+    if re.search(r"(?<![\w.])Path\(", text):
+        imports.append("from pathlib import Path")
     return imports + [""] + body

@@ -32,6 +32,45 @@ class FieldSpec:
 
 
 @dataclass(frozen=True)
+class Derived:
+    """A domain-specific computed column: `expr` over the row's number fields (+ - * /, numbers,
+    max, min, abs, round), its type, and how a person asks for it."""
+
+    name: str
+    expr: str
+    type: str
+    ask: tuple[str, ...]
+
+    def inputs(self) -> list[str]:
+        import ast
+        return sorted({n.id for n in ast.walk(ast.parse(self.expr, mode="eval")) if isinstance(n, ast.Name)}
+                      - set(FUNCTIONS))
+
+
+FUNCTIONS = ("max", "min", "abs", "round")
+
+
+def check_expr(expr: str) -> str | None:
+    """Why `expr` is not an allowed formula (None when it is)."""
+    import ast
+
+    try:
+        tree = ast.parse(expr, mode="eval")
+    except SyntaxError as exc:
+        return f"not an expression: {exc.msg}"
+    allowed = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Add, ast.Sub, ast.Mult, ast.Div, ast.USub, ast.Name,
+               ast.Load, ast.Constant, ast.Call)
+    for node in ast.walk(tree):
+        if not isinstance(node, allowed):
+            return f"{type(node).__name__} is not allowed (use + - * /, numbers, field names, max, min, abs, round)"
+        if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name) and node.func.id in FUNCTIONS):
+            return "only max, min, abs and round may be called"
+        if isinstance(node, ast.Constant) and not isinstance(node.value, (int, float)):
+            return "constants must be numbers"
+    return None
+
+
+@dataclass(frozen=True)
 class Domain:
     name: str
     noun: tuple[str, str]              # singular, plural
@@ -47,6 +86,7 @@ class Domain:
     formats: tuple[str, ...] = ("csv", "json", "jsonl", "semicolon", "md_table")
     line: str = ""            # the `lines` format's template, e.g. "{date} {level} {message}"
     split: str = ""           # a dataset split this domain is reserved for ("bench": never in training)
+    derived: tuple[Derived, ...] = ()
 
     def field(self, name: str) -> FieldSpec:
         return next(f for f in self.fields if f.name == name)
@@ -71,7 +111,9 @@ def named(domain: Domain, rng: random.Random) -> Domain:
     fields = tuple(FieldSpec(rename[f.name], f.type, {k: (rename.get(v, v) if k in refs else v)
                                                      for k, v in f.options.items()}) for f in domain.fields)
     line = re.sub(r"\{(\w+)\}", lambda m: "{" + rename.get(m.group(1), m.group(1)) + "}", domain.line)
-    return dataclasses.replace(domain, fields=fields, key=rename[domain.key], line=line,
+    derived = tuple(dataclasses.replace(d, expr=re.sub(r"\b(\w+)\b", lambda m: rename.get(m.group(1), m.group(1)),
+                                                       d.expr)) for d in domain.derived)
+    return dataclasses.replace(domain, fields=fields, key=rename[domain.key], line=line, derived=derived,
                                relations={k: rename[v] for k, v in domain.relations.items()})
 
 
@@ -126,6 +168,24 @@ def _domain(name: str, d: dict, doc: Document, path: tuple) -> tuple[Domain | No
                                     hint=f"formats: {', '.join(FORMATS)}"))
     if "lines" in formats and not d.get("line"):
         problems.append(Problem("the lines format needs a `line` template", **doc.where(path + ("formats",))))
+    derived = []
+    names = {f.name for f in fields}
+    for dname, spec in (d.get("derived") or {}).items():
+        where = doc.where(path + ("derived", dname))
+        if not isinstance(spec, dict) or not isinstance(spec.get("expr"), str) or spec.get("type") not in NUMBER_TYPES:
+            problems.append(Problem(f"derived {dname!r} needs `expr` (a formula) and `type` (money, int or hours)",
+                                    **where))
+            continue
+        why = check_expr(spec["expr"])
+        item = Derived(str(dname), spec["expr"], spec["type"], tuple(map(str, spec.get("ask") or ())))
+        if why is None and set(item.inputs()) - names:
+            why = f"unknown field(s) {', '.join(sorted(set(item.inputs()) - names))}"
+        if why is None and not item.ask:
+            why = "give at least one way to ask for it (`ask`)"
+        if why is not None:
+            problems.append(Problem(f"derived {dname!r}: {why}", **doc.where(path + ("derived", dname, "expr"))))
+            continue
+        derived.append(item)
     noun = need("noun", list)
     if problems:
         return None, problems
@@ -133,7 +193,7 @@ def _domain(name: str, d: dict, doc: Document, path: tuple) -> tuple[Domain | No
                   tuple(map(str, need("folders", list))), tuple(scenarios), tuple(map(str, need("personas", list))),
                   tuple(map(str, d.get("reasons") or ())), (int(rows[0]), int(rows[1])), key, tuple(fields),
                   {str(k): str(v) for k, v in (d.get("relations") or {}).items()}, formats,
-                  str(d.get("line") or ""), str(d.get("split") or "")), problems
+                  str(d.get("line") or ""), str(d.get("split") or ""), tuple(derived)), problems
 
 
 @lru_cache(maxsize=8)

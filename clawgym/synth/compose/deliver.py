@@ -51,6 +51,8 @@ def _sort_code(s: State) -> list[str]:
 
 
 def _order_words(s: State) -> str:
+    if s.order_words:
+        return s.order_words
     if s.order:
         return f"{label(s.order[0])}, {'highest' if s.order[1] else 'lowest'} first"
     return label(s.domain.key)
@@ -82,19 +84,38 @@ class WriteRows(Deliver):
         if not 1 <= len(s.rows) <= 60:
             return None
         stem = _stem(s, rng, "{noun}_selected", "{file}_filtered", "{noun}_report", "result", "{noun}_list")
-        return {"columns": _pick_columns(s, rng), "path": f"{s.out_dir}/{stem}.csv"}
+        cols = _pick_columns(s, rng)
+        rename = {}
+        if rng.random() < 0.3:   # the system it goes into names the columns its own way
+            for c in cols:
+                other = [n for n in (s.domain.field(c).options.get("names") or []) if n not in s.columns] \
+                    if s.domain.type_of(c) else []
+                if other:
+                    rename[c] = rng.choice(other)
+        return {"columns": cols, "path": f"{s.out_dir}/{stem}.csv", "rename": rename,
+                "system": rng.choice(["the payroll system", "the new CRM", "the accounting tool", "our importer",
+                                      "the shared dashboard"])}
 
     def deliver(self, s, p):
-        cols, path = p["columns"], p["path"]
-        expected = [{c: r[c] for c in cols} for r in _ordered(s)]
-        code = _sort_code(s) + [
-            f"with open({path!r}, 'w', newline='', encoding='utf-8') as out:",
-            f"    writer = csv.DictWriter(out, fieldnames={cols!r}, extrasaction='ignore', lineterminator='\\n')",
-            "    writer.writeheader()", f"    writer.writerows({s.var})"]
+        cols, path, rename = p["columns"], p["path"], p.get("rename") or {}
+        header = [rename.get(c, c) for c in cols]
+        expected = [{rename.get(c, c): r[c] for c in cols} for r in _ordered(s)]
+        code = _sort_code(s)
+        rows_var = s.var
+        if rename:
+            rows_var = "for_import"
+            code += [f"renamed = {rename!r}",
+                     f"for_import = [{{renamed.get(k, k): v for k, v in {s.it}.items()}} for {s.it} in {s.var}]"]
+        code += s.style.write_dicts(repr(path), header, rows_var)
+        key = rename.get(s.domain.key, s.domain.key)
         checks = [_exists(path), {"type": "csv_rows_equal", "name": f"the {s.domain.noun[1]} asked for, exactly",
-                                  "path": path, "expected": expected, "key": s.domain.key, "weight": 3,
+                                  "path": path, "expected": expected, "key": key, "weight": 3,
                                   **_tolerance([s.types.get(c, "") for c in cols])}]
-        return Delivered(path, checks, code, {"path": path, "columns": ", ".join(cols), "order": _order_words(s)},
+        columns = ", ".join(cols)
+        if rename:
+            columns += (f" ({p['system']} calls " + ", ".join(f"{a} '{b}'" for a, b in rename.items())
+                        + ", so use those headers)")
+        return Delivered(path, checks, code, {"path": path, "columns": columns, "order": _order_words(s)},
                          ["csv"])
 
 
@@ -118,8 +139,7 @@ class WriteJson(Deliver):
         code = [f"numeric = {set(numeric)!r}" if numeric else "numeric = set()",
                 f"lookup = {{{s.it}[{key!r}]: {{c: float({s.it}[c]) if c in numeric else {s.it}[c] for c in {cols!r}}} "
                 f"for {s.it} in {s.var}}}",
-                f"with open({path!r}, 'w', encoding='utf-8') as out:",
-                "    json.dump(lookup, out, indent=2, sort_keys=True)"]
+                *s.style.write_json(path, "lookup")]
         schema = {"type": "object", "required": sorted(data), "propertyNames": {"enum": sorted(data)}}
         checks = [_exists(path),
                   {"type": "json_field_equals", "name": f"every {s.domain.noun[0]}'s entry", "path": path,
@@ -164,7 +184,7 @@ class MarkdownOut(Deliver):
         code = _sort_code(s) + [
             f"lines = ['# {p['title']}', '', '| ' + ' | '.join({cols!r}) + ' |', '|' + '---|' * {len(cols)}]",
             f"for {s.it} in {s.var}:", f"    lines.append('| ' + ' | '.join({s.it}[c] for c in {cols!r}) + ' |')",
-            f"with open({path!r}, 'w', encoding='utf-8') as out:", "    out.write('\\n'.join(lines) + '\\n')"]
+            *s.style.write_text(path, "'\\n'.join(lines) + '\\n'")]
         checks = [_exists(path),
                   {"type": "markdown_section", "name": "the heading", "path": path, "heading": p["title"], "weight": 1},
                   {"type": "text_matches", "name": f"one table row per {s.domain.noun[0]}, in order", "path": path,
@@ -177,13 +197,14 @@ class MarkdownOut(Deliver):
 
 _MEASURES = {"sum": ("total", "total {col}"), "count": ("count", "number of {noun}"),
              "mean": ("average", "average {col}"), "max": ("highest", "highest {col}"),
-             "min": ("lowest", "lowest {col}")}
+             "min": ("lowest", "lowest {col}"), "distinct": ("distinct", "number of different {col} values")}
 _AGG = {"sum": "sum(values)", "count": "len(values)", "mean": "sum(values) / len(values)", "max": "max(values)",
-        "min": "min(values)"}
+        "min": "min(values)", "distinct": "len(set(values))"}
 
 
-def _aggregate(values: list[float], how: str) -> float:
-    return {"sum": sum, "count": len, "mean": lambda v: sum(v) / len(v), "max": max, "min": min}[how](values)
+def _aggregate(values: list, how: str) -> float:
+    return {"sum": sum, "count": len, "mean": lambda v: sum(v) / len(v), "max": max, "min": min,
+            "distinct": lambda v: len(set(v))}[how](values)
 
 
 def _group_plan(s: State, rng: random.Random) -> dict[str, Any] | None:
@@ -191,27 +212,32 @@ def _group_plan(s: State, rng: random.Random) -> dict[str, Any] | None:
     numbers = s.numbers(fresh=False)
     if not groups or len(s.rows) < 3:
         return None
-    how = rng.choice(["sum", "sum", "count", "mean", "max", "min"] if numbers else ["count"])
-    col = rng.choice(numbers) if how != "count" else None
+    group = rng.choice(groups)
+    others = [c for c in s.columns if c != group and c != s.domain.key and s.types.get(c) in ("choice", "person")]
+    hows = (["sum", "sum", "count", "mean", "max", "min"] if numbers else ["count"]) + (["distinct"] if others else [])
+    how = rng.choice(hows)
+    col = rng.choice(others) if how == "distinct" else rng.choice(numbers) if how != "count" else None
     name = _MEASURES[how][0] if how == "count" else f"{_MEASURES[how][0]}_{col}"
-    return {"group": rng.choice(groups), "how": how, "col": col, "name": name}
+    return {"group": group, "how": how, "col": col, "name": name}
 
 
 def _group_kind(s: State, p: dict[str, Any]) -> str:
-    return "int" if p["how"] == "count" else "money" if p["how"] == "mean" else s.types[p["col"]]
+    return "int" if p["how"] in ("count", "distinct") else "money" if p["how"] == "mean" else s.types[p["col"]]
 
 
 def _table(s: State, p: dict[str, Any]) -> list[tuple[str, str]]:
-    buckets: dict[str, list[float]] = {}
+    buckets: dict[str, list] = {}
     for r in s.rows:
-        buckets.setdefault(r[p["group"]], []).append(num(r[p["col"]]) if p["col"] else 1.0)
+        value = r[p["col"]] if p["how"] == "distinct" else num(r[p["col"]]) if p["col"] else 1.0
+        buckets.setdefault(r[p["group"]], []).append(value)
     return [(g, fmt(_aggregate(v, p["how"]), _group_kind(s, p))) for g, v in sorted(buckets.items())]
 
 
 def _group_code(s: State, p: dict[str, Any]) -> list[str]:
-    value = "1" if p["how"] == "count" else f"float({s.it}[{p['col']!r}])"
+    value = ("1" if p["how"] == "count" else f"{s.it}[{p['col']!r}]" if p["how"] == "distinct"
+             else f"float({s.it}[{p['col']!r}])")
     g = p["group"]
-    return [f"by_{g} = {{}}", f"for {s.it} in {s.var}:", f"    by_{g}.setdefault({s.it}[{g!r}], []).append({value})"]
+    return s.style.grouping(f"by_{g}", s.it, s.var, f"{s.it}[{g!r}]", value)
 
 
 def _measure_words(s: State, p: dict[str, Any]) -> str:
@@ -231,11 +257,9 @@ class GroupAggregate(Deliver):
     def deliver(self, s, p):
         rows = _table(s, p)
         g, name, path = p["group"], p["name"], p["path"]
-        code = _group_code(s, p) + [
-            f"with open({path!r}, 'w', newline='', encoding='utf-8') as out:",
-            "    writer = csv.writer(out, lineterminator='\\n')", f"    writer.writerow([{g!r}, {name!r}])",
-            f"    for group, values in sorted(by_{g}.items()):",
-            f"        writer.writerow([group, {form_code(_group_kind(s, p), _AGG[p['how']])}])"]
+        code = _group_code(s, p) + s.style.write_rows(
+            path, repr([g, name]), [f"[group, {form_code(_group_kind(s, p), _AGG[p['how']])}]"],
+            loop=f"group, values in sorted(by_{g}.items())")
         checks = [_exists(path), {"type": "csv_rows_equal", "name": f"{name} per {label(g)}", "path": path,
                                   "expected": [{g: k, name: v} for k, v in rows], "key": g, "weight": 3,
                                   "tolerance": 0.01}]
@@ -260,7 +284,7 @@ class GroupJson(Deliver):
         conv = "int" if kind == "int" else "float"
         code = _group_code(s, p) + [
             f"result = {{group: {conv}({form_code(kind, _AGG[p['how']])}) for group, values in by_{g}.items()}}",
-            f"with open({path!r}, 'w', encoding='utf-8') as out:", "    json.dump(result, out, indent=2, sort_keys=True)"]
+            *s.style.write_json(path, "result")]
         fields = {_field_key(k): float(v) for k, v in rows}
         keys = [k for k, _ in rows]
         checks = [_exists(path), {"type": "json_field_equals", "name": f"{p['name']} per {label(g)}", "path": path,
@@ -269,6 +293,73 @@ class GroupJson(Deliver):
                    "schema": {"type": "object", "required": keys, "propertyNames": {"enum": keys}}, "weight": 1}]
         return Delivered(path, checks, code, {"path": path, "group": label(g), "measure": _measure_words(s, p)},
                          ["json-data"])
+
+
+class ShareOfTotal(Deliver):
+    """Per group: the total of a number field and its share of the grand total, in percent."""
+
+    name = "share_of_total"
+
+    def plan(self, s, rng):
+        groups = s.categories(present=2, fresh=False)
+        numbers = [c for c in s.numbers(fresh=False) if s.types.get(c) in ("money", "hours", "int")]
+        if not groups or not numbers or len(s.rows) < 3:
+            return None
+        col, g = rng.choice(numbers), rng.choice(groups)
+        if sum(num(r[col]) for r in s.rows) <= 0:
+            return None
+        stem = _stem(s, rng, "share_by_" + g, "{file}_shares", g + "_share")
+        return {"group": g, "col": col, "path": f"{s.out_dir}/{stem}.csv", "pct": f"share_pct"}
+
+    def deliver(self, s, p):
+        g, col, path = p["group"], p["col"], p["path"]
+        kind = s.types[col]
+        totals: dict[str, float] = {}
+        for r in s.rows:
+            totals[r[g]] = totals.get(r[g], 0.0) + num(r[col])
+        grand = sum(totals.values())
+        expected = [{g: k, f"total_{col}": fmt(v, kind), "share_pct": f"{100 * v / grand:.1f}"}
+                    for k, v in sorted(totals.items())]
+        code = [f"totals_by_{g} = {{}}", f"for {s.it} in {s.var}:",
+                f"    totals_by_{g}[{s.it}[{g!r}]] = totals_by_{g}.get({s.it}[{g!r}], 0.0) + float({s.it}[{col!r}])",
+                f"grand_total = sum(totals_by_{g}.values())",
+                *s.style.write_rows(path, repr([g, f"total_{col}", "share_pct"]),
+                                    [f"[group, {form_code(kind, 'total')}, format(100 * total / grand_total, '.1f')]"],
+                                    loop=f"group, total in sorted(totals_by_{g}.items())")]
+        checks = [_exists(path), {"type": "csv_rows_equal", "name": f"total and share per {label(g)}", "path": path,
+                                  "expected": expected, "key": g, "weight": 3, "tolerance": 0.051}]
+        return Delivered(path, checks, code, {"path": path, "group": label(g), "gcol": g, "col": col,
+                                              "field": label(col)}, ["budgeting"])
+
+
+class Pivot(Deliver):
+    """A count table: one row per value of one field, one column per value of another."""
+
+    name = "pivot"
+
+    def plan(self, s, rng):
+        groups = [c for c in s.categories(present=2, fresh=False) if len({r[c] for r in s.rows}) <= 7]
+        if len(groups) < 2 or len(s.rows) < 4:
+            return None
+        rows_by, cols_by = rng.sample(groups, 2)
+        stem = _stem(s, rng, f"{rows_by}_by_{cols_by}", "crosstab", "{file}_pivot")
+        return {"rows": rows_by, "cols": cols_by, "path": f"{s.out_dir}/{stem}.csv"}
+
+    def deliver(self, s, p):
+        a, b, path = p["rows"], p["cols"], p["path"]
+        across = sorted({r[b] for r in s.rows})
+        counts: dict[str, dict[str, int]] = {}
+        for r in s.rows:
+            counts.setdefault(r[a], {v: 0 for v in across})[r[b]] += 1
+        expected = [{a: k, **{v: str(n) for v, n in row.items()}} for k, row in sorted(counts.items())]
+        code = [f"across = sorted({{{s.it}[{b!r}] for {s.it} in {s.var}}})", "table = {}", f"for {s.it} in {s.var}:",
+                f"    table.setdefault({s.it}[{a!r}], {{v: 0 for v in across}})[{s.it}[{b!r}]] += 1",
+                *s.style.write_rows(path, f"[{a!r}] + across", ["[value] + [row[v] for v in across]"],
+                                    loop="value, row in sorted(table.items())")]
+        checks = [_exists(path), {"type": "csv_rows_equal", "name": f"{label(a)} by {label(b)} counts", "path": path,
+                                  "expected": expected, "key": a, "weight": 3}]
+        return Delivered(path, checks, code, {"path": path, "rows": label(a), "cols": label(b), "a": a,
+                                              "values": ", ".join(across)}, ["csv"])
 
 
 class TotalsJson(Deliver):
@@ -291,7 +382,7 @@ class TotalsJson(Deliver):
         if p["average"]:
             expected[f"average_{col}"] = round(sum(vals) / len(vals), 2)
             code.append(f"figures['average_{col}'] = round(sum({col}_values) / len({col}_values), 2)")
-        code += [f"with open({path!r}, 'w', encoding='utf-8') as out:", "    json.dump(figures, out, indent=2)"]
+        code += s.style.write_json(path, "figures", sort_keys=False)
         keys = ", ".join(f'"{k}"' for k in expected)
         checks = [_exists(path), {"type": "json_field_equals", "name": "the figures", "path": path,
                                   "fields": expected, "tolerance": 0.01, "weight": 3}]
@@ -304,7 +395,7 @@ class ReportMd(Deliver):
 
     def plan(self, s, rng):
         p = _group_plan(s, rng)
-        if p is None or p["how"] in ("max", "min"):
+        if p is None or p["how"] in ("max", "min", "distinct"):
             return None
         stem = _stem(s, rng, "report", "summary", "{file}_note", "{noun}_update")
         title = rng.choice([f"{s.domain.noun[1].capitalize()} by {label(p['group'])}",
@@ -325,7 +416,7 @@ class ReportMd(Deliver):
             f"shown = {{group: {form_code(kind, _AGG[p['how']])} for group, values in sorted(by_{g}.items())}}",
             f"lines = [{('# ' + p['title'])!r}, ''] + [f'- {{group}}: {{x}}' for group, x in shown.items()]",
             f"lines += ['', {p['final'] + ': '!r} + {form_code(kind, overall)}]",
-            f"with open({p['path']!r}, 'w', encoding='utf-8') as out:", "    out.write('\\n'.join(lines) + '\\n')"]
+            *s.style.write_text(p["path"], "'\\n'.join(lines) + '\\n'")]
         checks = [_exists(p["path"]), {"type": "text_contains", "name": "the heading and every line of the report",
                                        "path": p["path"], "contains": [f"# {p['title']}"] + lines, "weight": 3}]
         return Delivered(p["path"], checks, code, {"path": p["path"], "title": p["title"], "group": label(g),
@@ -361,11 +452,10 @@ class SplitByGroup(Deliver):
                            "expected": [{c: r[c] for c in cols} for r in rows], "key": s.domain.key, "weight": 1,
                            **_tolerance([s.types.get(c, "") for c in cols])})
         code = _sort_code(s) + [
-            f"os.makedirs({folder!r}, exist_ok=True)", f"for value in sorted({{{s.it}[{g!r}] for {s.it} in {s.var}}}):",
+            s.style.mkdir(folder), f"for value in sorted({{{s.it}[{g!r}] for {s.it} in {s.var}}}):",
             "    name = re.sub(r'[^a-z0-9]+', '-', value.lower()).strip('-')",
-            f"    with open(os.path.join({folder!r}, name + '.csv'), 'w', newline='', encoding='utf-8') as out:",
-            f"        writer = csv.DictWriter(out, fieldnames={cols!r}, extrasaction='ignore', lineterminator='\\n')",
-            "        writer.writeheader()", f"        writer.writerows({s.it} for {s.it} in {s.var} if {s.it}[{g!r}] == value)"]
+            *s.style.write_dicts(f"{folder!r} + '/' + name + '.csv'", cols,
+                                 f"[{s.it} for {s.it} in {s.var} if {s.it}[{g!r}] == value]", indent="    ")]
         names = [f"{folder}/{_slug(v)}.csv" for v in sorted(buckets)]
         listed = ", ".join(names[:-1]) + " and " + names[-1]
         return Delivered(folder + "/", checks, code, {"folder": folder + "/", "group": label(g), "files": listed,
@@ -422,16 +512,14 @@ class Reconcile(Deliver):
             elif abs(num(ours[k]) - num(theirs[k])) > 0.005:
                 expected.append({key: k, "issue": "mismatch", "ours": ours[k], "theirs": theirs[k]})
         code = [f"ours = {{{s.it}[{key!r}]: {s.it}[{col!r}] for {s.it} in {s.var}}}",
-                f"with open({other!r}, newline='', encoding='utf-8') as fh:",
-                f"    theirs = {{row[{key!r}]: row[{col!r}] for row in csv.DictReader(fh)}}",
+                *s.style.reading(other, [f"theirs = {{row[{key!r}]: row[{col!r}] for row in csv.DictReader(fh)}}"],
+                                 newline=True),
                 "issues = []", "for k in sorted(set(ours) | set(theirs)):", "    if k not in theirs:",
                 "        issues.append([k, 'missing_in_theirs', ours[k], ''])", "    elif k not in ours:",
                 "        issues.append([k, 'missing_in_ours', '', theirs[k]])",
                 "    elif abs(float(ours[k]) - float(theirs[k])) > 0.005:",
                 "        issues.append([k, 'mismatch', ours[k], theirs[k]])",
-                f"with open({path!r}, 'w', newline='', encoding='utf-8') as out:",
-                "    writer = csv.writer(out, lineterminator='\\n')",
-                f"    writer.writerow([{key!r}, 'issue', 'ours', 'theirs'])", "    writer.writerows(issues)"]
+                *s.style.write_rows(path, repr([key, "issue", "ours", "theirs"]), ["issues"])]
         checks = [_exists(path), {"type": "csv_rows_equal", "name": "every discrepancy and nothing else", "path": path,
                                   "expected": expected, "key": key, "weight": 3, "tolerance": 0.01}]
         text = to_csv(p["theirs"], [key, col])
@@ -446,8 +534,8 @@ class Organise(Deliver):
     formats = ("records",)
 
     def plan(self, s, rng):
-        if s.fmt != "records" or not s.record_files:
-            return None
+        if s.fmt != "records" or not s.record_files or len(s.rows) != len(s.record_files):
+            return None   # every record file is moved, each by its own row
         groups = [c for c in s.categories(present=2, fresh=False) if s.domain.type_of(c)
                   and all(re.fullmatch(r"[A-Za-z0-9 ._-]+", r[c]) for r in s.rows)]
         if not groups:
@@ -511,8 +599,7 @@ class DraftEmail(Deliver):
             code.append(f"total = {form_code(kind, summed)}")
             body = "f'There are {how_many} " + s.domain.noun[1] + f", {label(p['col'])} {{total}} in all.'"
         head = f"To: {p['name']} <{p['email']}>\\nSubject: {p['subject']}\\n\\n"
-        code += [f"with open({p['path']!r}, 'w', encoding='utf-8') as out:",
-                 f"    out.write('{head}' + {body} + '\\n')"]
+        code += s.style.write_text(p["path"], f"'{head}' + {body} + '\\n'")
         checks = [_exists(p["path"]), {"type": "text_contains", "name": "addressed right, with the numbers",
                                        "path": p["path"], "contains": [f"To: {p['name']} <{p['email']}>",
                                                                        f"Subject: {p['subject']}"] + facts,
@@ -522,6 +609,6 @@ class DraftEmail(Deliver):
 
 
 DELIVERABLES: dict[str, Deliver] = {d.name: d for d in (
-    WriteRows(), WriteJson(), MarkdownOut(), GroupAggregate(), GroupJson(), TotalsJson(), ReportMd(),
-    SplitByGroup(), Reconcile(), Organise())}
+    WriteRows(), WriteJson(), MarkdownOut(), GroupAggregate(), GroupJson(), ShareOfTotal(), Pivot(), TotalsJson(),
+    ReportMd(), SplitByGroup(), Reconcile(), Organise())}
 MESSAGE = DraftEmail()

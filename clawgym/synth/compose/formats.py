@@ -19,6 +19,7 @@ from typing import Any
 
 from .catalog import Domain
 from .data import Row, to_csv
+from .style import Style
 
 # Field types whose values JSON writes as numbers.
 _JSON_NUMBER = {"int": int, "money": float, "hours": float}
@@ -50,19 +51,18 @@ class Format:
         return True
 
     def render(self, domain: Domain, rows: list[Row], columns: list[str], folder: str, stem: str,
-               var: str, it: str, rng: random.Random) -> Rendered:
+               var: str, it: str, rng: random.Random, style: Style = Style()) -> Rendered:
         raise NotImplementedError
 
 
 class Csv(Format):
     name, ext = "csv", ".csv"
 
-    def render(self, domain, rows, columns, folder, stem, var, it, rng):
+    def render(self, domain, rows, columns, folder, stem, var, it, rng, style=Style()):
         path = f"{folder}/{stem}.csv"
         text = to_csv(rows, columns)
         parsed = list(csv.DictReader(io.StringIO(text, newline="")))
-        code = [f"with open({path!r}, newline='', encoding='utf-8') as fh:",
-                f"    {var} = list(csv.DictReader(fh))"]
+        code = style.reading(path, [f"{var} = list(csv.DictReader(fh))"], newline=True)
         phrase = rng.choice([f"{path}", f"the CSV export {path}", f"{path} (a plain CSV export)"])
         return Rendered({path: text}, path, columns, parsed, code, phrase)
 
@@ -75,7 +75,7 @@ class Semicolon(Format):
     def applies(self, domain):
         return bool(domain.of_type("money", "hours"))
 
-    def render(self, domain, rows, columns, folder, stem, var, it, rng):
+    def render(self, domain, rows, columns, folder, stem, var, it, rng, style=Style()):
         path = f"{folder}/{stem}.csv"
         decimal = [c for c in columns if domain.type_of(c) in ("money", "hours")]
         buf = io.StringIO()
@@ -88,8 +88,7 @@ class Semicolon(Format):
         for r in parsed:
             for c in decimal:
                 r[c] = r[c].replace(",", ".")
-        code = [f"with open({path!r}, newline='', encoding='utf-8') as fh:",
-                f"    {var} = list(csv.DictReader(fh, delimiter=';'))",
+        code = style.reading(path, [f"{var} = list(csv.DictReader(fh, delimiter=';'))"], newline=True) + [
                 f"for {it} in {var}:  # decimal commas to points",
                 f"    for col in {decimal!r}:", f"        {it}[col] = {it}[col].replace(',', '.')"]
         phrase = rng.choice([f"{path} (exported from a spreadsheet set to semicolons and decimal commas)",
@@ -115,16 +114,19 @@ class Json(Format):
             out.append(rec)
         return out
 
-    def render(self, domain, rows, columns, folder, stem, var, it, rng):
+    def render(self, domain, rows, columns, folder, stem, var, it, rng, style=Style()):
         path = f"{folder}/{stem}.json"
         records = self._records(domain, rows, columns)
         wrap = rng.choice([None, domain.noun[1].replace(" ", "_"), "items"])
         data: Any = records if wrap is None else {"exported": "2026-04-30", wrap: records}
         text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
         parsed = [{k: str(v) for k, v in rec.items()} for rec in records]
-        load = "json.load(fh)" if wrap is None else f"json.load(fh)[{wrap!r}]"
-        code = [f"with open({path!r}, encoding='utf-8') as fh:",
-                f"    {var} = [{{k: str(v) for k, v in {it}.items()}} for {it} in {load}]"]
+        pick = "" if wrap is None else f"[{wrap!r}]"
+        if style.io == "pathlib":
+            code = [f"exported = json.loads({style.text(path)}){pick}",
+                    f"{var} = [{{field: str(value) for field, value in {it}.items()}} for {it} in exported]"]
+        else:
+            code = style.reading(path, [f"{var} = [{{k: str(v) for k, v in {it}.items()}} for {it} in json.load(fh){pick}]"])
         where = "" if wrap is None else f" (under \"{wrap}\")"
         phrase = rng.choice([f"{path}{where}", f"the JSON export {path}{where}"])
         return Rendered({path: text}, path, columns, parsed, code, phrase)
@@ -133,13 +135,17 @@ class Json(Format):
 class JsonLines(Json):
     name, ext = "jsonl", ".jsonl"
 
-    def render(self, domain, rows, columns, folder, stem, var, it, rng):
+    def render(self, domain, rows, columns, folder, stem, var, it, rng, style=Style()):
         path = f"{folder}/{stem}.jsonl"
         records = self._records(domain, rows, columns)
         text = "".join(json.dumps(rec, ensure_ascii=False) + "\n" for rec in records)
         parsed = [{k: str(v) for k, v in rec.items()} for rec in records]
-        code = [f"with open({path!r}, encoding='utf-8') as fh:",
-                f"    {var} = [{{k: str(v) for k, v in json.loads(line).items()}} for line in fh if line.strip()]"]
+        if style.io == "pathlib":
+            code = [f"{var} = []", f"for line in {style.text(path)}.splitlines():", "    if line.strip():",
+                    f"        {var}.append({{field: str(value) for field, value in json.loads(line).items()}})"]
+        else:
+            code = style.reading(path, [f"{var} = [{{k: str(v) for k, v in json.loads(line).items()}} for line in fh "
+                                        f"if line.strip()]"])
         phrase = rng.choice([f"{path} (one JSON object per line)", f"the JSON-lines file {path}"])
         return Rendered({path: text}, path, columns, parsed, code, phrase)
 
@@ -148,7 +154,7 @@ class MarkdownTable(Format):
     name, ext = "md_table", ".md"
     skill = "markdown-notes.extract_items"
 
-    def render(self, domain, rows, columns, folder, stem, var, it, rng):
+    def render(self, domain, rows, columns, folder, stem, var, it, rng, style=Style()):
         path = f"{folder}/{stem}.md"
         title = rng.choice([f"{domain.noun[1].capitalize()}", f"{domain.noun[1].capitalize()} (working copy)",
                             f"Notes: {domain.noun[1]}"])
@@ -160,8 +166,9 @@ class MarkdownTable(Format):
         table = [ln.strip() for ln in text.splitlines() if ln.strip().startswith("|")]
         header = [c.strip() for c in table[0].strip("|").split("|")]
         parsed = [dict(zip(header, [c.strip() for c in ln.strip("|").split("|")])) for ln in table[2:]]
-        code = [f"with open({path!r}, encoding='utf-8') as fh:",
-                "    table = [line.strip() for line in fh if line.strip().startswith('|')]",
+        source = f"{style.text(path)}.splitlines()" if style.io == "pathlib" else "fh"
+        read = [f"table = [line.strip() for line in {source} if line.strip().startswith('|')]"]
+        code = (read if style.io == "pathlib" else style.reading(path, read)) + [
                 "header = [cell.strip() for cell in table[0].strip('|').split('|')]",
                 f"{var} = [dict(zip(header, [cell.strip() for cell in line.strip('|').split('|')])) "
                 f"for line in table[2:]]"]
@@ -175,7 +182,7 @@ class Records(Format):
     name, ext = "records", ".txt"
     skill = "markdown-notes.extract_items"
 
-    def render(self, domain, rows, columns, folder, stem, var, it, rng):
+    def render(self, domain, rows, columns, folder, stem, var, it, rng, style=Style()):
         base = f"{folder}/{stem}/"
         labels = {label_of(c): c for c in columns}
         files, seen = {}, set()
@@ -195,11 +202,19 @@ class Records(Format):
                     if label.strip() in labels:
                         item[labels[label.strip()]] = value.strip()
             parsed.append(item)
-        code = [f"labels = {labels!r}", f"{var} = []", f"for name in sorted(glob.glob({base + '*' + ext!r})):",
-                f"    {it} = {{}}", "    with open(name, encoding='utf-8') as fh:", "        for line in fh:",
-                "            if ':' in line:", "                label, value = line.split(':', 1)",
-                "                if label.strip() in labels:",
-                f"                    {it}[labels[label.strip()]] = value.strip()", f"    {var}.append({it})"]
+        if style.io == "pathlib":
+            code = [f"labels = {labels!r}", f"{var} = []",
+                    f"for card in sorted(Path({base.rstrip('/')!r}).glob({'*' + ext!r})):", f"    {it} = {{}}",
+                    "    for line in card.read_text(encoding='utf-8').splitlines():",
+                    "        name, sep, value = line.partition(':')",
+                    "        if sep and name.strip() in labels:", f"            {it}[labels[name.strip()]] = value.strip()",
+                    f"    {var}.append({it})"]
+        else:
+            code = [f"labels = {labels!r}", f"{var} = []", f"for name in sorted(glob.glob({base + '*' + ext!r})):",
+                    f"    {it} = {{}}", "    with open(name, encoding='utf-8') as fh:", "        for line in fh:",
+                    "            if ':' in line:", "                label, value = line.split(':', 1)",
+                    "                if label.strip() in labels:",
+                    f"                    {it}[labels[label.strip()]] = value.strip()", f"    {var}.append({it})"]
         phrase = rng.choice([f"the files in {base} (one per {domain.noun[0]}, 'Label: value' lines)",
                              f"{base}, where each {domain.noun[0]} is a small text file of 'Label: value' lines"])
         return Rendered(files, base, columns, parsed, code, phrase, unique=True)
@@ -214,7 +229,7 @@ class Lines(Format):
     def applies(self, domain):
         return bool(domain.line)
 
-    def render(self, domain, rows, columns, folder, stem, var, it, rng):
+    def render(self, domain, rows, columns, folder, stem, var, it, rng, style=Style()):
         path = f"{folder}/{stem}.log"
         template = domain.line
         fields = re.findall(r"\{(\w+)\}", template)
@@ -229,8 +244,12 @@ class Lines(Format):
         pattern = "^" + "".join(parts) + "$"
         rx = re.compile(pattern)
         parsed = [m.groupdict() for m in (rx.match(ln) for ln in text.splitlines()) if m]
-        code = [f"pattern = re.compile({pattern!r})", f"with open({path!r}, encoding='utf-8') as fh:",
-                f"    {var} = [m.groupdict() for m in (pattern.match(line.rstrip('\\n')) for line in fh) if m]"]
+        if style.io == "pathlib":
+            code = [f"pattern = re.compile({pattern!r})", f"{var} = []", f"for line in {style.text(path)}.splitlines():",
+                    "    match = pattern.match(line)", "    if match:", f"        {var}.append(match.groupdict())"]
+        else:
+            code = [f"pattern = re.compile({pattern!r})"] + style.reading(path, [
+                f"{var} = [m.groupdict() for m in (pattern.match(line.rstrip('\\n')) for line in fh) if m]"])
         example = template.format(**rows[0])
         phrase = rng.choice([f"{path} (lines like `{example}`)", f"the log {path}; a line reads `{example}`"])
         return Rendered({path: text}, path, cols, parsed, code, phrase)

@@ -19,6 +19,7 @@ from typing import Any
 
 from .catalog import CATEGORY_TYPES, NUMBER_TYPES, Domain
 from .data import Row
+from .style import Style
 
 
 @dataclass
@@ -35,8 +36,10 @@ class State:
     out_dir: str
     fmt: str = "csv"
     order: tuple[str, bool] | None = None   # (column, descending) once rows are ranked
+    order_words: str = ""              # how the request says that order, when an operation set it
     used: set[str] = field(default_factory=set)   # columns an operation already keyed on
     unique: bool = False               # the input cannot repeat a key
+    style: Style = field(default_factory=Style)   # the idioms of the reference solution
     record_files: list[tuple[str, Row]] = field(default_factory=list)   # (file, row) of a records input
     record_text: dict[str, str] = field(default_factory=dict)
 
@@ -232,6 +235,22 @@ class RepairAmounts(Op):
         return {"field": label(p["field"]), "symbol": p["symbol"]}
 
 
+class MergeInputs(Op):
+    """The rows come in two files of the same kind (two exports, a rotated log) read one after the
+    other; the builder renders and reads them, so there is nothing left to apply."""
+
+    name, kind = "merge_inputs", "clean"
+
+    def apply(self, s, p):
+        pass
+
+    def code(self, s, p):
+        return []
+
+    def slots(self, s, p):
+        return {"first": p["paths"][0], "second": p["paths"][1]}
+
+
 # ---------------------------------------------------------------------------------------------
 # Filters
 
@@ -259,7 +278,7 @@ class FilterEquals(Op):
         s.used.add(p["field"])
 
     def code(self, s, p):
-        return [f"{s.var} = [{s.it} for {s.it} in {s.var} if {s.it}[{p['field']!r}] == {p['value']!r}]"]
+        return s.style.kept(s.var, s.it, f"{s.it}[{p['field']!r}] == {p['value']!r}")
 
     def slots(self, s, p):
         return {"field": label(p["field"]), "value": p["value"]}
@@ -273,7 +292,7 @@ class ExcludeValue(FilterEquals):
         s.used.add(p["field"])
 
     def code(self, s, p):
-        return [f"{s.var} = [{s.it} for {s.it} in {s.var} if {s.it}[{p['field']!r}] != {p['value']!r}]"]
+        return s.style.kept(s.var, s.it, f"{s.it}[{p['field']!r}] != {p['value']!r}")
 
 
 class FilterIn(Op):
@@ -297,8 +316,7 @@ class FilterIn(Op):
 
     def code(self, s, p):
         wanted = "{" + ", ".join(repr(v) for v in p["values"]) + "}"
-        return [f"wanted_{p['field']} = {wanted}",
-                f"{s.var} = [{s.it} for {s.it} in {s.var} if {s.it}[{p['field']!r}] in wanted_{p['field']}]"]
+        return [f"wanted_{p['field']} = {wanted}"] + s.style.kept(s.var, s.it, f"{s.it}[{p['field']!r}] in wanted_{p['field']}")
 
     def slots(self, s, p):
         vals = p["values"]
@@ -333,7 +351,7 @@ class FilterThreshold(Op):
         s.used.add(p["field"])
 
     def code(self, s, p):
-        return [f"{s.var} = [{s.it} for {s.it} in {s.var} if float({s.it}[{p['field']!r}]) {p['op']} {p['threshold']}]"]
+        return s.style.kept(s.var, s.it, f"float({s.it}[{p['field']!r}]) {p['op']} {p['threshold']}")
 
     def slots(self, s, p):
         return {"field": label(p["field"]), "cmp": _CMP[p["op"]], "threshold": str(p["threshold"])}
@@ -363,7 +381,7 @@ class FilterDates(Op):
         s.used.add(p["field"])
 
     def code(self, s, p):
-        return [f"{s.var} = [{s.it} for {s.it} in {s.var} if {p['start']!r} <= {s.it}[{p['field']!r}] <= {p['end']!r}]"]
+        return s.style.kept(s.var, s.it, f"{p['start']!r} <= {s.it}[{p['field']!r}] <= {p['end']!r}")
 
     def slots(self, s, p):
         return {"field": label(p["field"]), "start": p["start"], "end": p["end"]}
@@ -392,7 +410,7 @@ class FilterText(Op):
         s.used.add(p["field"])
 
     def code(self, s, p):
-        return [f"{s.var} = [{s.it} for {s.it} in {s.var} if {p['word']!r} in {s.it}[{p['field']!r}].lower()]"]
+        return s.style.kept(s.var, s.it, f"{p['word']!r} in {s.it}[{p['field']!r}].lower()")
 
     def slots(self, s, p):
         return {"field": label(p["field"]), "word": p["word"]}
@@ -419,9 +437,8 @@ class Join(Op):
 
     def code(self, s, p):
         other = p["other_var"]
-        lines = [f"with open({p['path']!r}, newline='', encoding='utf-8') as fh:",
-                 f"    {other} = {{row[{p['other_key']!r}]: row for row in csv.DictReader(fh)}}",
-                 f"for {s.it} in {s.var}:"]
+        lines = s.style.reading(p["path"], [f"{other} = {{row[{p['other_key']!r}]: row for row in csv.DictReader(fh)}}"],
+                                newline=True) + [f"for {s.it} in {s.var}:"]
         lines += [f"    {s.it}[{c!r}] = {other}[{s.it}[{p['field']!r}]][{c!r}]" for c in p["columns"]]
         return lines
 
@@ -436,8 +453,8 @@ class DeriveProduct(Op):
              ("hours", "money"): ["amount_due", "charge"], ("money", "int"): ["total", "extended"]}
 
     def plan(self, s, rng):
-        pairs = [(a, b) for a in s.columns for b in s.columns if a != b
-                 and (s.types.get(a), s.types.get(b)) in self.NAMES]
+        pairs = [(a, b) for a in s.columns for b in s.columns if a != b and s.domain.type_of(a)
+                 and s.domain.type_of(b) and (s.types.get(a), s.types.get(b)) in self.NAMES]
         if not pairs:
             return None
         a, b = rng.choice(pairs)
@@ -456,6 +473,59 @@ class DeriveProduct(Op):
 
     def slots(self, s, p):
         return {"new": p["new"], "a": label(p["a"]), "b": label(p["b"])}
+
+
+class Formula(Op):
+    """One of the domain's own computed columns (domains.yaml `derived:`), evaluated per row."""
+
+    name, kind = "formula", "enrich"
+
+    def plan(self, s, rng):
+        options = [d for d in s.domain.derived if d.name not in s.columns
+                   and all(c in s.columns and s.types.get(c) in NUMBER_TYPES for c in d.inputs())]
+        if not options:
+            return None
+        d = rng.choice(options)
+        return {"new": d.name, "expr": d.expr, "type": d.type, "ask": rng.choice(d.ask)}
+
+    def apply(self, s, p):
+        import ast
+
+        tree = ast.parse(p["expr"], mode="eval")
+        for r in s.rows:
+            value = _evaluate(tree.body, {c: num(r[c]) for c in s.columns if s.types.get(c) in NUMBER_TYPES})
+            r[p["new"]] = fmt(value, p["type"])
+        s.columns.append(p["new"])
+        s.types[p["new"]] = p["type"]
+
+    def code(self, s, p):
+        import re
+
+        expr = re.sub(r"\b([A-Za-z_]\w*)\b(?!\s*\()", lambda m: f"float({s.it}[{m.group(1)!r}])", p["expr"])
+        return [f"for {s.it} in {s.var}:", f"    {s.it}[{p['new']!r}] = {form_code(p['type'], expr)}"]
+
+    def slots(self, s, p):
+        return {"new": p["new"], "what": p["ask"]}
+
+
+def _evaluate(node: Any, values: dict[str, float]) -> float:
+    import ast
+
+    if isinstance(node, ast.Constant):
+        return float(node.value)
+    if isinstance(node, ast.Name):
+        return values[node.id]
+    if isinstance(node, ast.UnaryOp):
+        return -_evaluate(node.operand, values)
+    if isinstance(node, ast.BinOp):
+        a, b = _evaluate(node.left, values), _evaluate(node.right, values)
+        if isinstance(node.op, ast.Div) and b == 0:
+            raise ValueError("a formula divides by zero on this row")
+        return {ast.Add: a + b, ast.Sub: a - b, ast.Mult: a * b}.get(type(node.op), a / b if b else 0.0)
+    args = [_evaluate(a, values) for a in node.args]
+    if node.func.id == "round":
+        return round(args[0], int(args[1])) if len(args) > 1 else float(round(args[0]))
+    return {"max": max, "min": min, "abs": abs}[node.func.id](*args)
 
 
 class DeriveDays(Op):
@@ -560,6 +630,205 @@ class Weekday(Op):
         return {"new": p["new"], "field": label(p["field"])}
 
 
+class Bucket(Op):
+    """A band column from a number field: below the first cut, below the second, the rest."""
+
+    name, kind = "bucket", "enrich"
+    LABELS = (("low", "medium", "high"), ("small", "medium", "large"), ("light", "moderate", "heavy"),
+              ("short", "medium", "long"))
+
+    def plan(self, s, rng):
+        cols = [c for c in s.numbers(fresh=False) if s.domain.type_of(c)]
+        if not cols or len(s.rows) < 6:
+            return None
+        col = rng.choice(cols)
+        values = sorted(num(r[col]) for r in s.rows)
+        lo, hi = values[len(values) // 3], values[2 * len(values) // 3]
+        step = 100 if hi >= 1000 else 10 if hi >= 50 else 5 if hi >= 10 else 1
+        lo, hi = round(lo / step) * step, round(hi / step) * step
+        bands = [sum(v < lo for v in values), sum(lo <= v < hi for v in values), sum(v >= hi for v in values)]
+        if not 0 < lo < hi or min(bands) == 0:
+            return None
+        spec = s.domain.field(col).options.get("bands") if s.domain.type_of(col) else None
+        labels = tuple(spec) if spec else rng.choice(self.LABELS)
+        new = rng.choice([f"{col}_band", f"{col}_level", "band", "size_class"])
+        return None if new in s.columns else {"field": col, "cuts": [lo, hi], "labels": list(labels), "new": new}
+
+    def apply(self, s, p):
+        lo, hi = p["cuts"]
+        for r in s.rows:
+            v = num(r[p["field"]])
+            r[p["new"]] = p["labels"][0] if v < lo else p["labels"][1] if v < hi else p["labels"][2]
+        s.columns.append(p["new"])
+        s.types[p["new"]] = "choice"
+
+    def code(self, s, p):
+        (lo, hi), (a, b, c), f = p["cuts"], p["labels"], p["field"]
+        return [f"def {p['new']}_of(value):", "    value = float(value)", f"    if value < {lo}:",
+                f"        return {a!r}", f"    if value < {hi}:", f"        return {b!r}", f"    return {c!r}",
+                f"for {s.it} in {s.var}:", f"    {s.it}[{p['new']!r}] = {p['new']}_of({s.it}[{f!r}])"]
+
+    def slots(self, s, p):
+        (lo, hi), (a, b, c) = p["cuts"], p["labels"]
+        return {"new": p["new"], "field": label(p["field"]), "lo": str(lo), "hi": str(hi), "a": a, "b": b, "c": c}
+
+
+class CompareFields(Op):
+    """A yes/no column: one number field above (or below) another of the same kind."""
+
+    name, kind = "compare_fields", "enrich"
+
+    def plan(self, s, rng):
+        pairs = [(a, b) for a in s.columns for b in s.columns if a < b and s.types.get(a) in NUMBER_TYPES
+                 and s.types.get(a) == s.types.get(b) and s.domain.type_of(a) and s.domain.type_of(b)]
+        if not pairs:
+            return None
+        a, b = rng.sample(rng.choice(pairs), 2)
+        new = rng.choice([f"{a}_over_{b}", "flag", f"above_{b}", "exceeds"])
+        yes = sum(num(r[a]) > num(r[b]) for r in s.rows)
+        if new in s.columns or not 0 < yes < len(s.rows):
+            return None
+        return {"a": a, "b": b, "new": new}
+
+    def apply(self, s, p):
+        for r in s.rows:
+            r[p["new"]] = "yes" if num(r[p["a"]]) > num(r[p["b"]]) else "no"
+        s.columns.append(p["new"])
+        s.types[p["new"]] = "choice"
+
+    def code(self, s, p):
+        return [f"for {s.it} in {s.var}:",
+                f"    {s.it}[{p['new']!r}] = 'yes' if float({s.it}[{p['a']!r}]) > float({s.it}[{p['b']!r}]) else 'no'"]
+
+    def slots(self, s, p):
+        return {"new": p["new"], "a": label(p["a"]), "b": label(p["b"])}
+
+
+class RunningTotal(Op):
+    """Rows in date order (ties by key) with a cumulative sum of a number field."""
+
+    name, kind = "running_total", "enrich"
+
+    def plan(self, s, rng):
+        dates, numbers = s.dates(), [c for c in s.numbers(fresh=False) if s.types.get(c) in ("money", "hours", "int")]
+        if not dates or not numbers or s.order is not None:
+            return None
+        col = rng.choice(numbers)
+        new = rng.choice([f"cumulative_{col}", f"running_{col}", "running_total"])
+        return None if new in s.columns else {"date": rng.choice(dates), "field": col, "new": new,
+                                              "key": s.domain.key, "kind": s.types[col]}
+
+    def apply(self, s, p):
+        s.rows = sorted(s.rows, key=lambda r: (r[p["date"]], r[p["key"]]))
+        total = 0.0
+        for r in s.rows:
+            total += num(r[p["field"]])
+            r[p["new"]] = fmt(total, p["kind"])
+        s.columns.append(p["new"])
+        s.types[p["new"]] = p["kind"]
+        s.order = (p["date"], False)
+        s.order_words = f"{label(p['date'])}, earliest first (ties by {label(p['key'])})"
+
+    def code(self, s, p):
+        return [f"{s.var}.sort(key=lambda {s.it}: ({s.it}[{p['date']!r}], {s.it}[{p['key']!r}]))", "running = 0.0",
+                f"for {s.it} in {s.var}:", f"    running += float({s.it}[{p['field']!r}])",
+                f"    {s.it}[{p['new']!r}] = {form_code(p['kind'], 'running')}"]
+
+    def slots(self, s, p):
+        return {"new": p["new"], "field": label(p["field"]), "date": label(p["date"]), "key": label(p["key"])}
+
+
+_BROKEN = {"email": ("not-an-email", "{local} at {host}", "{local}@"), "date": ("2026-13-{d}", "soon", "TBD"),
+           "money": ("n/a", "", "??"), "int": ("n/a", "", "many"), "hours": ("n/a", "", "-"),
+           "choice": ("",), "status": ("",), "person": ("",), "text": ("",)}
+
+
+class DropInvalid(Op):
+    """Some rows arrive broken (a blank required field, a malformed email, date or number): they are
+    listed in a rejects file with the field at fault, and only the valid rows go on."""
+
+    name, kind = "drop_invalid", "clean"
+    formats = ("csv", "json", "jsonl", "md_table", "records")
+
+    def plan(self, s, rng):
+        cols = [c for c in s.columns if s.domain.type_of(c) in _BROKEN and c != s.domain.key and c not in s.used]
+        if len(cols) < 2 or len(s.rows) < 8:
+            return None
+        cols = rng.sample(cols, 2)
+        bad = rng.sample([r[s.domain.key] for r in s.rows], rng.randint(2, 4))
+        stem = rng.choice(["rejected", "invalid_rows", "needs_fixing", "errors"])
+        return {"fields": cols, "bad": bad, "key": s.domain.key, "path": f"{s.out_dir}/{stem}.csv",
+                "kinds": {c: s.domain.type_of(c) for c in cols}}
+
+    def prepare(self, rows, p, rng):
+        for r in rows:
+            if r[p["key"]] in p["bad"]:
+                col = rng.choice(p["fields"])
+                template = rng.choice(_BROKEN[p["kinds"][col]])
+                local, _, host = r[col].partition("@")
+                r[col] = template.format(local=local or "someone", host=host or "example.org", d=rng.randint(31, 45))
+        return rows
+
+    def apply(self, s, p):
+        kept, rejected = [], []
+        for r in s.rows:
+            problem = next((c for c in p["fields"] if not _valid(r[c], p["kinds"][c])), None)
+            (rejected if problem else kept).append((r, problem))
+        s.rows = [r for r, _ in kept]
+        p["rejected"] = [{p["key"]: r[p["key"]], "field": problem, "value": r[problem]} for r, problem in rejected]
+
+    def code(self, s, p):
+        checks = {c: _VALID_CODE[p["kinds"][c]] for c in p["fields"]}
+        lines = ["def valid(value, kind):", "    value = value.strip()", "    if not value:", "        return False",
+                 "    if kind == 'email':", "        return re.fullmatch(r'[^@\\s]+@[^@\\s]+\\.[a-z]+', value) is not None",
+                 "    if kind == 'date':", "        try:", "            date.fromisoformat(value)",
+                 "        except ValueError:", "            return False", "    if kind == 'number':", "        try:",
+                 "            float(value)", "        except ValueError:", "            return False", "    return True",
+                 f"rules = {checks!r}", "rejects, valid_rows = [], []", f"for {s.it} in {s.var}:",
+                 f"    bad = [col for col, kind in rules.items() if not valid({s.it}[col], kind)]",
+                 "    if bad:", f"        rejects.append([{s.it}[{p['key']!r}], bad[0], {s.it}[bad[0]]])",
+                 "    else:", f"        valid_rows.append({s.it})", f"{s.var} = valid_rows",
+                 s.style.mkdir(s.out_dir)] + s.style.write_rows(p["path"], repr([p["key"], "field", "value"]), ["rejects"])
+        return lines
+
+    def checks(self, s, p) -> list[dict[str, Any]]:
+        return [{"type": "file_exists", "path": p["path"], "gate": True},
+                {"type": "csv_rows_equal", "name": "every broken row, with the field at fault", "path": p["path"],
+                 "expected": p["rejected"], "key": p["key"], "weight": 2}]
+
+    def slots(self, s, p):
+        rules = {"email": "a valid email address", "date": "a real YYYY-MM-DD date", "money": "a number",
+                 "int": "a number", "hours": "a number"}
+        said = [f"{label(c)} must be {rules.get(p['kinds'][c], 'filled in')}" for c in p["fields"]]
+        return {"path": p["path"], "rules": " and ".join(said), "key": p["key"]}
+
+
+_VALID_CODE = {"email": "email", "date": "date", "money": "number", "int": "number", "hours": "number",
+               "choice": "filled", "status": "filled", "person": "filled", "text": "filled"}
+
+
+def _valid(value: str, kind: str) -> bool:
+    import re
+
+    value = value.strip()
+    if not value:
+        return False
+    check = _VALID_CODE[kind]
+    if check == "email":
+        return re.fullmatch(r"[^@\s]+@[^@\s]+\.[a-z]+", value) is not None
+    if check == "date":
+        try:
+            dt.date.fromisoformat(value)
+        except ValueError:
+            return False
+    if check == "number":
+        try:
+            float(value)
+        except ValueError:
+            return False
+    return True
+
+
 # ---------------------------------------------------------------------------------------------
 # Selecting
 
@@ -623,10 +892,10 @@ class TopPerGroup(Op):
 
 
 OPERATIONS: dict[str, Op] = {op.name: op for op in (
-    Normalise(), Dedupe(), RepairDates(), RepairAmounts(), FilterEquals(), ExcludeValue(), FilterIn(),
-    FilterThreshold(), FilterDates(), FilterText(), Join(), DeriveProduct(), DeriveDays(), DeriveDate(), Month(),
-    Weekday(), RankTop(), TopPerGroup())}
-CLEANING = ("dedupe", "normalise", "repair_dates", "repair_amounts")
+    MergeInputs(), Normalise(), Dedupe(), RepairDates(), RepairAmounts(), DropInvalid(), FilterEquals(), ExcludeValue(), FilterIn(),
+    FilterThreshold(), FilterDates(), FilterText(), Join(), DeriveProduct(), Formula(), DeriveDays(), DeriveDate(), Month(),
+    Weekday(), Bucket(), CompareFields(), RunningTotal(), RankTop(), TopPerGroup())}
+CLEANING = ("dedupe", "drop_invalid", "normalise", "repair_dates", "repair_amounts")   # the order they apply in
 FILTERS = ("filter_equals", "exclude_value", "filter_in", "filter_threshold", "filter_dates", "filter_text")
-ENRICHING = ("derive_product", "derive_days", "derive_date", "month", "weekday")
-SELECTING = ("rank_top", "top_per_group")
+ENRICHING = ("formula", "formula", "derive_product", "derive_days", "derive_date", "month", "weekday", "bucket", "compare_fields")
+SELECTING = ("rank_top", "top_per_group", "running_total")
