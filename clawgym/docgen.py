@@ -13,7 +13,8 @@ from . import registry
 from .spec.validate import plugin_schema, raw_schema, resolve
 
 SPEC_KINDS = [("Task", "task"), ("Persona", "persona"), ("Skill", "skill"), ("Workspace", "workspace"),
-              ("Run", "run"), ("Synth", "synth"), ("Taxonomy", "taxonomy"), ("HeldOut", "heldout"), ("Train", "train"),
+              ("Run", "run"), ("Synth", "synth"), ("Taxonomy", "taxonomy"), ("HeldOut", "heldout"),
+              ("ComposeDomains", "compose-domains"), ("ComposeOperations", "compose-operations"), ("Train", "train"),
               ("RL", "rl")]
 PLUGIN_KINDS = [("check", "Checks"), ("generator", "Data generators"), ("agent", "Agents"),
                 ("sandbox", "Sandboxes")]

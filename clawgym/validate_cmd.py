@@ -44,7 +44,7 @@ def spec_files(paths: list[Path]) -> tuple[list[Path], list[Path]]:
 
 
 def validate_other(path: Path) -> str | None:
-    """Validate one non-task spec file (Run, Persona, Skill, Workspace); returns its kind."""
+    """Validate one non-task spec file (Run, Synth, compose catalog, Persona, Skill, Workspace); returns its kind."""
     doc = load_file(path)
     kind = doc.data.get("kind") if isinstance(doc.data, dict) else None
     if kind == "Run":
@@ -53,6 +53,14 @@ def validate_other(path: Path) -> str | None:
     if kind == "Synth":
         from .synth.check import check_synth_spec
         check_synth_spec(path)
+        return kind
+    if kind in ("ComposeDomains", "ComposeOperations"):   # the two files of a catalog check each other
+        from .synth.compose.catalog import load_catalog
+        try:
+            load_catalog(str(path.parent.resolve()))
+        except SpecError as exc:   # each file reports its own problems (the other's when it has none)
+            own = [p for p in exc.problems if p.file and Path(p.file).resolve() == path.resolve()]
+            raise SpecError(own or list(exc.problems)) from None
         return kind
     problems = validate_document(doc)
     if problems:

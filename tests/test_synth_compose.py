@@ -56,15 +56,27 @@ def test_every_implemented_operation_and_format_is_declared_and_used():
 def test_a_broken_catalog_names_file_line_and_key(tmp_path):
     shutil.copy(CATALOG / "operations.yaml", tmp_path / "operations.yaml")
     (tmp_path / "domains.yaml").write_text(
-        "apiVersion: clawgym/v1\nkind: ComposeDomains\ndomains:\n  pets:\n    noun: [pet, pets]\n"
+        "apiVersion: clawgym/v1\nkind: ComposeDomains\nname: pets\ndomains:\n  pets:\n    noun: [pet, pets]\n"
         "    files: [pets]\n    folders: [data]\n    scenarios: [planning/household routines]\n"
         "    personas: [family-organizer]\n    rows: [8, 12]\n    key: pet_id\n    formats: [csv, xml]\n"
         "    fields:\n      pet_id: {type: id, prefix: P}\n      weight: {type: kilograms}\n", encoding="utf-8")
     with pytest.raises(SpecError) as err:
         load_catalog(str(tmp_path))
     text = "\n".join(p.format() for p in err.value.problems)
-    assert "domains.yaml:15" in text and "weight" in text and "needs a type" in text
-    assert "domains.yaml" in text and "unknown format 'xml'" in text
+    assert "domains.yaml:16: domains.pets.fields.weight.type" in text and "'kilograms' is not one of" in text
+    assert "domains.yaml:13: domains.pets.formats[1]" in text and "'xml' is not one of" in text
+    # past the schema: the key must be a field, an operation's skill must exist
+    fixed = (tmp_path / "domains.yaml").read_text(encoding="utf-8").replace("csv, xml", "csv")
+    (tmp_path / "domains.yaml").write_text(fixed.replace("kilograms", "int").replace("key: pet_id", "key: pet"),
+                                           encoding="utf-8")
+    ops = (CATALOG / "operations.yaml").read_text(encoding="utf-8").replace("csv.read_rows", "csv.read_rowz", 1)
+    (tmp_path / "operations.yaml").write_text(ops, encoding="utf-8")
+    load_catalog.cache_clear()
+    with pytest.raises(SpecError) as err:
+        load_catalog(str(tmp_path))
+    text = "\n".join(p.format() for p in err.value.problems)
+    assert "domains.yaml:12: domains.pets.key: key 'pet' is not one of the fields" in text
+    assert "operations.merge_inputs.skill: skill 'csv' has no operation 'read_rowz'" in text
 
 
 def test_composing_is_deterministic_and_the_chain_fits():

@@ -22,9 +22,10 @@ from ..errors import Problem, did_you_mean, key_path
 from .load import Document
 
 KINDS = {"Task": "task", "Persona": "persona", "Skill": "skill", "Workspace": "workspace", "Run": "run",
-         "Taxonomy": "taxonomy", "Synth": "synth", "Train": "train", "RL": "rl", "HeldOut": "heldout"}
+         "Taxonomy": "taxonomy", "Synth": "synth", "Train": "train", "RL": "rl", "HeldOut": "heldout",
+         "ComposeDomains": "compose-domains", "ComposeOperations": "compose-operations"}
 SCHEMA_FILES = ("common", "task", "persona", "skill", "workspace", "run", "taxonomy", "synth", "train", "rl",
-                "heldout")
+                "heldout", "compose-domains", "compose-operations")
 _TEMPLATE_STRING = {"type": "string", "pattern": r"\{\{|\{%"}
 
 

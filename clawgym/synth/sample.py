@@ -115,10 +115,28 @@ class Balancer:
         best = max(gaps.values())
         return self.rng.choice(sorted(k for k, g in gaps.items() if g >= best - 1e-12))
 
+    def _expected(self, dim: str) -> dict[str, float]:
+        """Each persona's or primary skill's share of the families' weight (a family's weight split
+        evenly among its personas): what `dim` is balanced towards."""
+        cache = self.__dict__.setdefault("_shares", {})
+        if dim not in cache:
+            share: Counter = Counter()
+            for fam in self.families:
+                w = getattr(fam, "weight", 1.0)
+                if dim == "skill":
+                    share[fam.primary_skill] += w
+                else:
+                    for p in fam.personas:
+                        share[p] += w / len(fam.personas)
+            total = sum(share.values()) or 1.0
+            cache[dim] = {k: v / total for k, v in share.items()}
+        return cache[dim]
+
     def _relative(self, dim: str, key: str, keys: int) -> float:
-        """How far `key` is above an even share of `dim` (0 = nothing yet)."""
+        """How far `key` is above its share of `dim` (0 = nothing yet)."""
         total = sum(self.counts[dim].values())
-        return self.counts[dim][key] / (total / max(keys, 1) + 1)
+        share = self._expected(dim).get(key, 1.0 / max(keys, 1))
+        return self.counts[dim][key] / (total * share + 1)
 
     def _pair(self, route: str, category: str, fams: list[Family]) -> tuple[Family, str]:
         """The (family, persona) pair of `category` whose subcategory, persona, primary skill and

@@ -26,6 +26,15 @@ from .style import Style
 OUT_DIRS = ("output", "reports", "out", "summary", "results", "exports", "done")
 WORKSPACES = {"productivity": "home-office", "systems": "ops-server", "analysis": "research-lab",
               "content": "small-business", "planning": "family-hub", "software": "dev-laptop"}
+# local names the operations' code uses: a rows variable must not shadow them
+RESERVED = frozenset({
+    "issues", "ours", "theirs", "kept", "lookup", "result", "figures", "lines", "table", "header", "rules",
+    "rejects", "valid_rows", "across", "grand_total", "running", "as_of", "renamed", "for_import", "labels",
+    "pattern", "exported", "how_many", "total", "name", "value", "target", "numeric", "bad", "record", "row",
+    "writer", "out", "fh", "line", "match", "card", "sep", "group", "values", "k", "v", "field", "main", "valid",
+    "date", "datetime", "timedelta", "csv", "json", "os", "re", "glob", "shutil", "path", "defaultdict",
+    "label", "shown", "overall", "others", "wanted", "best", "seen", "unique", "counts", "x", "col", "kind",
+    "list", "dict", "set", "str", "int", "float", "sum", "len", "max", "min", "sorted", "filter", "open", "round"})
 CONNECT = ("Then", "After that,", "Next,", "Once that's done,", "Also", "And")
 ROW_WRITERS = ("write_rows", "write_json", "markdown_table", "split_by_group")
 SUMMARIES = ("group_aggregate", "group_json", "totals_json", "report_md", "share_of_total", "pivot")
@@ -102,6 +111,10 @@ def compose(catalog: Catalog, domain_name: str, scenario: tuple[str, str], perso
     var, it = _snake(stem), _snake(domain.noun[0])
     if var == it:
         var = f"all_{var}"
+    if var in RESERVED or var[:1].isdigit():   # a name the solution's own steps use
+        var = f"{var}_rows"
+    if it in RESERVED or it[:1].isdigit():
+        it = f"{it}_row"
     clean = State(domain, copy.deepcopy(rows), list(columns), {f.name: f.type for f in domain.fields}, var, it,
                   "", out_dir, fmt)
     budget = rng.choice((2, 3, 3, 4, 4, 5, 5, 6, 6))

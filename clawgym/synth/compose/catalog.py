@@ -196,12 +196,35 @@ def _domain(name: str, d: dict, doc: Document, path: tuple) -> tuple[Domain | No
                   str(d.get("line") or ""), str(d.get("split") or ""), tuple(derived)), problems
 
 
+def _skill_problems(ref: str, doc: Document, path: tuple) -> list[Problem]:
+    """`skill.operation` names an operation of a skill in the project's skills/ folder."""
+    from ...errors import ClawgymError
+    from ...spec.library import find_root, library_for
+
+    skill, _, op = ref.partition(".")
+    try:
+        entry = library_for(find_root(Path(doc.file).parent)).skill(skill, doc.where(path))
+    except ClawgymError as exc:
+        return list(exc.problems)
+    ops = [str(o.get("name")) for o in entry.spec.get("operations") or [] if isinstance(o, dict)]
+    if op not in ops:
+        return [Problem(f"skill {skill!r} has no operation {op!r}", **doc.where(path),
+                        hint=f"its operations: {', '.join(ops) or 'none'} (skills/{skill}/skill.yaml)")]
+    return []
+
+
 @lru_cache(maxsize=8)
 def load_catalog(folder: str) -> Catalog:
     """Read `domains.yaml` and `operations.yaml` of a compose folder; all problems at once."""
     base = Path(folder)
     problems: list[Problem] = []
     ddoc, odoc = load_file(str(base / "domains.yaml")), load_file(str(base / "operations.yaml"))
+    from ...spec.validate import validate_document
+
+    problems = (validate_document(ddoc, expected_kind="ComposeDomains")
+                + validate_document(odoc, expected_kind="ComposeOperations"))
+    if problems:   # the structure first: the checks below read it
+        raise SpecError(problems)
     domains: dict[str, Domain] = {}
     for name, d in ((ddoc.data or {}).get("domains") or {}).items():
         dom, probs = _domain(str(name), d if isinstance(d, dict) else {}, ddoc, ("domains", name))
@@ -231,6 +254,7 @@ def load_catalog(folder: str) -> Catalog:
         if not asks:
             problems.append(Problem("an operation needs at least one way to ask for it (`ask`)", **where))
             continue
+        problems += _skill_problems(str(o.get("skill", "")), odoc, ("operations", name, "skill"))
         operations[str(name)] = Operation(str(name), str(o.get("skill", "")), str(o.get("kind", "")),
                                           tuple(map(str, asks)))
     for name in sorted(set(implemented) - set(operations)):

@@ -431,7 +431,8 @@ class SplitByGroup(Deliver):
 
     def plan(self, s, rng):
         groups = [c for c in s.categories(present=2, fresh=False) if len({r[c] for r in s.rows}) <= 6
-                  and all(re.fullmatch(r"[A-Za-z0-9 ._-]+", r[c]) for r in s.rows)]
+                  and all(re.fullmatch(r"[A-Za-z0-9 ._-]+", r[c]) and _slug(r[c]) for r in s.rows)
+                  and len({_slug(r[c]) for r in s.rows}) == len({r[c] for r in s.rows})]   # one file per value
         if not groups or len(s.rows) < 4:
             return None
         g = rng.choice(groups)
@@ -473,7 +474,7 @@ class Reconcile(Deliver):
 
     def plan(self, s, rng):
         numbers = [c for c in s.numbers(fresh=False) if s.domain.type_of(c)]
-        if not numbers or len(s.rows) < 6:
+        if not numbers or len(s.rows) < 6 or s.domain.key in ("issue", "ours", "theirs"):
             return None
         col = rng.choice(numbers)
         rows = [dict(r) for r in s.rows]
@@ -537,7 +538,8 @@ class Organise(Deliver):
         if s.fmt != "records" or not s.record_files or len(s.rows) != len(s.record_files):
             return None   # every record file is moved, each by its own row
         groups = [c for c in s.categories(present=2, fresh=False) if s.domain.type_of(c)
-                  and all(re.fullmatch(r"[A-Za-z0-9 ._-]+", r[c]) for r in s.rows)]
+                  and all(re.fullmatch(r"[A-Za-z0-9 ._-]+", r[c]) and _slug(r[c]) for r in s.rows)
+                  and len({_slug(r[c]) for r in s.rows}) == len({r[c] for r in s.rows})]
         if not groups:
             return None
         return {"group": rng.choice(groups)}

@@ -106,13 +106,15 @@ class Normalise(Op):
 
     def plan(self, s, rng):
         cols = [c for c in s.categories() if s.domain.type_of(c) in CATEGORY_TYPES]
-        return {"field": rng.choice(cols)} if cols else None
+        # in a log, a stray space would move the line's fields: only the case varies there
+        return {"field": rng.choice(cols), "spaces": s.fmt != "lines"} if cols else None
 
     def prepare(self, rows, p, rng):
         f = p["field"]
         for r in rows:
             if rng.random() < 0.35:
-                r[f] = rng.choice([f"{r[f]} ", r[f].upper(), r[f].title(), f" {r[f].capitalize()}"])
+                variants = [r[f].upper(), r[f].title()] + ([f"{r[f]} ", f" {r[f].capitalize()}"] if p["spaces"] else [])
+                r[f] = rng.choice(variants)
         return rows
 
     def apply(self, s, p):
