@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -140,8 +141,9 @@ def measure(items: list[Item], against: list[Item] | None = None, link: float = 
 def _solution_text(steps: Iterable[Any]) -> str:
     parts = []
     for step in steps or []:
-        if isinstance(step, dict):
-            parts += [str(v) for k, v in step.items() if k in ("exec", "python", "script", "write", "content", "message")]
+        if isinstance(step, Mapping):   # compiled steps are read-only mappings
+            parts += [" ".join(map(str, v)) if isinstance(v, list) else str(v)   # an argv: its words, not its repr
+                      for k, v in step.items() if k in ("exec", "python", "script", "write", "content", "message")]
         else:
             parts.append(str(step))
     return "\n".join(parts)

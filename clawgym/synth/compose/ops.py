@@ -172,7 +172,8 @@ class RepairDates(Op):
         if not cols:
             return None
         styles = rng.sample(_DATE_STYLES, rng.randint(1, 2))
-        return {"field": rng.choice(cols), "styles": [st[0] for st in styles], "shown": [st[1] for st in styles]}
+        return {"field": rng.choice(cols), "styles": [st[0] for st in styles], "shown": [st[1] for st in styles],
+                "how": rng.choice(["loop", "inline", "shape"])}
 
     def prepare(self, rows, p, rng):
         for r in rows:
@@ -186,8 +187,21 @@ class RepairDates(Op):
             r[p["field"]] = _iso(r[p["field"]], p["styles"])
 
     def code(self, s, p):
-        f = p["field"]
-        return [f"def iso_{f}(text):", f"    for pattern in {['%Y-%m-%d', *p['styles']]!r}:", "        try:",
+        f, patterns = p["field"], ["%Y-%m-%d", *p["styles"]]
+        how = p.get("how", "loop")
+        if how == "inline":      # each row tries the patterns in place
+            return [f"for {s.it} in {s.var}:", f"    raw = {s.it}[{f!r}].strip()", f"    for pattern in {patterns!r}:",
+                    "        try:", f"            {s.it}[{f!r}] = datetime.strptime(raw, pattern).date().isoformat()",
+                    "            break", "        except ValueError:", "            continue"]
+        if how == "shape":       # the separator tells the pattern (ISO dates are left alone)
+            marks = {"%d/%m/%Y": "/", "%b %d, %Y": ",", "%d %b %Y": " "}
+            shapes = {marks[st]: st for st in sorted(p["styles"], key=lambda st: "%d/%m/%Y %b %d, %Y %d %b %Y".index(st))}
+            return [f"SHAPES = {shapes!r}", f"def iso_{f}(text):", "    cleaned = text.strip()",
+                    "    for mark, pattern in SHAPES.items():", "        if mark in cleaned:", "            try:",
+                    "                return datetime.strptime(cleaned, pattern).date().isoformat()",
+                    "            except ValueError:", "                return text", "    return text",
+                    f"for {s.it} in {s.var}:", f"    {s.it}[{f!r}] = iso_{f}({s.it}[{f!r}])"]
+        return [f"def iso_{f}(text):", f"    for pattern in {patterns!r}:", "        try:",
                 "            return datetime.strptime(text.strip(), pattern).date().isoformat()",
                 "        except ValueError:", "            pass", "    return text",
                 f"for {s.it} in {s.var}:", f"    {s.it}[{f!r}] = iso_{f}({s.it}[{f!r}])"]
@@ -760,7 +774,7 @@ class DropInvalid(Op):
         bad = rng.sample([r[s.domain.key] for r in s.rows], rng.randint(2, 4))
         stem = rng.choice(["rejected", "invalid_rows", "needs_fixing", "errors"])
         return {"fields": cols, "bad": bad, "key": s.domain.key, "path": f"{s.out_dir}/{stem}.csv",
-                "kinds": {c: s.domain.type_of(c) for c in cols}}
+                "kinds": {c: s.domain.type_of(c) for c in cols}, "how": rng.choice(["inline", "table", "generic"])}
 
     def prepare(self, rows, p, rng):
         for r in rows:
@@ -780,18 +794,36 @@ class DropInvalid(Op):
         p["rejected"] = [{p["key"]: r[p["key"]], "field": problem, "value": r[problem]} for r, problem in rejected]
 
     def code(self, s, p):
-        checks = {c: _VALID_CODE[p["kinds"][c]] for c in p["fields"]}
-        lines = ["def valid(value, kind):", "    value = value.strip()", "    if not value:", "        return False",
-                 "    if kind == 'email':", "        return re.fullmatch(r'[^@\\s]+@[^@\\s]+\\.[a-z]+', value) is not None",
-                 "    if kind == 'date':", "        try:", "            date.fromisoformat(value)",
-                 "        except ValueError:", "            return False", "    if kind == 'number':", "        try:",
-                 "            float(value)", "        except ValueError:", "            return False", "    return True",
-                 f"rules = {checks!r}", "rejects, valid_rows = [], []", f"for {s.it} in {s.var}:",
-                 f"    bad = [col for col, kind in rules.items() if not valid({s.it}[col], kind)]",
-                 "    if bad:", f"        rejects.append([{s.it}[{p['key']!r}], bad[0], {s.it}[bad[0]]])",
-                 "    else:", f"        valid_rows.append({s.it})", f"{s.var} = valid_rows",
-                 s.style.mkdir(s.out_dir)] + s.style.write_rows(p["path"], repr([p["key"], "field", "value"]), ["rejects"])
-        return lines
+        kinds = {c: _VALID_CODE[p["kinds"][c]] for c in p["fields"]}
+        how = p.get("how", "generic")
+        if how == "inline":      # one function that names the first field at fault
+            lines = [f"def first_problem({s.it}):"]
+            for c, kind in kinds.items():
+                lines += ["    " + line for line in _bad_block(f"{s.it}[{c!r}]", kind, f"return {c!r}")]
+            lines += ["    return None", "rejects, valid_rows = [], []", f"for {s.it} in {s.var}:",
+                      f"    field = first_problem({s.it})", "    if field:",
+                      f"        rejects.append([{s.it}[{p['key']!r}], field, {s.it}[field]])",
+                      "    else:", f"        valid_rows.append({s.it})"]
+        elif how == "table":     # a checker per field, only the checkers the rules need
+            lines = []
+            for kind in dict.fromkeys(kinds.values()):
+                lines += _checker(kind)
+            table = ", ".join(f"{c!r}: is_{kind}" for c, kind in kinds.items())
+            lines += [f"checks = {{{table}}}", "rejects, valid_rows = [], []", f"for {s.it} in {s.var}:",
+                      f"    failing = [col for col, ok in checks.items() if not ok({s.it}[col])]",
+                      "    if failing:", f"        rejects.append([{s.it}[{p['key']!r}], failing[0], {s.it}[failing[0]]])",
+                      "    else:", f"        valid_rows.append({s.it})"]
+        else:                    # one generic check over the kinds in use
+            lines = ["def valid(value, kind):", "    value = value.strip()", "    if not value:", "        return False"]
+            for kind in dict.fromkeys(k for k in kinds.values() if k != "filled"):
+                lines += [f"    if kind == {kind!r}:"] + ["        " + line for line in _bad_block("value", kind,
+                                                                                               "return False")]
+            lines += ["    return True", f"rules = {kinds!r}", "rejects, valid_rows = [], []", f"for {s.it} in {s.var}:",
+                      f"    bad = [col for col, kind in rules.items() if not valid({s.it}[col], kind)]",
+                      "    if bad:", f"        rejects.append([{s.it}[{p['key']!r}], bad[0], {s.it}[bad[0]]])",
+                      "    else:", f"        valid_rows.append({s.it})"]
+        return lines + [f"{s.var} = valid_rows", s.style.mkdir(s.out_dir)] + \
+            s.style.write_rows(p["path"], repr([p["key"], "field", "value"]), ["rejects"])
 
     def checks(self, s, p) -> list[dict[str, Any]]:
         return [{"type": "file_exists", "path": p["path"], "gate": True},
@@ -807,6 +839,30 @@ class DropInvalid(Op):
 
 _VALID_CODE = {"email": "email", "date": "date", "money": "number", "int": "number", "hours": "number",
                "choice": "filled", "status": "filled", "person": "filled", "text": "filled"}
+
+
+_EMAIL_RE = "r'[^@\\s]+@[^@\\s]+\\.[a-z]+'"
+
+
+def _bad_block(expr: str, kind: str, then: str) -> list[str]:
+    """Solution lines that run `then` when the text `expr` fails the `kind` check."""
+    if kind == "filled":
+        return [f"if not {expr}.strip():", f"    {then}"]
+    if kind == "email":
+        return [f"if not re.fullmatch({_EMAIL_RE}, {expr}.strip()):", f"    {then}"]
+    parse = "date.fromisoformat" if kind == "date" else "float"
+    return ["try:", f"    {parse}({expr}.strip())", "except ValueError:", f"    {then}"]
+
+
+def _checker(kind: str) -> list[str]:
+    """A solution helper `is_<kind>(text)`."""
+    if kind == "filled":
+        return ["def is_filled(text):", "    return bool(text.strip())"]
+    if kind == "email":
+        return ["def is_email(text):", f"    return re.fullmatch({_EMAIL_RE}, text.strip()) is not None"]
+    parse = "date.fromisoformat" if kind == "date" else "float"
+    return [f"def is_{kind}(text):", "    try:", f"        {parse}(text.strip())", "    except ValueError:",
+            "        return False", "    return True"]
 
 
 def _valid(value: str, kind: str) -> bool:
