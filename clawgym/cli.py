@@ -334,15 +334,20 @@ def synth_run(spec: str, count: int | None, out: str | None, seed: int | None, f
 @click.option("--sample", type=int, default=200, show_default=True,
               help="With --diversity: tasks drawn from DATASET (0: all).")
 @click.option("--seed", type=int, default=0, show_default=True, help="With --diversity: seed of the sample.")
+@click.option("--targets", "targets_spec", type=click.Path(exists=True, dir_okay=False),
+              help="With --diversity: the synth spec whose `diversity:` targets to report (default: the one "
+                   "DATASET was made with; a spec folder such as specs/bench-v2 names none).")
 @_friendly
-def synth_stats(dataset: str, as_json: bool, diversity: bool, against: str | None, sample: int, seed: int) -> None:
+def synth_stats(dataset: str, as_json: bool, diversity: bool, against: str | None, sample: int, seed: int,
+                targets_spec: str | None) -> None:
     """Counts of a synthesized dataset by category, subcategory, persona, skill, operation, files,
     checks and expected steps, against the spec's balance targets; with --diversity, how distinct
     its tasks are (see docs/synth.md)."""
     if diversity:
         from .synth.diversity import diversity_command
 
-        diversity_command(Path(dataset), Path(against) if against else None, sample or None, seed, as_json, console)
+        diversity_command(Path(dataset), Path(against) if against else None, sample or None, seed, as_json, console,
+                          Path(targets_spec) if targets_spec else None)
         return
     from .synth.stats import dataset_stats, print_stats
 

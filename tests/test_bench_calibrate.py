@@ -107,6 +107,18 @@ def test_add_refuses_a_spec_with_params(tmp_path):
     assert "good-tally.yaml:1: params: benchmark instances must be concrete specs, and this one has params or vars" in out
 
 
+def test_hybrid_caps_the_rubrics_and_spreads_them_over_categories(tmp_path):
+    specs = [concrete(FAMILIES / "productivity" / "meeting-followup-drafts.yaml", seed, tmp_path / "p")
+             for seed in (1000001, 1000002, 1000003)]
+    specs.append(concrete(FAMILIES / "software" / "release-from-commit-log.yaml", 1000001, tmp_path / "s"))
+    added = add(sources([str(p) for p in specs]), tmp_path / "bench", hybrid=2)
+    assert sum(a.hybrid for a in added) == 2
+    assert {a.category for a in added if a.hybrid} == {"productivity", "software"}   # one from each
+    more = add(sources([str(concrete(FAMILIES / "productivity" / "meeting-followup-drafts.yaml", 1000009,
+                                     tmp_path / "q"))]), tmp_path / "bench", hybrid=2)
+    assert [a.hybrid for a in more] == [False]   # the benchmark already holds two
+
+
 def test_hybrid_families_get_a_rubric_from_their_content(tmp_path):
     spec = concrete(FAMILIES / "productivity" / "meeting-followup-drafts.yaml", 1000002, tmp_path)
     [added] = add(sources([str(spec)]), tmp_path / "bench")

@@ -58,3 +58,27 @@ def test_the_command_on_spec_folders():
     report = json.loads(result.output)
     assert report["tasks"] == 24 and report["views"]["instruction"]["clusters"] == 24
     assert report["views"]["instruction"]["against"]["share_linked"] == 1.0  # every task's twin is itself
+
+
+def test_solutions_are_read_as_their_code_and_spec_folders_keep_composed_chains(tmp_path):
+    from clawgym.synth.diversity import load_set
+
+    spec = ROOT / "specs" / "bench-v2"
+    if not spec.is_dir():
+        pytest.skip("benchmark v2 is not built")
+    composed = next(p for p in sorted(spec.rglob("task.yaml")) if "/compose-" in str(p))
+    (tmp_path / "one").mkdir()
+    (tmp_path / "one" / "task.yaml").write_text(composed.read_text(encoding="utf-8"), encoding="utf-8")
+    [item] = load_set(tmp_path)
+    assert item.texts["solution"].startswith("import ") and "{'python'" not in item.texts["solution"]
+    header = composed.read_text(encoding="utf-8").split("apiVersion:")[0]
+    chain = header.split("# operations ")[1].split(";")[0].split(" -> ")
+    assert item.texts["operations"] == " ".join(chain)
+
+
+def test_targets_come_from_a_named_spec_for_a_spec_folder():
+    result = CliRunner().invoke(main, ["synth", "stats", str(ROOT / "specs" / "tasks"), "--diversity",
+                                       "--against", str(ROOT / "specs" / "tasks"),
+                                       "--targets", str(ROOT / "specs" / "synth" / "bench-v2.yaml")])
+    assert result.exit_code == 0, result.output
+    assert "target instruction.max_share_linked 0.05: 1.0 (NOT met)" in result.output

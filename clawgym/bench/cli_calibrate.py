@@ -76,8 +76,11 @@ def register(group: click.Group) -> None:
     @click.argument("sources", nargs=-1, required=True)
     @_BENCH
     @click.option("--no-rubric", is_flag=True, help="Add every instance code-only (no generated rubric).")
+    @click.option("--hybrid", type=click.IntRange(min=0), metavar="N",
+                  help="At most N hybrid instances in the benchmark (the published set has 44 of 200); the "
+                       "eligible ones are taken in turn from each category, the others added code-only.")
     @friendly
-    def add_command(sources: tuple[str, ...], bench_dir: str, no_rubric: bool) -> None:
+    def add_command(sources: tuple[str, ...], bench_dir: str, no_rubric: bool, hybrid: int | None) -> None:
         """Copy concrete task specs into the benchmark as <category>/<family>-<n>/task.yaml.
 
         SOURCES are synth dataset folders (e.g. from specs/synth/bench.yaml) or concrete task spec
@@ -85,7 +88,7 @@ def register(group: click.Group) -> None:
         """
         from .importer import add, sources as find_sources
 
-        added = add(find_sources(list(sources)), bench_folder(bench_dir), rubrics=not no_rubric)
+        added = add(find_sources(list(sources)), bench_folder(bench_dir), rubrics=not no_rubric, hybrid=hybrid)
         for a in added:
             what = f"skipped ({a.skipped})" if a.skipped else ("added, hybrid" if a.hybrid else "added")
             CONSOLE.print(f"{a.category}/{a.name}: {what}", highlight=False, soft_wrap=True)

@@ -129,8 +129,28 @@ def _text(source: Source, name: str, target: Path, rubric: list[dict] | None) ->
     return "\n".join(out) + "\n" + body
 
 
-def add(sources_: list[Source], root: Path, *, rubrics: bool = True) -> list[Added]:
-    """Copy every source into the benchmark under `root`; returns what was added or skipped."""
+def _hybrid_choice(sources_: list[Source], library: Path, room: int) -> set[Path]:
+    """The sources that get a rubric when only `room` may: the eligible ones (a rubric template
+    fits), taken in turn from each category so that hybrid grading is spread over all of them."""
+    by_category: dict[str, list[Path]] = {}
+    for src in sources_:
+        task, data = _compile(src.path)
+        if not data.get("rubric") and rubric_for(src.family, data, library, str(src.path)):
+            by_category.setdefault(task.category, []).append(src.path)
+    chosen: set[Path] = set()
+    queues = [sorted(paths) for _, paths in sorted(by_category.items())]
+    while len(chosen) < room and any(queues):
+        for queue in queues:
+            if queue and len(chosen) < room:
+                chosen.add(queue.pop(0))
+    return chosen
+
+
+def add(sources_: list[Source], root: Path, *, rubrics: bool = True, hybrid: int | None = None) -> list[Added]:
+    """Copy every source into the benchmark under `root`; returns what was added or skipped.
+
+    With `hybrid`, at most that many instances of the benchmark (those already in it included)
+    are hybrid: the rest of the eligible ones are added code-only."""
     from ..compile import compile_task, load_task_spec
     from ..spec.library import find_root
     from ..synth.make import same_task
@@ -145,6 +165,15 @@ def add(sources_: list[Source], root: Path, *, rubrics: bool = True) -> list[Add
         except (ClawgymError, SpecError):
             continue  # a broken instance is calibrate's business, not add's
     library = find_root(root)
+    allowed: set[Path] | None = None
+    if hybrid is not None:
+        already = 0
+        for inst in existing:
+            try:
+                already += bool(_compile(inst.spec)[0].rubric)
+            except (ClawgymError, SpecError):
+                continue
+        allowed = _hybrid_choice(sources_, library, max(0, hybrid - already))
     added: list[Added] = []
     for src in sources_:
         task, data = _compile(src.path)
@@ -154,7 +183,8 @@ def add(sources_: list[Source], root: Path, *, rubrics: bool = True) -> list[Add
             continue
         name = f"{src.family}-{_next_number(src.family, taken)}"
         folder = root / task.category / name
-        rubric = rubric_for(src.family, data, library, str(src.path)) if rubrics and not data.get("rubric") else None
+        wanted = rubrics and not data.get("rubric") and (allowed is None or src.path in allowed)
+        rubric = rubric_for(src.family, data, library, str(src.path)) if wanted else None
         folder.mkdir(parents=True)
         target = folder / TASK_FILE
         target.write_text(_text(src, name, target, rubric), encoding="utf-8")

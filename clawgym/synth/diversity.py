@@ -172,16 +172,32 @@ def load_set(root: Path, sample: int | None = None, seed: int = 0) -> list[Item]
                                hint="pass a folder written by 'clawgym synth', or one of task specs")
         if sample and len(files) > sample:
             files = sorted(random.Random(seed).sample(files, sample))
-        entries = [(p, None) for p in files]
+        entries = [(p, _chain_of(p)) for p in files]
     items = []
     for path, ops in entries:
         try:
-            task = compile_task(load_task_spec(path), 0)
+            spec = load_task_spec(path)
+            task = compile_task(spec, 0)
         except SpecError:
             continue
+        if not ops and isinstance(spec.data.get("operations"), list):   # a family's declared skill operations
+            ops = [str(o) for o in spec.data["operations"]]
         items.append(_from_task(str(path.relative_to(root)) if path.is_relative_to(root) else str(path), task,
                                 list(ops) if ops else None))
     return items
+
+
+_CHAIN = re.compile(r"^# operations (.+?); catalog", re.M)
+
+
+def _chain_of(path: Path) -> list[str] | None:
+    """The operation chain a composed spec's provenance comment records (as its manifest does)."""
+    try:
+        head = path.read_text(encoding="utf-8")[:2000]
+    except (OSError, UnicodeDecodeError):
+        return None
+    match = _CHAIN.search(head)
+    return [op.strip() for op in match.group(1).split("->")] if match else None
 
 
 def _is_task(path: Path) -> bool:
@@ -245,11 +261,17 @@ def print_report(report: dict[str, Any], console: Any, targets: list[dict[str, A
 
 
 def diversity_command(dataset: Path, against: Path | None, sample: int | None, seed: int, as_json: bool,
-                      console: Any) -> dict[str, Any]:
+                      console: Any, targets_spec: Path | None = None) -> dict[str, Any]:
     items = load_set(dataset, sample, seed)
     other = load_set(against, None, seed) if against else None
     report = measure(items, other)
-    targets = check_targets(report, _declared_targets(dataset))
+    if targets_spec is not None:
+        from .spec import load_synth_spec
+
+        declared = dict(load_synth_spec(targets_spec).doc.data.get("diversity") or {})
+    else:
+        declared = _declared_targets(dataset)
+    targets = check_targets(report, declared)
     report["targets"] = targets
     if as_json:
         console.print_json(json.dumps(report))

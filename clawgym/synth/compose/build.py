@@ -34,7 +34,8 @@ RESERVED = frozenset({
     "writer", "out", "fh", "line", "match", "card", "sep", "group", "values", "k", "v", "field", "main", "valid",
     "date", "datetime", "timedelta", "csv", "json", "os", "re", "glob", "shutil", "path", "defaultdict",
     "label", "shown", "overall", "others", "wanted", "best", "seen", "unique", "counts", "x", "col", "kind",
-    "list", "dict", "set", "str", "int", "float", "sum", "len", "max", "min", "sorted", "filter", "open", "round"})
+    "rows", "at_key", "at_value", "mine", "other", "cleaned", "raw", "pattern", "SHAPES", "checks", "failing",
+    "first_problem", "list", "dict", "set", "str", "int", "float", "sum", "len", "max", "min", "sorted", "filter", "open", "round"})
 CONNECT = ("Then", "After that,", "Next,", "Once that's done,", "Also", "And")
 ROW_WRITERS = ("write_rows", "write_json", "markdown_table", "split_by_group")
 SUMMARIES = ("group_aggregate", "group_json", "totals_json", "report_md", "share_of_total", "pivot")

@@ -20,12 +20,13 @@ class Style:
     group: str = "setdefault"  # "setdefault": d.setdefault(k, []) | "defaultdict": defaultdict(list)
     layout: str = "script"    # "script": top to bottom | "functions": a function per step and a main()
     keep: str = "comprehension"  # how rows are filtered: "comprehension" | "loop" | "filter"
+    eol: str = "lf"           # CSV line ends: "lf" (lineterminator='\n') | "crlf" (the csv module's default)
 
     @classmethod
     def draw(cls, rng: random.Random) -> "Style":
         return cls(rng.choice(["open", "pathlib"]), rng.choice(["dict", "rows"]),
                    rng.choice(["setdefault", "defaultdict"]), rng.choice(["script", "script", "functions"]),
-                   rng.choice(["comprehension", "comprehension", "loop", "filter"]))
+                   rng.choice(["comprehension", "comprehension", "loop", "filter"]), rng.choice(["lf", "crlf"]))
 
     def kept(self, var: str, it: str, condition: str) -> list[str]:
         """Keep the rows of `var` for which `condition` (an expression over `it`) holds."""
@@ -72,20 +73,23 @@ class Style:
             return f"with Path({path_expr}).open('w', newline='', encoding='utf-8') as out:"
         return f"with open({path_expr}, 'w', newline='', encoding='utf-8') as out:"
 
+    def _eol(self) -> str:
+        return ", lineterminator='\\n'" if self.eol == "lf" else ""
+
     def write_dicts(self, path_expr: str, header: list[str], rows: str, indent: str = "") -> list[str]:
         """Write the dicts of `rows` (an expression) under `header` (extra keys ignored)."""
         if self.csv_out == "dict":
-            body = [f"writer = csv.DictWriter(out, fieldnames={header!r}, extrasaction='ignore', lineterminator='\\n')",
+            body = [f"writer = csv.DictWriter(out, fieldnames={header!r}, extrasaction='ignore'{self._eol()})",
                     "writer.writeheader()", f"writer.writerows({rows})"]
         else:
-            body = ["writer = csv.writer(out, lineterminator='\\n')", f"writer.writerow({header!r})",
+            body = [f"writer = csv.writer(out{self._eol()})", f"writer.writerow({header!r})",
                     f"for record in {rows}:", f"    writer.writerow([record[col] for col in {header!r}])"]
         return [indent + self._csv_open(path_expr)] + [indent + "    " + line for line in body]
 
     def write_rows(self, path: str, header: str, rows: list[str], loop: str = "") -> list[str]:
         """Write a header (an expression) and rows: `rows` are lines that call `emit(list)` per row,
         or with `loop`, `rows` is one expression per row inside `for <loop>:`."""
-        body = ["writer = csv.writer(out, lineterminator='\\n')", f"writer.writerow({header})"]
+        body = [f"writer = csv.writer(out{self._eol()})", f"writer.writerow({header})"]
         if loop:
             body += [f"for {loop}:"] + [f"    writer.writerow({r})" for r in rows]
         else:
