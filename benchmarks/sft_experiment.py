@@ -38,9 +38,9 @@ PRESETS = {
             "max_length": 8192, "batch_size": 4, "grad_accum": 2, "epochs": 2, "max_steps": None, "lr": 2e-5,
             "schedule": "cosine", "warmup_steps": 20, "max_turns": 10, "max_tokens": 1536, "concurrency": 8},
     # 2 CPU cores: short composed chains (a 135M model learns those from few demonstrations soonest),
-    # a few evaluation tasks per set; about 1 h 45 min in all
+    # a few evaluation tasks per set; under 2 h in all
     "cpu": {"synth": 120, "train_tasks": 10, "max_chain": 3, "eval_validation": 4, "eval_bench": 8,
-            "max_length": 6144, "batch_size": 1, "grad_accum": 1, "epochs": 3, "max_steps": None, "lr": 1e-4,
+            "max_length": 6144, "batch_size": 1, "grad_accum": 1, "epochs": 2, "max_steps": None, "lr": 1e-4,
             "schedule": "constant", "warmup_steps": 2, "max_turns": 4, "max_tokens": 800, "concurrency": 2},
 }
 

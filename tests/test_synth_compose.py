@@ -210,3 +210,34 @@ def test_the_benchmark_spec_draws_only_from_the_held_out_region(tmp_path):
     for r in accepted:
         src = r["source"]
         assert src.get("compose") in region.domains or src["family"] in region.families, r["name"]
+
+
+def test_every_asked_step_reaches_a_check():
+    """A step whose effect no output shows (trimming a column no file holds) is never asked for."""
+    from clawgym.synth.compose import build
+
+    cat, seen, asked = _catalog(), [], 0
+    original = build._observed
+
+    def spy(fresh, steps, deliveries):
+        kept = original(fresh, steps, deliveries)
+        seen.append((fresh, kept, deliveries))
+        return kept
+
+    build._observed = spy
+    try:
+        for i, dom in enumerate(sorted(cat.domains)[:20]):
+            d = cat.domains[dom]
+            try:
+                build.compose(cat, dom, d.scenarios[0], d.personas[0], i, ROOT, f"c-{i}")
+            except ValueError:
+                continue
+    finally:
+        build._observed = original
+    for fresh, kept, deliveries in seen:
+        full = build._outcome(fresh, kept, deliveries, set())
+        for j, (name, _) in enumerate(kept):
+            if name not in build.ALWAYS_SEEN:
+                asked += 1
+                assert build._outcome(fresh, kept, deliveries, {j}) != full, f"{name} is asked for but never graded"
+    assert asked >= 10

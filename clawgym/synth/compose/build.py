@@ -8,6 +8,7 @@ concrete task spec.
 from __future__ import annotations
 
 import copy
+import json
 import random
 import re
 from dataclasses import dataclass
@@ -64,7 +65,8 @@ class _Default(dict):
 
 
 def _ask(catalog: Catalog, name: str, rng: random.Random, slots: dict[str, str]) -> str:
-    return rng.choice(catalog.operations[name].ask).format_map(_Default(slots))
+    text = rng.choice(catalog.operations[name].ask).format_map(_Default(slots))
+    return re.sub(r"\b(value|values) values\b", "values", text)   # "replacement value values"
 
 
 def _snake(text: str) -> str:
@@ -138,11 +140,16 @@ def compose(catalog: Catalog, domain_name: str, scenario: tuple[str, str], perso
         rendered = FORMATS[fmt].render(domain, written, columns, folder, stem, var, it, rng, style)
     if len(rendered.rows) != len(written):
         raise ValueError(f"the {fmt} input does not read back")
-    state = State(domain, rendered.rows, list(rendered.columns), {f.name: f.type for f in domain.fields}, var, it,
-                  rendered.path, out_dir, fmt, unique=rendered.unique, style=style)
-    if fmt == "records":
-        state.record_files = [(path, row) for path, row in zip(sorted(rendered.files), state.rows)]
-        state.record_text = dict(rendered.files)
+    def fresh() -> State:
+        """The state right after reading the input (each replay starts from it)."""
+        st = State(domain, copy.deepcopy(rendered.rows), list(rendered.columns), {f.name: f.type for f in domain.fields},
+                   var, it, rendered.path, out_dir, fmt, unique=rendered.unique, style=style)
+        if fmt == "records":
+            st.record_files = [(path, row) for path, row in zip(sorted(rendered.files), st.rows)]
+            st.record_text = dict(rendered.files)
+        return st
+
+    state = fresh()
     files: dict[str, str] = dict(rendered.files)
     steps = [(n, p) for n, p in steps   # a log line may not hold every field a cleaning step is about
              if all(f in state.columns for f in ([p["field"]] if "field" in p else p.get("fields", [])))]
@@ -175,7 +182,9 @@ def compose(catalog: Catalog, domain_name: str, scenario: tuple[str, str], perso
         steps.append((op_name, p))
     if not state.rows:
         raise ValueError("the chain leaves no rows")
-    delivered = _deliver(state, steps, rng)
+    planned = _deliver(state, steps, rng)
+    delivered = [(n, d) for n, d, _ in planned]
+    steps = _observed(fresh, steps, [(n, p) for n, _, p in planned])
     side = [(n, Delivered(p["path"], OPERATIONS[n].checks(state, p), [], {}))
             for n, p in steps if hasattr(OPERATIONS[n], "checks")]   # a rejects file, say
     for _, d in delivered:
@@ -226,7 +235,37 @@ def _two_parts(domain: Domain, rows: list, columns: list[str], folder: str, stem
     return Rendered({**first.files, **second.files}, first.path, first.columns, first.rows + second.rows, code, phrase)
 
 
-def _deliver(state: State, steps: list, rng: random.Random) -> list[tuple[str, Delivered]]:
+ALWAYS_SEEN = ("merge_inputs", "drop_invalid", "join")   # their own output or input files show them
+
+
+def _outcome(fresh: Any, steps: list, deliveries: list, skip: set[int]) -> str | None:
+    """What the checks would expect with the steps of `skip` left out (None if the chain breaks)."""
+    st = fresh()
+    try:
+        kept = [(n, copy.deepcopy(p)) for i, (n, p) in enumerate(steps) if i not in skip]
+        for n, p in kept:
+            OPERATIONS[n].apply(st, p)
+        checks = [OPERATIONS[n].checks(st, p) for n, p in kept if hasattr(OPERATIONS[n], "checks")]
+        for n, p in deliveries:
+            op = MESSAGE if n == MESSAGE.name else DELIVERABLES[n]
+            checks.append(op.deliver(st, copy.deepcopy(p)).checks)
+        return json.dumps(checks, sort_keys=True, default=str)
+    except Exception:  # noqa: BLE001 - a later step needs what the skipped one made: it is seen
+        return None
+
+
+def _observed(fresh: Any, steps: list, deliveries: list) -> list:
+    """The steps whose effect reaches a check: a step the outputs never show (trimming a column no
+    output holds, a date nobody reads) would be asked for and never graded, so it is left out."""
+    baseline = _outcome(fresh, steps, deliveries, set())
+    skip: set[int] = set()
+    for i in reversed(range(len(steps))):
+        if steps[i][0] not in ALWAYS_SEEN and _outcome(fresh, steps, deliveries, skip | {i}) == baseline:
+            skip.add(i)
+    return [step for i, step in enumerate(steps) if i not in skip]
+
+
+def _deliver(state: State, steps: list, rng: random.Random) -> list[tuple[str, Delivered, dict]]:
     """One or two deliverables that fit the rows the chain ends with, maybe a message after."""
     narrowed = any(n in FILTERS or n in SELECTING for n, _ in steps)
     if state.order is not None:
@@ -235,21 +274,21 @@ def _deliver(state: State, steps: list, rng: random.Random) -> list[tuple[str, D
         options = list(ROW_WRITERS) + list(SUMMARIES) + ["group_aggregate", "group_json"]
         if not narrowed:
             options += ["reconcile", "organise", "organise"] if state.fmt == "records" else ["reconcile"]
-    delivered: list[tuple[str, Delivered]] = []
+    delivered: list[tuple[str, Delivered, dict]] = []
     rng.shuffle(options)
     wanted = 2 if rng.random() < 0.25 else 1
     for d_name in options:
-        if len(delivered) >= wanted or any(n == d_name for n, _ in delivered):
+        if len(delivered) >= wanted or any(n == d_name for n, _, _ in delivered):
             continue
         if delivered and (d_name in ("organise", "reconcile") or delivered[0][0] in ("organise", "reconcile")):
             continue
         p = DELIVERABLES[d_name].plan(state, rng)
         if p is not None:
-            delivered.append((d_name, DELIVERABLES[d_name].deliver(state, p)))
+            delivered.append((d_name, DELIVERABLES[d_name].deliver(state, copy.deepcopy(p)), p))
     if not delivered:
         raise ValueError("no deliverable fits the chain")
     if rng.random() < 0.3 and delivered[0][0] != "organise" and (p := MESSAGE.plan(state, rng)) is not None:
-        delivered.append((MESSAGE.name, MESSAGE.deliver(state, p)))
+        delivered.append((MESSAGE.name, MESSAGE.deliver(state, copy.deepcopy(p)), p))
     return delivered
 
 

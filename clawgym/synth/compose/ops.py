@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import operator
 import random
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -105,7 +106,8 @@ class Normalise(Op):
     name, kind = "normalise", "clean"
 
     def plan(self, s, rng):
-        cols = [c for c in s.categories() if s.domain.type_of(c) in CATEGORY_TYPES]
+        cols = [c for c in s.categories() if s.domain.type_of(c) in CATEGORY_TYPES
+                and any(ch.isalpha() for r in s.rows for ch in r[c])]   # words: "30" has no case to fix
         # in a log, a stray space would move the line's fields: only the case varies there
         return {"field": rng.choice(cols), "spaces": s.fmt != "lines"} if cols else None
 
@@ -465,12 +467,20 @@ class Join(Op):
 
 class DeriveProduct(Op):
     name, kind = "derive_product", "enrich"
-    NAMES = {("int", "money"): ["value", "line_total", "stock_value", "cost"],
+    NAMES = {("int", "money"): ["line_total", "total_value", "amount"],
              ("hours", "money"): ["amount_due", "charge"], ("money", "int"): ["total", "extended"]}
+    # only a count of things times a price of one makes sense ("delivery days x price" does not)
+    COUNTS = re.compile(r"qty|quantity|units|count|sessions|seats|nights|copies|pieces|stock|attendees|guests|"
+                        r"tickets|items|boxes|packs|licen[cs]es|^days$|days_worked|hours")
+    PRICES = re.compile(r"price|rate|cost|fee|each|per_")
 
     def plan(self, s, rng):
+        def fits(a: str, b: str) -> bool:
+            count, price = (a, b) if s.types.get(a) in ("int", "hours") else (b, a)
+            return bool(self.COUNTS.search(count) and self.PRICES.search(price))
+
         pairs = [(a, b) for a in s.columns for b in s.columns if a != b and s.domain.type_of(a)
-                 and s.domain.type_of(b) and (s.types.get(a), s.types.get(b)) in self.NAMES]
+                 and s.domain.type_of(b) and (s.types.get(a), s.types.get(b)) in self.NAMES and fits(a, b)]
         if not pairs:
             return None
         a, b = rng.choice(pairs)
@@ -695,8 +705,12 @@ class CompareFields(Op):
     name, kind = "compare_fields", "enrich"
 
     def plan(self, s, rng):
+        def comparable(a: str, b: str) -> bool:   # two amounts, two durations, or two counts of one thing
+            return s.types[a] in ("money", "hours") or bool(set(a.split("_")) & set(b.split("_")))
+
         pairs = [(a, b) for a in s.columns for b in s.columns if a < b and s.types.get(a) in NUMBER_TYPES
-                 and s.types.get(a) == s.types.get(b) and s.domain.type_of(a) and s.domain.type_of(b)]
+                 and s.types.get(a) == s.types.get(b) and s.domain.type_of(a) and s.domain.type_of(b)
+                 and comparable(a, b)]
         if not pairs:
             return None
         a, b = rng.sample(rng.choice(pairs), 2)
