@@ -116,18 +116,22 @@ class Balancer:
         return self.rng.choice(sorted(k for k, g in gaps.items() if g >= best - 1e-12))
 
     def _expected(self, dim: str) -> dict[str, float]:
-        """Each persona's or primary skill's share of the families' weight (a family's weight split
-        evenly among its personas): what `dim` is balanced towards."""
+        """Each persona's or primary skill's expected share: per category (its target share), the
+        share of each family's weight within the category, split evenly among its personas. This is
+        what `dim` is balanced towards (even shares when every family weighs the same)."""
         cache = self.__dict__.setdefault("_shares", {})
         if dim not in cache:
             share: Counter = Counter()
-            for fam in self.families:
-                w = getattr(fam, "weight", 1.0)
-                if dim == "skill":
-                    share[fam.primary_skill] += w
-                else:
-                    for p in fam.personas:
-                        share[p] += w / len(fam.personas)
+            for cat, target in self.category_shares.items():
+                fams = self.by_category.get(cat, [])
+                weight = sum(getattr(f, "weight", 1.0) for f in fams) or 1.0
+                for fam in fams:
+                    w = target * getattr(fam, "weight", 1.0) / weight
+                    if dim == "skill":
+                        share[fam.primary_skill] += w
+                    else:
+                        for p in fam.personas:
+                            share[p] += w / len(fam.personas)
             total = sum(share.values()) or 1.0
             cache[dim] = {k: v / total for k, v in share.items()}
         return cache[dim]
