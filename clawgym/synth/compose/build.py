@@ -12,6 +12,7 @@ import json
 import random
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +51,9 @@ class Composed:
     fmt: str
 
 
+@lru_cache(maxsize=256)
 def _persona(root: Path, name: str) -> dict[str, Any]:
+    """The first name and organisation of a persona (read once per process)."""
     try:
         data = yaml.safe_load((root / "personas" / f"{name}.yaml").read_text(encoding="utf-8")) or {}
     except OSError:
@@ -142,7 +145,7 @@ def compose(catalog: Catalog, domain_name: str, scenario: tuple[str, str], perso
         raise ValueError(f"the {fmt} input does not read back")
     def fresh() -> State:
         """The state right after reading the input (each replay starts from it)."""
-        st = State(domain, copy.deepcopy(rendered.rows), list(rendered.columns), {f.name: f.type for f in domain.fields},
+        st = State(domain, [dict(r) for r in rendered.rows], list(rendered.columns), {f.name: f.type for f in domain.fields},
                    var, it, rendered.path, out_dir, fmt, unique=rendered.unique, style=style)
         if fmt == "records":
             st.record_files = [(path, row) for path, row in zip(sorted(rendered.files), st.rows)]
