@@ -241,3 +241,15 @@ def test_every_asked_step_reaches_a_check():
                 asked += 1
                 assert build._outcome(fresh, kept, deliveries, {j}) != full, f"{name} is asked for but never graded"
     assert asked >= 10
+
+
+def test_family_option_respects_the_held_out_region(tmp_path):
+    from click.testing import CliRunner
+
+    from clawgym.cli import main
+
+    spec = str(ROOT / "specs" / "synth" / "default.yaml")
+    result = CliRunner().invoke(main, ["synth", spec, "--family", "fix-failing-helper", "--count", "1",
+                                       "--out", str(tmp_path / "held")])
+    assert result.exit_code != 0
+    assert "family 'fix-failing-helper' lies on the heldout side of the held-out region" in result.output

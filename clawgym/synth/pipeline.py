@@ -81,6 +81,19 @@ def _against(spec: SynthSpec, index: DedupIndex) -> None:
         index.add(key, sig)
 
 
+def _family_names(paths: list[Path]) -> set[str]:
+    """The names the family files give themselves (read, not checked)."""
+    from ..spec.load import load_file
+
+    names = set()
+    for path in paths:
+        try:
+            names.add(str(load_file(path).data.get("name")))
+        except (ClawgymError, AttributeError):
+            continue
+    return names
+
+
 def _family_named(paths: list[Path], name: str) -> list[Path]:
     """The family file whose spec is called `name` (other families are not loaded, nor checked)."""
     from ..spec.load import load_file
@@ -108,15 +121,23 @@ def all_families(spec: SynthSpec, taxonomy: Any, only_family: str | None) -> lis
     composed: list[ComposeFamily] = []
     if spec.compose:
         composed = compose_families(spec.compose["catalog"], spec.compose["weight"], region, spec.region, taxonomy)
+    every = paths
     if only_family:
         hit = [f for f in composed if f.name == only_family]
         if hit:
             return hit
         paths = _family_named(paths, only_family)
     hand = load_families(paths, taxonomy) if paths else []
-    if spec.compose:
+    if spec.compose:   # the region is checked against every family the spec names, not just --family's
         from .compose.catalog import load_catalog
-        check_region(region, load_catalog(str(spec.compose["catalog"])), {f.name for f in hand})
+        names = _family_names(every) if only_family else {f.name for f in hand}
+        check_region(region, load_catalog(str(spec.compose["catalog"])), names)
+    if only_family:
+        if hand and region.hand_family_side(hand[0].name) != spec.region:
+            raise ClawgymError(f"family {only_family!r} lies on the {region.hand_family_side(hand[0].name)} side of "
+                               f"the held-out region ({region.file}); this spec draws only from the {spec.region} side",
+                               hint="use a spec of that side (region: heldout is specs/synth/bench-v2.yaml)")
+        return hand
     hand = [f for f in hand if region.hand_family_side(f.name) == spec.region]
     families = hand + composed
     if not families:

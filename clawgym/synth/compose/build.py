@@ -68,8 +68,10 @@ class _Default(dict):
 
 
 def _ask(catalog: Catalog, name: str, rng: random.Random, slots: dict[str, str]) -> str:
-    text = rng.choice(catalog.operations[name].ask).format_map(_Default(slots))
-    return re.sub(r"\b(value|values) values\b", "values", text)   # "replacement value values"
+    asks = [a for a in catalog.operations[name].ask if slots.get("_only", "") in a] or catalog.operations[name].ask
+    text = rng.choice(asks).format_map(_Default(slots))
+    text = re.sub(r"\b(value|values) values\b", "values", text)   # "replacement value values"
+    return re.sub(r"\ba (?=[aeiou][a-z]*_)", "an ", text)        # "an age_days column"
 
 
 def _snake(text: str) -> str:
@@ -314,6 +316,9 @@ def _instruction(catalog: Catalog, rng: random.Random, who: dict[str, Any], doma
     parts = [_ask(catalog, op_name, rng, {"noun": noun, "one": one, **OPERATIONS[op_name].slots(s, p)})
              for op_name, p in steps]
     parts += [_ask(catalog, d_name, rng, {"noun": noun, "one": one, **d.slots}) for d_name, d in delivered]
+    # "before anything else" only where it is first; a step after others carries no "and"/"then" of its own
+    parts = [parts[0]] + [re.sub(r"^(?:and|then|also) ", "", p.replace(" before anything else", ""), flags=re.I)
+                          for p in parts[1:]]
     reason = rng.choice(domain.reasons) if domain.reasons else "I need this sorted"
     intro = rng.choice(_INTROS).format(Reason=_cap(reason), reason=reason, input=phrase, noun=noun)
     greeting = rng.choice(_GREETINGS).format(first=who["first"])

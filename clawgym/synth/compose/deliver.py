@@ -209,7 +209,8 @@ def _aggregate(values: list, how: str) -> float:
 
 def _group_plan(s: State, rng: random.Random) -> dict[str, Any] | None:
     groups = s.categories(present=2, fresh=False)
-    numbers = s.numbers(fresh=False)
+    # a measure the rows all share (a filter kept only "extra guests below 1") gives a table of one value
+    numbers = [c for c in s.numbers(fresh=False) if len({r[c] for r in s.rows}) > 1]
     if not groups or len(s.rows) < 3:
         return None
     group = rng.choice(groups)

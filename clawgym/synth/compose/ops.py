@@ -299,7 +299,10 @@ class FilterEquals(Op):
         return s.style.kept(s.var, s.it, f"{s.it}[{p['field']!r}] == {p['value']!r}")
 
     def slots(self, s, p):
-        return {"field": label(p["field"]), "value": p["value"]}
+        said = {"field": label(p["field"]), "value": p["value"]}
+        if p["value"].lower() in ("yes", "no", "true", "false"):   # "only care about back no" reads wrong
+            said["_only"] = "is {value}"
+        return said
 
 
 class ExcludeValue(FilterEquals):
