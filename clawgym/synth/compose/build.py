@@ -22,7 +22,8 @@ from .catalog import Catalog, Domain, named
 from .data import rows_for, to_csv
 from .deliver import DELIVERABLES, MESSAGE, Delivered
 from .formats import FORMATS
-from .ops import CLEANING, ENRICHING, FILTERS, OPERATIONS, SELECTING, State
+from .ops import CLEANING, ENRICHING, FILTERS, OPERATIONS, SELECTING
+from .state import State
 from .style import Style
 
 OUT_DIRS = ("output", "reports", "out", "summary", "results", "exports", "done")

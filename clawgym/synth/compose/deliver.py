@@ -15,7 +15,7 @@ from typing import Any
 
 from .catalog import NUMBER_TYPES
 from .data import Row, people, to_csv
-from .ops import State, fmt, form_code, label, num
+from .state import State, fmt, form_code, label, num
 
 
 @dataclass
