@@ -4,7 +4,7 @@
 task scenarios it serves, the personas who keep such records, their reasons, the row count and the
 typed fields (with the relation fields naming another domain's key). `operations.yaml` (kind
 ComposeOperations) declares each operation's grounding skill operation, its kind and the ways a
-person asks for it; ops.py implements them under the same names. Problems are reported with the
+person asks for it; cleaning.py, ops.py, deliver.py and summaries.py implement them under the same names. Problems are reported with the
 file, line and key path.
 """
 
