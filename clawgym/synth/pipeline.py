@@ -81,33 +81,25 @@ def _against(spec: SynthSpec, index: DedupIndex) -> None:
         index.add(key, sig)
 
 
-def _family_names(paths: list[Path]) -> set[str]:
-    """The names the family files give themselves (read, not checked)."""
-    from ..spec.load import load_file
-
-    names = set()
-    for path in paths:
-        try:
-            names.add(str(load_file(path).data.get("name")))
-        except (ClawgymError, AttributeError):
-            continue
-    return names
-
-
-def _family_named(paths: list[Path], name: str) -> list[Path]:
-    """The family file whose spec is called `name` (other families are not loaded, nor checked)."""
+def _by_name(paths: list[Path]) -> dict[str, Path]:
+    """Each family file by the name it gives itself (read, not checked)."""
     from ..spec.load import load_file
 
     names = {}
     for path in paths:
         try:
-            names[load_file(path).data.get("name")] = path
+            names[str(load_file(path).data.get("name"))] = path
         except (ClawgymError, AttributeError):
             continue
+    return names
+
+
+def _family_named(names: dict[str, Path], name: str) -> list[Path]:
+    """The family file whose spec is called `name` (other families are not loaded, nor checked)."""
     if name not in names:
         from ..errors import did_you_mean
         raise ClawgymError(f"no task family named {name!r}",
-                           hint=did_you_mean(name, [n for n in names if isinstance(n, str)]) or "see 'families' in the spec")
+                           hint=did_you_mean(name, list(names)) or "see 'families' in the spec")
     return [names[name]]
 
 
@@ -121,16 +113,16 @@ def all_families(spec: SynthSpec, taxonomy: Any, only_family: str | None) -> lis
     composed: list[ComposeFamily] = []
     if spec.compose:
         composed = compose_families(spec.compose["catalog"], spec.compose["weight"], region, spec.region, taxonomy)
-    every = paths
+    by_name = _by_name(paths) if only_family else {}
     if only_family:
         hit = [f for f in composed if f.name == only_family]
         if hit:
             return hit
-        paths = _family_named(paths, only_family)
+        paths = _family_named(by_name, only_family)
     hand = load_families(paths, taxonomy) if paths else []
     if spec.compose:   # the region is checked against every family the spec names, not just --family's
         from .compose.catalog import load_catalog
-        names = _family_names(every) if only_family else {f.name for f in hand}
+        names = set(by_name) if only_family else {f.name for f in hand}
         check_region(region, load_catalog(str(spec.compose["catalog"])), names)
     if only_family:
         if hand and region.hand_family_side(hand[0].name) != spec.region:
