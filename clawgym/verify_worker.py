@@ -38,14 +38,39 @@ def _answer(request: bytes) -> tuple[dict, int]:
         return {"error": f"verifier failed: {type(e).__name__}: {e}", "kind": "infra"}, 1
 
 
+WARM_CHECKS: list[dict] = [  # one of each check that only reads files: their lazy imports and regexes load once
+    {"type": "file_exists", "path": "x"},
+    {"type": "files_count", "pattern": "*.csv", "min": 1},
+    {"type": "unchanged", "paths": ["rows.csv"]},
+    {"type": "csv_rows_equal", "path": "rows.csv", "expected": [{"id": "1", "amount": "2.50"}], "key": ["id"]},
+    {"type": "json_field_equals", "path": "data.json", "field": "items[0].n", "expected": 1},
+    {"type": "yaml_field_equals", "path": "data.yaml", "field": "n", "expected": 1},
+    {"type": "json_schema", "path": "data.json",
+     "schema": {"type": "object", "required": ["items"], "properties": {"items": {"type": "array"}}}},
+    {"type": "numeric_close", "path": "data.json", "field": "total", "expected": 2.5, "abs": 0.01},
+    {"type": "text_contains", "path": "notes.md", "contains": ["Total"]},
+    {"type": "text_matches", "path": "notes.md", "pattern": "Total: ([0-9.]+)"},
+    {"type": "markdown_section", "path": "notes.md", "heading": "Summary", "contains": ["Total"]},
+    {"type": "line_count", "path": "notes.md", "min": 1},
+]
+
+
+def _write_warm_files(folder: "Path") -> None:
+    (folder / "x").write_text("x\n")
+    (folder / "rows.csv").write_text("id,amount\n1,2.50\n")
+    (folder / "data.json").write_text('{"items": [{"n": 1}], "total": 2.5}\n')
+    (folder / "data.yaml").write_text("n: 1\n")
+    (folder / "notes.md").write_text("# Summary\n\nTotal: 2.50\n")
+
+
 def warm_up() -> None:
     """Import what `handle` needs and run one trivial request (for the forking server)."""
     import tempfile
     from pathlib import Path
 
     with tempfile.TemporaryDirectory(prefix="clawgym-warm-") as folder:
-        handle({"checks": [{"type": "file_exists", "path": "x"}], "workspace": folder, "original": folder,
-                "params": {}, "diff": True})
+        _write_warm_files(Path(folder))
+        handle({"checks": WARM_CHECKS, "workspace": folder, "original": folder, "params": {}, "diff": True})
         try:  # the sandbox self-test, once here instead of in every command check's verifier
             from .sandbox import create_sandbox
             with create_sandbox(None, Path(folder), network=False):
