@@ -25,6 +25,7 @@ from typing import Any, Iterator
 
 from .. import safefs
 from ..errors import ClawgymError
+from ..sandbox.host import sweep_worker_cgroups, worker_confined
 from ..task import Task
 from ..spec.write import dump_spec, literal
 from .clawgym_format import INPUTS, Rejected, SourceTask, read_task
@@ -149,7 +150,7 @@ def import_many(work: list[tuple]) -> list[Outcome]:
     results = {}
     if pending:
         items = [SmokeItem(p.task, *_untouched(p.task, p.staging / "task.yaml", p.persona)) for p in pending]
-        results = {id(p): r for p, r in zip(pending, smoke_batch(items, SMOKE_TIMEOUT, _CONFINED))}
+        results = {id(p): r for p, r in zip(pending, smoke_batch(items, SMOKE_TIMEOUT, worker_confined()))}
     return [p if isinstance(p, Outcome) else _finish(p, results.get(id(p))) for p in prepared]
 
 
@@ -260,16 +261,14 @@ def _import_chunk(work: list[tuple]) -> list[Outcome]:
     return import_many(work)
 
 
-_CONFINED = False  # this worker sits in a memory cgroup of its own: graders it starts need none each
 WORKER_MEMORY = 3 << 30
 
 
 def _confine_worker() -> None:
     """A worker process grades one task at a time: one memory cgroup for it (and the grader it runs)
     bounds the host as a cgroup per grading sandbox would, without a cgroup move per grader."""
-    global _CONFINED
-    from ..sandbox.host import confine
-    _CONFINED = os.geteuid() == 0 and confine("import", WORKER_MEMORY)
+    from ..sandbox.host import confine_worker
+    confine_worker("import", WORKER_MEMORY)
 
 
 def run_imports(work: list[tuple], jobs: int | None, smoke: bool) -> Iterator[Outcome]:
@@ -286,16 +285,9 @@ def run_imports(work: list[tuple], jobs: int | None, smoke: bool) -> Iterator[Ou
             for outcomes in pool.map(_import_chunk, chunks):
                 yield from outcomes
     finally:
-        _sweep_cgroups()
+        sweep_worker_cgroups()
 
 
-def _sweep_cgroups() -> None:
-    """Remove the memory cgroups of the worker processes that have ended."""
-    from ..sandbox.host import cgroup_parent, sweep
-
-    found = cgroup_parent()
-    if found is not None:
-        sweep(found[0])
 
 
 def import_dataset(source: Path, out: Path, *, jobs: int | None = None, smoke: bool = True) -> Iterator[Outcome]:

@@ -125,6 +125,37 @@ def memory_cgroup(name: str, limit: int) -> Path | None:
     return None
 
 
+_worker_confined = False  # this process sits in a memory cgroup of its own (see `confine_worker`)
+
+
+def confine_worker(kind: str, limit: int) -> None:
+    """Process-pool initializer: as root, put this worker in a memory cgroup of its own bounded by
+    `limit` bytes, so sandboxes it starts can share it (`worker_sandbox`) instead of each paying a
+    cgroup move per exec (a cgroup v1 move waits for an RCU grace period and blocks every fork on
+    the machine meanwhile)."""
+    global _worker_confined
+    _worker_confined = os.geteuid() == 0 and confine(kind, limit)
+
+
+def sweep_worker_cgroups() -> None:
+    """Remove the memory cgroups of confined workers (and verifier servers) that have ended."""
+    found = cgroup_parent()
+    if found is not None:
+        sweep(found[0])
+
+
+def worker_confined() -> bool:
+    return _worker_confined
+
+
+def worker_sandbox(spec: dict | None) -> dict | None:
+    """`spec` for a local sandbox started by a confined worker: it shares the worker's memory cgroup
+    (each process still has its address-space limit). Other backends and explicit choices are kept."""
+    if not _worker_confined or (spec is not None and (spec.get("type", "local") != "local" or "own_cgroup" in spec)):
+        return spec
+    return {**(spec or {"type": "local"}), "own_cgroup": False}
+
+
 def confine(kind: str, limit: int) -> bool:
     """Move this process into a memory cgroup of its own (`clawgym-<kind>-<pid>`) bounded by `limit`
     bytes, where one can be made; True if it did. Its children inherit it without a cgroup move."""
@@ -142,7 +173,9 @@ def confine(kind: str, limit: int) -> bool:
 def sweep(parent: Path) -> None:
     """Remove cgroups left by sandboxes whose process died without close() (their uid is free) and
     by verifier servers that are gone."""
-    for old in [*parent.glob("clawgym-verifier-*"), *parent.glob("clawgym-import-*")]:
+    for old in parent.glob("clawgym-*-*"):  # clawgym-<kind>-<pid>: verifier servers and confined workers
+        if old.name.startswith("clawgym-sandbox-"):
+            continue
         try:
             os.kill(int(old.name.rsplit("-", 1)[1]), 0)
         except ProcessLookupError:

@@ -26,6 +26,7 @@ from ..agent.tamper import input_files, truncate_inputs
 from ..errors import InfraError
 from ..rollout import sandbox_limits
 from ..sandbox import create_sandbox
+from ..sandbox.host import worker_sandbox
 from ..task import Task, thaw
 from ..tempdirs import make_temp
 from ..trajectory import Trajectory
@@ -193,7 +194,7 @@ def run_filters(task: Task, settings: FilterSettings, *, sandbox: dict | None = 
         report.results["paths"] = True
     if not settings.trials:
         return report
-    trials = _Trials(task, sandbox)
+    trials = _Trials(task, worker_sandbox(sandbox))
     try:
         return _graded_filters(trials, settings, report)
     except InfraError as exc:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import ClawgymError
+from ..sandbox.host import confine_worker, sweep_worker_cgroups
 from .dataset import Dataset
 from .dedup import DedupIndex, signature
 from .compose.heldout import check_region, load_region
@@ -25,6 +26,7 @@ from .split import assign_splits
 from .taxonomy import load_taxonomy
 
 MAX_TRIES_PER_TASK = 4  # give up when rejections make the target unreachable
+WORKER_MEMORY = 4 << 30  # one memory cgroup per worker process bounds its trials' sandboxes together
 
 
 @dataclass
@@ -48,6 +50,12 @@ class SynthSummary:
 
 def _workers(jobs: int) -> int:
     return jobs or (os.cpu_count() or 1) + 1
+
+
+def _confine_worker() -> None:
+    """A worker runs one candidate's trials at a time: its own memory cgroup bounds them all, so the
+    trials' sandboxes need no cgroup move per exec (see `sandbox.host.confine_worker`)."""
+    confine_worker("synth", WORKER_MEMORY)
 
 
 def _restore(dataset: Dataset, balancer: Balancer, index: DedupIndex, families: dict[str, Family]) -> int:
@@ -164,7 +172,7 @@ def synthesize(spec: SynthSpec, *, resume: bool = False, only_family: str | None
     ungraded = dataclasses.replace(spec.filters, trials=False)
     llm = _LlmRoute(spec, taxonomy, dataset) if spec.llm else None
     ctx = multiprocessing.get_context("fork")
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_confine_worker)
     in_flight: dict[Future, Candidate] = {}
     try:
         while summary.accepted < spec.count or in_flight:
@@ -208,6 +216,7 @@ def synthesize(spec: SynthSpec, *, resume: bool = False, only_family: str | None
         for fut in in_flight:
             fut.cancel()
         pool.shutdown(wait=True, cancel_futures=True)
+        sweep_worker_cgroups()
         if llm is not None:
             llm.close()
         dataset.close()
