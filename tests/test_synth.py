@@ -18,6 +18,7 @@ from click.testing import CliRunner
 
 from clawgym.cli import main
 from clawgym.compile import compile_task, load_task_spec
+from clawgym.sandbox.host import cgroup_parent
 from clawgym.synth.dataset import Dataset
 from clawgym.synth.dedup import DedupIndex, DedupSettings, signature
 from clawgym.synth.families import _load
@@ -134,6 +135,9 @@ def test_synthesize_end_to_end_with_split_stats_and_run(tmp_path, bwrap, monkeyp
     spec.jobs = 2
     summary = synthesize(spec)
     assert summary.accepted == 12 and summary.rejected == 0
+    found = cgroup_parent()
+    if found is not None:  # the workers' memory cgroups (and their verifiers' inside them) are gone
+        assert sorted(p.name for p in found[0].glob("clawgym-synth-*")) == []
     records = [json.loads(line) for line in (tmp_path / "ds" / "manifest.jsonl").read_text().splitlines()]
     assert len(records) == 12 and len({r["name"] for r in records}) == 12
     for r in records:

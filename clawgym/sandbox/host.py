@@ -137,11 +137,32 @@ def confine_worker(kind: str, limit: int) -> None:
     _worker_confined = os.geteuid() == 0 and confine(kind, limit)
 
 
-def sweep_worker_cgroups() -> None:
-    """Remove the memory cgroups of confined workers (and verifier servers) that have ended."""
+def sweep_worker_cgroups(wait_s: float = 3.0) -> None:
+    """Remove the memory cgroups of confined workers (and verifier servers) that have ended. A
+    worker's verifier server leaves shortly after the worker (when its socket closes), so this
+    waits up to `wait_s` for what is still busy."""
     found = cgroup_parent()
-    if found is not None:
+    if found is None:
+        return
+    deadline = time.monotonic() + wait_s
+    while True:
         sweep(found[0])
+        if not any(_ended(g) for g in found[0].glob("clawgym-*-*")) or time.monotonic() > deadline:
+            return
+        time.sleep(0.05)
+
+
+def _ended(group: Path) -> bool:
+    """Whether a worker's or verifier's cgroup belongs to a process that is gone."""
+    if group.name.startswith("clawgym-sandbox-"):
+        return False
+    try:
+        os.kill(int(group.name.rsplit("-", 1)[1]), 0)
+    except ProcessLookupError:
+        return True
+    except (OSError, ValueError):
+        pass
+    return False
 
 
 def worker_confined() -> bool:
@@ -172,13 +193,14 @@ def confine(kind: str, limit: int) -> bool:
 
 def sweep(parent: Path) -> None:
     """Remove cgroups left by sandboxes whose process died without close() (their uid is free) and
-    by verifier servers that are gone."""
+    by verifier servers and confined workers that are gone (with what they made inside theirs)."""
     for old in parent.glob("clawgym-*-*"):  # clawgym-<kind>-<pid>: verifier servers and confined workers
         if old.name.startswith("clawgym-sandbox-"):
             continue
         try:
             os.kill(int(old.name.rsplit("-", 1)[1]), 0)
         except ProcessLookupError:
+            sweep(old)  # a worker's verifier server and sandboxes made their cgroups inside its own
             try:
                 old.rmdir()
             except OSError:

@@ -56,6 +56,10 @@ def _confine_worker() -> None:
     """A worker runs one candidate's trials at a time: its own memory cgroup bounds them all, so the
     trials' sandboxes need no cgroup move per exec (see `sandbox.host.confine_worker`)."""
     confine_worker("synth", WORKER_MEMORY)
+    from multiprocessing.util import Finalize
+
+    from ..verify_server import shutdown
+    Finalize(None, shutdown, exitpriority=10)  # the worker's verifier server leaves with it, so its cgroup can go
 
 
 def _restore(dataset: Dataset, balancer: Balancer, index: DedupIndex, families: dict[str, Family]) -> int:
