@@ -39,6 +39,12 @@ def _load_plugins() -> None:
         ep.load()
 
 
+def registered(kind: str) -> dict[str, Any]:
+    """What is registered under `kind` so far (a read-only view; plugins are not loaded)."""
+    from types import MappingProxyType
+    return MappingProxyType(_REGISTRY.setdefault(kind, {}))  # type: ignore[return-value]
+
+
 def names(kind: str) -> list[str]:
     """All registered plugin names of a kind, sorted."""
     _load_plugins()

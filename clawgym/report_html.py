@@ -163,7 +163,7 @@ def _check(result: dict[str, Any], s: _Strings) -> dict[str, Any]:
             "reason": s.ref(result.get("reason") or ""), "details": s.ref(_short(details)) if details else None}
 
 
-def _usage(traj: dict[str, Any] | None) -> tuple[int, int]:
+def trial_usage(traj: dict[str, Any] | None) -> tuple[int, int]:
     """(tokens, turns) of a trajectory: prompt + completion tokens, model turns; 0 without a model."""
     if not traj:
         return 0, 0
@@ -227,7 +227,7 @@ def build_report_data(run_dirs: Sequence[Path], *, ks: Sequence[int] = DEFAULT_K
                 diff = diff_path.read_text(encoding="utf-8", errors="replace") if diff_path.is_file() else None
             except OSError:
                 diff = None
-            tokens, turns = _usage(traj)
+            tokens, turns = trial_usage(traj)
             task = rec["task"]
             cols["id"].append(rec["trial_id"])
             cols["run"].append(label)

@@ -18,7 +18,7 @@ from clawgym.bench.layout import find_instances, read_lock
 from clawgym.bench.rubrics import TEMPLATES, rubric_for
 from clawgym.cli import main
 from clawgym.synth.dedup import DedupSettings
-from clawgym.synth.families import _load
+from clawgym.synth.families import load_family
 from clawgym.synth.filters import FilterSettings
 from clawgym.synth.make import make_from_family
 from clawgym.synth.sample import Candidate
@@ -38,7 +38,7 @@ def _repo_library(monkeypatch):
 
 def concrete(family: Path, seed: int, out: Path) -> Path:
     """A concrete spec of `family` at `seed`, as `clawgym synth` writes it (no filters run)."""
-    fam = _load(str(family))
+    fam = load_family(str(family))
     c = Candidate("persona", fam.name, fam.personas[0], seed, fam.category, fam.subcategory)
     made = make_from_family(c, str(family), out, "src", FilterSettings(trials=False, paths_mentioned=False),
                             DedupSettings())

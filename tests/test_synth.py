@@ -21,7 +21,7 @@ from clawgym.compile import compile_task, load_task_spec
 from clawgym.sandbox.host import cgroup_parent
 from clawgym.synth.dataset import Dataset
 from clawgym.synth.dedup import DedupIndex, DedupSettings, signature
-from clawgym.synth.families import _load
+from clawgym.synth.families import load_family
 from clawgym.synth.filters import FilterSettings, graded_paths, mentioned
 from clawgym.synth.make import make_from_family
 from clawgym.synth.pipeline import synthesize
@@ -44,7 +44,7 @@ def dataset(tmp_path):
 
 def _make(name: str, out: Path, seed: int = 0):
     path = str(FAMILIES / f"{name}.yaml")
-    fam = _load(path)
+    fam = load_family(path)
     c = Candidate("persona", fam.name, fam.personas[0], seed, fam.category, fam.subcategory)
     return make_from_family(c, path, out, "tasks/x", FilterSettings(), DedupSettings())
 
@@ -64,7 +64,7 @@ def test_good_family_becomes_a_concrete_reviewable_spec(dataset, bwrap):
     target.parent.mkdir(parents=True)
     target.write_text(made.text)
     task = compile_task(load_task_spec(target), 0)
-    instance = _load(str(FAMILIES / "good-tally.yaml")).instance(made.candidate.persona, 3)
+    instance = load_family(str(FAMILIES / "good-tally.yaml")).instance(made.candidate.persona, 3)
     assert task.instruction == instance.instruction and dict(task.files) == dict(instance.files)
     assert task.checks == instance.checks
 
@@ -85,7 +85,7 @@ def test_each_filter_rejects_its_problem_with_a_reason(dataset, bwrap, family, f
 
 
 def test_graded_paths_and_mentions():
-    task = _load(str(FAMILIES / "good-tally.yaml")).instance("teacher", 0)
+    task = load_family(str(FAMILIES / "good-tally.yaml")).instance("teacher", 0)
     assert graded_paths(task) == ["out/totals.json", "data/**"]
     assert mentioned("data/**", "leave data/ alone") and mentioned("out/a.json", "write out/a.json")
     assert not mentioned("out/b.json", "write out/a.json")
@@ -107,7 +107,7 @@ def test_dedup_finds_near_duplicates_and_keeps_distinct_tasks():
 
 
 def test_balancer_spreads_categories_personas_and_routes():
-    families = [_load(str(FAMILIES / f"{n}.yaml")) for n in ("good-tally", "good-shopping")]
+    families = [load_family(str(FAMILIES / f"{n}.yaml")) for n in ("good-tally", "good-shopping")]
     b = Balancer(families, {"persona": 1, "skill": 1}, {"analysis": 3, "planning": 1}, seed=5)
     picks = [b.next() for _ in range(400)]
     cats = Counter(c.category for c in picks)
@@ -276,7 +276,7 @@ def test_shipped_synth_spec_taxonomy_and_families_agree():
     from clawgym.synth.check import check_synth_spec
 
     assert check_synth_spec(ROOT / "specs" / "synth" / "default.yaml") == len(SHIPPED_FAMILIES) >= 48
-    families = [_load(str(p)) for p in SHIPPED_FAMILIES]
+    families = [load_family(str(p)) for p in SHIPPED_FAMILIES]
     assert len({(f.category, f.subcategory) for f in families}) >= 40
     assert len({op for f in families for op in f.operations}) >= 25
     assert all(len(f.personas) >= 4 for f in families)
@@ -286,7 +286,7 @@ def test_shipped_synth_spec_taxonomy_and_families_agree():
 def test_every_shipped_family_passes_every_filter(path, bwrap, tmp_path):
     out = tmp_path / "ds"
     Dataset.create(out, {}, ROOT, resume=False)
-    fam = _load(str(path))
+    fam = load_family(str(path))
     for seed, persona in ((0, fam.personas[0]), (1, fam.personas[-1])):
         c = Candidate("persona", fam.name, persona, seed, fam.category, fam.subcategory)
         made = make_from_family(c, str(path), out, f"tasks/{fam.category}", FilterSettings(), DedupSettings())

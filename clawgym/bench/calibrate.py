@@ -145,11 +145,11 @@ def _tamper(trials: Any) -> Any:
 
 def _trials(task: Task, record: dict, judge: dict | None, sandbox: dict | None) -> None:
     """The graded properties, in the order of the synth filters; fills `record` in place."""
-    from ..synth.filters import _essence, _failing, _Trials
+    from ..synth.filters import verdict_essence, failing_checks, FilterTrials
 
     failures, warnings = record["failures"], record["warnings"]
     checks = record["checks"]
-    trials = _Trials(task, sandbox)
+    trials = FilterTrials(task, sandbox)
     try:
         verdict, trajectory, final = trials.oracle()
         checks["oracle"] = round(verdict.reward, 6)
@@ -157,14 +157,14 @@ def _trials(task: Task, record: dict, judge: dict | None, sandbox: dict | None) 
             failures.append(f"oracle: the reference solution failed: {trajectory.error}")
         elif verdict.reward < 1 - EPS:
             failures.append(f"oracle: the reference solution scores {verdict.reward:.3f} "
-                            f"(failing: {_failing(verdict.to_dict())})")
+                            f"(failing: {failing_checks(verdict.to_dict())})")
         traj = trajectory.to_dict()
         differing = []
         for i in range(REGRADINGS):
             again = trials.grade(final, trajectory)
-            if _essence(again) != _essence(verdict):
+            if verdict_essence(again) != verdict_essence(verdict):
                 differing += [f"regrading {i + 1}, {a[0]}: {a[2]!r} then {b[2]!r}"
-                              for a, b in zip(_essence(verdict), _essence(again)) if a != b]
+                              for a, b in zip(verdict_essence(verdict), verdict_essence(again)) if a != b]
         checks["determinism"] = {"regradings": REGRADINGS, "same": not differing}
         if differing:
             failures.append("determinism: grading the same workspace again differs: " + "; ".join(differing[:3]))
@@ -172,13 +172,13 @@ def _trials(task: Task, record: dict, judge: dict | None, sandbox: dict | None) 
         checks["nop"] = round(nop.reward, 6)
         if nop.reward > NOP_MAX + EPS:
             failures.append(f"nop: doing nothing scores {nop.reward:.3f} > {NOP_MAX} "
-                            f"(passing: {_failing(nop.to_dict(), passing=True)})")
+                            f"(passing: {failing_checks(nop.to_dict(), passing=True)})")
         tamper = _tamper(trials)
         checks["tamper"] = {"reward": round(tamper.reward, 6), "input_gate": trials.tamper_gated()}
         if tamper.reward > nop.reward + EPS:
             failures.append(f"tamper: truncating the inputs and answering for what is left scores "
                             f"{tamper.reward:.3f}, more than doing nothing ({nop.reward:.3f}); "
-                            f"passing: {_failing(tamper.to_dict(), passing=True)}")
+                            f"passing: {failing_checks(tamper.to_dict(), passing=True)}")
         record["partial"] = _partials(trials, final, traj, verdict.reward, failures, warnings)
         record["rubric"] = _rubric(task, trials, final, traj, judge, verdict.reward, warnings)
     finally:

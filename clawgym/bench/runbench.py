@@ -151,14 +151,14 @@ def safe_label(text: str) -> str:
 
 def usage_of(run_dir: Path, trial_id: str) -> tuple[int, int]:
     """(tokens, turns) of one trial, from its trajectory file (0, 0 when absent)."""
-    from ..report_html import _usage
+    from ..report_html import trial_usage
 
     path = run_dir / "trials" / trial_id / "trajectory.json"
     try:
         traj = json.loads(path.read_bytes())
     except (OSError, ValueError):
         return 0, 0
-    return _usage(traj if isinstance(traj, dict) else None)
+    return trial_usage(traj if isinstance(traj, dict) else None)
 
 
 def _stats(row: dict[str, Any], usage: list[tuple[int, int]], ks: list[int]) -> dict[str, Any]:

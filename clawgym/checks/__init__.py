@@ -8,7 +8,7 @@ type is not built in.
 from __future__ import annotations
 
 from ..errors import ClawgymError, did_you_mean
-from ..registry import _REGISTRY
+from ..registry import registered
 from . import effects as _effects  # noqa: F401
 from . import exec as _exec  # noqa: F401
 from . import script as _script  # noqa: F401
@@ -25,7 +25,7 @@ __all__ = ["Check", "CheckContext", "CheckFailure", "CheckResult", "check_class"
 
 def check_class(type_name: str) -> type[Check]:
     """The Check subclass registered as `type_name`; plugins are loaded only on a miss."""
-    table = _REGISTRY.get("check", {})
+    table = registered("check")
     if type_name in table:
         return table[type_name]
     from .. import registry
@@ -47,4 +47,4 @@ def check_schema(type_name: str) -> dict:
 
 def check_types() -> list[str]:
     """Every check type registered so far (all built-ins, plus plugins once loaded), sorted."""
-    return sorted(_REGISTRY.get("check", {}))
+    return sorted(registered("check"))

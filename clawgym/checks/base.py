@@ -63,7 +63,7 @@ class CheckResult:
 # Context: safe access to the workspace folders
 
 
-def _has_magic(pattern: str) -> bool:
+def has_magic(pattern: str) -> bool:
     return any(c in pattern for c in "*?[")
 
 
@@ -214,7 +214,7 @@ class CheckContext:
         check_rel(pattern)
         pattern = pattern.strip().rstrip("/")
         table = self.entries(original=original)
-        if not _has_magic(pattern):
+        if not has_magic(pattern):
             pattern = pattern[2:] if pattern.startswith("./") else pattern
             if table.get(pattern) == "dir":
                 pattern += "/**"

@@ -6,7 +6,7 @@ import os
 import stat
 
 from ..registry import register
-from .base import Check, CheckContext, CheckFailure, _has_magic
+from .base import Check, CheckContext, CheckFailure, has_magic
 
 _PATH = {"type": "string", "minLength": 1, "x-template": "text",
          "description": "Path relative to the workspace, or a glob (`*`, `?`, `[..]`, `**`)."}
@@ -25,7 +25,7 @@ def _kind_ok(st: os.stat_result, kind: str) -> bool:
 def _matching(ctx: CheckContext, pattern: str, kind: str, min_bytes: int = 0) -> tuple[list[str], list[str]]:
     """(paths of the wanted kind matching `pattern`, notes on matches that were rejected)."""
     good, notes = [], []
-    candidates = ctx.glob(pattern) if _has_magic(pattern) else [pattern]
+    candidates = ctx.glob(pattern) if has_magic(pattern) else [pattern]
     for rel in candidates:
         try:
             p = ctx.path(rel)
@@ -79,7 +79,7 @@ class FileExists(Check):
 
 
 def _absent(ctx: CheckContext, pattern: str) -> tuple:
-    if _has_magic(pattern):
+    if has_magic(pattern):
         found = ctx.glob(pattern)
     else:
         found = [pattern] if ctx.lexists(pattern) else []

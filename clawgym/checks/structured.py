@@ -12,7 +12,7 @@ from .base import Check, CheckContext, CheckFailure, close, parse_number, short,
 
 _PATH = {"type": "string", "minLength": 1, "x-template": "text",
          "description": "File to read, relative to the workspace."}
-_TOL = {"oneOf": [{"type": "number", "minimum": 0},
+TOLERANCE = {"oneOf": [{"type": "number", "minimum": 0},
                   {"type": "object", "additionalProperties": False,
                    "properties": {"abs": {"type": "number", "minimum": 0, "description": "Absolute tolerance."},
                                   "rel": {"type": "number", "minimum": 0,
@@ -148,7 +148,7 @@ class _FieldEquals(Check):
                            "additionalProperties": {"x-template": "value"},
                            "description": "Mapping of field path → expected value; "
                                           "score = fraction of fields that match."},
-                "tolerance": _TOL,
+                "tolerance": TOLERANCE,
                 "coerce": {"type": "boolean", "default": False,
                            "description": "Accept numbers written as strings and vice versa "
                                           "(`\"120.50\"` equals 120.5)."},

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..registry import register
 from .base import Check, CheckContext, CheckFailure, as_list, parse_number, short, strings, tolerance_of
-from .structured import _TOL, values_equal
+from .structured import TOLERANCE, values_equal
 
 MAX_FIELD = 1_000_000
 
@@ -80,7 +80,7 @@ class CsvRowsEqual(Check):
                             "description": "Compare text cells case-insensitively."},
             "strip": {"type": "boolean", "default": True,
                       "description": "Strip surrounding whitespace from cells before comparing."},
-            "tolerance": _TOL,
+            "tolerance": TOLERANCE,
             "extra_rows": {"type": "boolean", "default": False,
                            "description": "Allow rows beyond the expected ones without penalty."},
             "delimiter": {"type": "string", "minLength": 1, "maxLength": 4, "default": ",",

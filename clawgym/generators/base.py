@@ -64,7 +64,7 @@ def apply_defaults(schema: dict, params: dict | None) -> dict:
 
 def get_generator(name: str) -> Any:
     """The generator registered under `name` (built-ins first, then installed plugins)."""
-    table = registry._REGISTRY.get("generator", {})
+    table = registry.registered("generator")
     if name in table:
         return table[name]
     return registry.get("generator", name)

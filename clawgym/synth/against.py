@@ -85,9 +85,9 @@ def own_text(task: Any, data: dict[str, Any], folder: Path) -> str:
     skills give on their own. Comparing anything else (e.g. all input files, workspace template
     included) would make the same task look less similar to itself than the threshold."""
     from .emit import BOOTSTRAP_NAMES, bare_spec
-    from .make import _baseline
+    from .make import baseline_references
 
-    base, _ = _baseline(str(folder), json.dumps(bare_spec(data, task), sort_keys=True))
+    base, _ = baseline_references(str(folder), json.dumps(bare_spec(data, task), sort_keys=True))
     parts = [task.instruction]
     for rel in sorted(task.files):
         if base.get(rel) == task.files[rel] or rel in BOOTSTRAP_NAMES or rel == "MEMORY.md" \

@@ -22,7 +22,7 @@ FILE_CHARS = 4096
 SCHEME = "affine32"  # datasketch's hashing scheme, fixed so signatures stay comparable
 
 
-def _datasketch() -> Any:
+def datasketch_module() -> Any:
     try:
         import datasketch
     except ImportError:
@@ -58,7 +58,7 @@ def shingles(text: str, size: int) -> set[bytes]:
 
 def signature(text: str, settings: DedupSettings) -> np.ndarray:
     """The MinHash hash values of `text` (a uint64 array; cheap to send between processes)."""
-    m = _datasketch().MinHash(num_perm=settings.num_perm, seed=1, scheme=SCHEME)
+    m = datasketch_module().MinHash(num_perm=settings.num_perm, seed=1, scheme=SCHEME)
     m.update_batch(list(shingles(text, settings.shingle)))
     return m.hashvalues
 
@@ -67,13 +67,13 @@ class DedupIndex:
     """An LSH index of accepted tasks; `add` returns the key of a near-duplicate already there, if any."""
 
     def __init__(self, settings: DedupSettings):
-        ds = _datasketch()
+        ds = datasketch_module()
         self.settings = settings
         self._lsh = ds.MinHashLSH(threshold=settings.threshold, num_perm=settings.num_perm)
         self._sigs: dict[str, Any] = {}
 
     def _minhash(self, values: np.ndarray) -> Any:
-        return _datasketch().MinHash(num_perm=self.settings.num_perm, seed=1, hashvalues=values, scheme=SCHEME)
+        return datasketch_module().MinHash(num_perm=self.settings.num_perm, seed=1, hashvalues=values, scheme=SCHEME)
 
     def find(self, values: np.ndarray) -> tuple[str, float] | None:
         """The most similar indexed key at or above the threshold, with its estimated similarity."""

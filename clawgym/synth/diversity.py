@@ -52,9 +52,9 @@ def normalise(text: str) -> list[str]:
 
 def signatures(texts: list[str]) -> np.ndarray:
     """MinHash signatures (N × NUM_PERM) of `texts`, as the metric defines them."""
-    from .dedup import _datasketch
+    from .dedup import datasketch_module
 
-    ds = _datasketch()
+    ds = datasketch_module()
     out = np.zeros((len(texts), NUM_PERM), dtype=np.uint64)
     for i, text in enumerate(texts):
         words = normalise(text)

@@ -70,7 +70,7 @@ def family_files(patterns: list[str], base: Path) -> list[Path]:
 
 
 @lru_cache(maxsize=None)
-def _load(path: str) -> Family:
+def load_family(path: str) -> Family:
     return Family(path, load_task_spec(path))
 
 
@@ -80,7 +80,7 @@ def load_families(paths: list[Path], taxonomy: Taxonomy | None = None) -> list[F
     seen: dict[str, str] = {}
     for path in paths:
         try:
-            fam = _load(str(path))
+            fam = load_family(str(path))
         except SpecError as exc:
             problems += exc.problems
             continue

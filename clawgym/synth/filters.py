@@ -106,17 +106,17 @@ def unnamed_paths(task: Task) -> list[str]:
     return [p for p in graded_paths(task) if not mentioned(p, task.instruction, inputs)]
 
 
-def _failing(verdict: dict[str, Any], passing: bool = False) -> str:
+def failing_checks(verdict: dict[str, Any], passing: bool = False) -> str:
     chosen = [r for r in verdict.get("results", []) if (r["score"] >= 1 - 1e-9) == passing]
     text = "; ".join(r["name"] + ("" if passing else f": {r['reason']}") for r in chosen[:3])
     return text + (f"; and {len(chosen) - 3} more" if len(chosen) > 3 else "")
 
 
-def _essence(verdict: Any) -> list[tuple]:
+def verdict_essence(verdict: Any) -> list[tuple]:
     return [(r.name, round(r.score, 9), r.reason) for r in verdict.results]
 
 
-class _Trials:
+class FilterTrials:
     """Filter trials of one task in one work folder: a pristine copy made once, graded against by
     every verification, and one workspace per agent (no trajectory or diff files are written).
 
@@ -194,7 +194,7 @@ def run_filters(task: Task, settings: FilterSettings, *, sandbox: dict | None = 
         report.results["paths"] = True
     if not settings.trials:
         return report
-    trials = _Trials(task, worker_sandbox(sandbox))
+    trials = FilterTrials(task, worker_sandbox(sandbox))
     try:
         return _graded_filters(trials, settings, report)
     except InfraError as exc:
@@ -204,24 +204,24 @@ def run_filters(task: Task, settings: FilterSettings, *, sandbox: dict | None = 
         trials.close()
 
 
-def _graded_filters(trials: _Trials, settings: FilterSettings, report: FilterReport) -> FilterReport:
+def _graded_filters(trials: FilterTrials, settings: FilterSettings, report: FilterReport) -> FilterReport:
     verdict, trajectory, workspace = trials.oracle()
     if trajectory.outcome in ("failed", "timeout") and trajectory.error:
         return report.fail("oracle", f"the reference solution failed: {trajectory.error}", verdict.reward)
     if verdict.reward < 1 - 1e-9:
         return report.fail("oracle", f"the reference solution scores {verdict.reward:.3f} "
-                                     f"(failing: {_failing(verdict.to_dict())})", verdict.reward)
+                                     f"(failing: {failing_checks(verdict.to_dict())})", verdict.reward)
     report.results["oracle"] = verdict.reward
     if settings.determinism:
         again = trials.grade(workspace, trajectory)
-        if _essence(again) != _essence(verdict):
-            diff = [f"{a[0]}: {a[2]!r} then {b[2]!r}" for a, b in zip(_essence(verdict), _essence(again)) if a != b]
+        if verdict_essence(again) != verdict_essence(verdict):
+            diff = [f"{a[0]}: {a[2]!r} then {b[2]!r}" for a, b in zip(verdict_essence(verdict), verdict_essence(again)) if a != b]
             return report.fail("determinism", "grading the same workspace twice differs: " + "; ".join(diff[:3]))
         report.results["determinism"] = True
     nop = trials.nop()
     if nop.reward > settings.nop_max + 1e-9:
         return report.fail("nop", f"doing nothing scores {nop.reward:.3f} > {settings.nop_max} "
-                                  f"(passing: {_failing(nop.to_dict(), passing=True)})", nop.reward)
+                                  f"(passing: {failing_checks(nop.to_dict(), passing=True)})", nop.reward)
     report.results["nop"] = nop.reward
     if settings.tamper:
         if trials.tamper_gated():
@@ -232,7 +232,7 @@ def _graded_filters(trials: _Trials, settings: FilterSettings, report: FilterRep
         if tamper.reward > nop.reward + 1e-9:
             return report.fail("tamper", f"truncating the inputs and answering for what is left scores "
                                          f"{tamper.reward:.3f}, more than doing nothing ({nop.reward:.3f}); "
-                                         f"passing: {_failing(tamper.to_dict(), passing=True)}", tamper.reward)
+                                         f"passing: {failing_checks(tamper.to_dict(), passing=True)}", tamper.reward)
         report.results["tamper"] = tamper.reward
         report.results["tamper_by"] = "trial"
     return report

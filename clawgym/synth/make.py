@@ -20,7 +20,7 @@ from ..task import Task
 from .dedup import DedupSettings, signature
 from ..spec.write import dump_spec
 from .emit import bare_spec, concrete_spec
-from .families import Family, _load
+from .families import Family, load_family
 from .filters import FilterSettings, run_filters
 from .sample import Candidate
 
@@ -76,7 +76,7 @@ def task_meta(task: Task, spec: dict) -> dict[str, Any]:
 
 
 @lru_cache(maxsize=64)
-def _baseline(root: str, key: str) -> tuple[dict[str, bytes], frozenset[str]]:
+def baseline_references(root: str, key: str) -> tuple[dict[str, bytes], frozenset[str]]:
     """Files the workspace, persona, skills and bootstrap give on their own (cached per combination)."""
     import json
     bare = json.loads(key)
@@ -96,7 +96,7 @@ def make_from_family(c: Candidate, family_path: str, out: Path, rel_dir: str, se
     name = task_name(c)
     made = Made(c, name, f"{rel_dir}/{name}.yaml")
     try:
-        family: Family = _load(family_path)
+        family: Family = load_family(family_path)
         task = family.instance(c.persona, c.seed)
     except SpecError as exc:
         made.error = f"the family does not compile on this seed: {exc.problems[0].format()}"
@@ -105,7 +105,7 @@ def make_from_family(c: Candidate, family_path: str, out: Path, rel_dir: str, se
     family_sha = hashlib.sha256(Path(family_path).read_bytes()).hexdigest()
     comment = (f"Synthesized by clawgym synth ({c.route} route) from task family {family.name}\n"
                f"(template sha256 {family_sha[:16]}), persona {c.persona}, seed {c.seed}.")
-    base_files, base_exec = _baseline(str(out), json.dumps(bare_spec(family.data, task), sort_keys=True))
+    base_files, base_exec = baseline_references(str(out), json.dumps(bare_spec(family.data, task), sort_keys=True))
     spec = concrete_spec(family.data, task, name=name, baseline=base_files, baseline_executables=base_exec)
     made.text = dump_spec(spec, comment)
     made.meta = {**task_meta(task, spec), "source": {"family": family.name, "template_sha256": family_sha}}

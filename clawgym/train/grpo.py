@@ -36,7 +36,7 @@ from .render import examples_from_turns, has_token_ids
 from .rl_loss import Sample, collate, packs_rows, plan_micro_batches, policy_loss, reference_logprobs
 from .rl_rollouts import Phase, TaskPool, rl_agent, rollout_phase, sync_server
 from .rl_spec import RLSpec
-from .sft import _evaluate, _libs, _progress, load_model, make_optimizer, start_run
+from .sft import evaluate_during_training, training_libs, progress_bar, load_model, make_optimizer, start_run
 
 ROLLOUTS = "rollouts"
 
@@ -95,7 +95,7 @@ def train_rl(spec: RLSpec, *, resume: bool = True, console: Any = None, progress
     check_ready(spec)
     from accelerate.utils import gather_object
 
-    libs = _libs()
+    libs = training_libs()
     torch = libs["torch"]
     accelerator, last, log = start_run(spec, libs, resume=resume, also_clear=(ROLLOUTS,))
     out, world, rank = spec.out, accelerator.num_processes, accelerator.process_index
@@ -129,7 +129,7 @@ def train_rl(spec: RLSpec, *, resume: bool = True, console: Any = None, progress
     temperature = float(rollout_cfg["temperature"])
     max_length = int(getattr(policy_model.config, "max_position_embeddings", 8192) or 8192)
 
-    bar = _progress(console, progress and accelerator.is_main_process, optim["steps"], state.step)
+    bar = progress_bar(console, progress and accelerator.is_main_process, optim["steps"], state.step)
     started = time.monotonic() - state.elapsed_s
     try:
         while state.step < optim["steps"]:
@@ -213,7 +213,7 @@ def train_rl(spec: RLSpec, *, resume: bool = True, console: Any = None, progress
             if step % spec.checkpoint["every_steps"] == 0 and step < optim["steps"]:
                 checkpoint.save(accelerator, out, state, spec.checkpoint["keep"])
             if spec.eval["every_steps"] and step % spec.eval["every_steps"] == 0 and step < optim["steps"]:
-                _evaluate(spec, accelerator, model, tokenizer, out / "eval-model", step, log, console)  # type: ignore[arg-type]
+                evaluate_during_training(spec, accelerator, model, tokenizer, out / "eval-model", step, log, console)  # type: ignore[arg-type]
     finally:
         detach_model(live.removeprefix("live:"))
         if bar is not None:
@@ -222,7 +222,7 @@ def train_rl(spec: RLSpec, *, resume: bool = True, console: Any = None, progress
     checkpoint.save(accelerator, out, state, spec.checkpoint["keep"])
     folder = out / "model"
     checkpoint.save_model(accelerator, model, tokenizer, folder, chat_template=spec.chat_template)
-    _evaluate(spec, accelerator, model, tokenizer, folder, state.step, log, console, saved=True)  # type: ignore[arg-type]
+    evaluate_during_training(spec, accelerator, model, tokenizer, folder, state.step, log, console, saved=True)  # type: ignore[arg-type]
     log.close()
     return folder
 

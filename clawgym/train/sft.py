@@ -33,7 +33,7 @@ from .spec import TrainSpec
 INSTALL_HINT = "pip install -e '.[train]' (torch, transformers, accelerate, peft)"
 
 
-def _libs() -> dict[str, Any]:
+def training_libs() -> dict[str, Any]:
     try:
         import torch
         from accelerate import Accelerator
@@ -137,7 +137,7 @@ def train_sft(spec: TrainSpec, *, resume: bool = True, console: Any = None, prog
 
     `examples` replaces the data the spec selects (benchmarks train on synthetic tokens this way).
     """
-    libs = _libs()
+    libs = training_libs()
     torch = libs["torch"]
     accelerator, last, log = start_run(spec, libs, resume=resume)
     out, world, rank = spec.out, accelerator.num_processes, accelerator.process_index
@@ -188,7 +188,7 @@ def train_sft(spec: TrainSpec, *, resume: bool = True, console: Any = None, prog
             console.print(f"resuming from {last} (step {state.step} of {total_steps})", highlight=False)
 
     # 5. the steps
-    bar = _progress(console, progress and accelerator.is_main_process, total_steps, state.step)
+    bar = progress_bar(console, progress and accelerator.is_main_process, total_steps, state.step)
     started = time.monotonic() - state.elapsed_s
     while state.step < total_steps:
         groups = step_groups(state.epoch)
@@ -228,7 +228,7 @@ def train_sft(spec: TrainSpec, *, resume: bool = True, console: Any = None, prog
             if state.step % spec.checkpoint["every_steps"] == 0 and state.step < total_steps:
                 checkpoint.save(accelerator, out, state, spec.checkpoint["keep"])
             if spec.eval["every_steps"] and state.step % spec.eval["every_steps"] == 0 and state.step < total_steps:
-                _evaluate(spec, accelerator, model, tokenizer, out / "eval-model", state.step, log, console)
+                evaluate_during_training(spec, accelerator, model, tokenizer, out / "eval-model", state.step, log, console)
             if state.step >= total_steps:
                 break
         else:
@@ -241,12 +241,12 @@ def train_sft(spec: TrainSpec, *, resume: bool = True, console: Any = None, prog
     checkpoint.save(accelerator, out, state, spec.checkpoint["keep"])
     folder = out / "model"
     checkpoint.save_model(accelerator, model, tokenizer, folder, chat_template=spec.chat_template)
-    _evaluate(spec, accelerator, model, tokenizer, folder, state.step, log, console, saved=True)
+    evaluate_during_training(spec, accelerator, model, tokenizer, folder, state.step, log, console, saved=True)
     log.close()
     return folder
 
 
-def _evaluate(spec: TrainSpec, accelerator: Any, model: Any, tokenizer: Any, folder: Path, step: int,
+def evaluate_during_training(spec: TrainSpec, accelerator: Any, model: Any, tokenizer: Any, folder: Path, step: int,
               log: MetricsLog, console: Any, saved: bool = False) -> None:
     """Evaluate on the validation tasks (main process), saving the model first unless it is saved."""
     if not spec.eval_tasks:
@@ -267,7 +267,7 @@ def _evaluate(spec: TrainSpec, accelerator: Any, model: Any, tokenizer: Any, fol
     accelerator.wait_for_everyone()
 
 
-def _progress(console: Any, enabled: bool, total: int, done: int) -> tuple[Any, Any] | None:
+def progress_bar(console: Any, enabled: bool, total: int, done: int) -> tuple[Any, Any] | None:
     if not enabled or console is None:
         return None
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn

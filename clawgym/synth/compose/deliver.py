@@ -15,8 +15,8 @@ from typing import Any
 from .catalog import NUMBER_TYPES
 from .data import Row, people, to_csv
 from .state import fmt, form_code, label, num
-from .delivered import (Deliver, Delivered, _exists, _field_key, _num_rx, _order_words, _ordered, _pick_columns,
-                        _sort_code, _stem, _tolerance)
+from .delivered import (Deliver, Delivered, exists_check, field_key, NUM_RX, order_words, ordered_by, pick_columns,
+                        sort_code, output_stem, tolerance_for)
 from .summaries import GroupAggregate, GroupJson, Pivot, ReportMd, ShareOfTotal, TotalsJson
 
 
@@ -26,8 +26,8 @@ class WriteRows(Deliver):
     def plan(self, s, rng):
         if not 1 <= len(s.rows) <= 60:
             return None
-        stem = _stem(s, rng, "{noun}_selected", "{file}_filtered", "{noun}_report", "result", "{noun}_list")
-        cols = _pick_columns(s, rng)
+        stem = output_stem(s, rng, "{noun}_selected", "{file}_filtered", "{noun}_report", "result", "{noun}_list")
+        cols = pick_columns(s, rng)
         rename = {}
         if rng.random() < 0.3:   # the system it goes into names the columns its own way
             for c in cols:
@@ -42,8 +42,8 @@ class WriteRows(Deliver):
     def deliver(self, s, p):
         cols, path, rename = p["columns"], p["path"], p.get("rename") or {}
         header = [rename.get(c, c) for c in cols]
-        expected = [{rename.get(c, c): r[c] for c in cols} for r in _ordered(s)]
-        code = _sort_code(s)
+        expected = [{rename.get(c, c): r[c] for c in cols} for r in ordered_by(s)]
+        code = sort_code(s)
         rows_var = s.var
         if rename:
             rows_var = "for_import"
@@ -51,14 +51,14 @@ class WriteRows(Deliver):
                      f"for_import = [{{renamed.get(k, k): v for k, v in {s.it}.items()}} for {s.it} in {s.var}]"]
         code += s.style.write_dicts(repr(path), header, rows_var)
         key = rename.get(s.domain.key, s.domain.key)
-        checks = [_exists(path), {"type": "csv_rows_equal", "name": f"the {s.domain.noun[1]} asked for, exactly",
+        checks = [exists_check(path), {"type": "csv_rows_equal", "name": f"the {s.domain.noun[1]} asked for, exactly",
                                   "path": path, "expected": expected, "key": key, "weight": 3,
-                                  **_tolerance([s.types.get(c, "") for c in cols])}]
+                                  **tolerance_for([s.types.get(c, "") for c in cols])}]
         columns = ", ".join(cols)
         if rename:
             columns += (f" ({p['system']} calls " + ", ".join(f"{a} '{b}'" for a, b in rename.items())
                         + ", so use those headers)")
-        return Delivered(path, checks, code, {"path": path, "columns": columns, "order": _order_words(s)},
+        return Delivered(path, checks, code, {"path": path, "columns": columns, "order": order_words(s)},
                          ["csv"])
 
 
@@ -70,21 +70,21 @@ class WriteJson(Deliver):
     def plan(self, s, rng):
         if not 1 <= len(s.rows) <= 60:
             return None
-        cols = [c for c in _pick_columns(s, rng) if c != s.domain.key]
+        cols = [c for c in pick_columns(s, rng) if c != s.domain.key]
         numeric = [c for c in cols if s.types.get(c) in NUMBER_TYPES]
-        stem = _stem(s, rng, "{noun}_by_id", "{file}_lookup", "{noun}", "index")
+        stem = output_stem(s, rng, "{noun}_by_id", "{file}_lookup", "{noun}", "index")
         return {"columns": cols, "numeric": numeric, "path": f"{s.out_dir}/{stem}.json"}
 
     def deliver(self, s, p):
         cols, numeric, path, key = p["columns"], p["numeric"], p["path"], s.domain.key
         data = {r[key]: {c: (float(r[c]) if c in numeric else r[c]) for c in cols} for r in s.rows}
-        fields = {_field_key(k): v for k, v in sorted(data.items())}
+        fields = {field_key(k): v for k, v in sorted(data.items())}
         code = [f"numeric = {set(numeric)!r}" if numeric else "numeric = set()",
                 f"lookup = {{{s.it}[{key!r}]: {{c: float({s.it}[c]) if c in numeric else {s.it}[c] for c in {cols!r}}} "
                 f"for {s.it} in {s.var}}}",
                 *s.style.write_json(path, "lookup")]
         schema = {"type": "object", "required": sorted(data), "propertyNames": {"enum": sorted(data)}}
-        checks = [_exists(path),
+        checks = [exists_check(path),
                   {"type": "json_field_equals", "name": f"every {s.domain.noun[0]}'s entry", "path": path,
                    "fields": fields, "tolerance": 0.01, "weight": 3},
                   {"type": "json_schema", "name": f"only the {s.domain.noun[1]} asked for", "path": path,
@@ -99,29 +99,29 @@ class MarkdownOut(Deliver):
     def plan(self, s, rng):
         if not 1 <= len(s.rows) <= 40:
             return None
-        stem = _stem(s, rng, "{noun}_table", "{file}", "summary", "{noun}_for_review")
-        return {"columns": _pick_columns(s, rng)[:5], "path": f"{s.out_dir}/{stem}.md",
+        stem = output_stem(s, rng, "{noun}_table", "{file}", "summary", "{noun}_for_review")
+        return {"columns": pick_columns(s, rng)[:5], "path": f"{s.out_dir}/{stem}.md",
                 "title": rng.choice([f"{s.domain.noun[1].capitalize()}", f"{s.domain.noun[1].capitalize()} to review"])}
 
     def deliver(self, s, p):
         cols, path = p["columns"], p["path"]
-        rows = _ordered(s)
+        rows = ordered_by(s)
         patterns = []
         for r in rows:
-            cells = [(_num_rx(r[c]) if s.types.get(c) in NUMBER_TYPES else re.escape(r[c].strip())) for c in cols]
+            cells = [(NUM_RX(r[c]) if s.types.get(c) in NUMBER_TYPES else re.escape(r[c].strip())) for c in cols]
             patterns.append(r"(?m)^\|?\s*" + r"\s*\|\s*".join(cells) + r"\s*\|?\s*$")
-        code = _sort_code(s) + [
+        code = sort_code(s) + [
             f"lines = ['# {p['title']}', '', '| ' + ' | '.join({cols!r}) + ' |', '|' + '---|' * {len(cols)}]",
             f"for {s.it} in {s.var}:", f"    lines.append('| ' + ' | '.join({s.it}[c] for c in {cols!r}) + ' |')",
             *s.style.write_text(path, "'\\n'.join(lines) + '\\n'")]
-        checks = [_exists(path),
+        checks = [exists_check(path),
                   {"type": "markdown_section", "name": "the heading", "path": path, "heading": p["title"], "weight": 1},
                   {"type": "text_matches", "name": f"one table row per {s.domain.noun[0]}, in order", "path": path,
                    "pattern": patterns, "weight": 3},
                   {"type": "text_matches", "name": "no other table rows", "path": path,
                    "pattern": r"(?m)^\s*\|.*\|\s*$", "count": len(rows) + 2, "max_count": len(rows) + 2, "weight": 1}]
         return Delivered(path, checks, code, {"path": path, "columns": ", ".join(cols), "title": p["title"],
-                                              "order": _order_words(s)}, ["report-writing"])
+                                              "order": order_words(s)}, ["report-writing"])
 
 
 class SplitByGroup(Deliver):
@@ -137,12 +137,12 @@ class SplitByGroup(Deliver):
             return None
         g = rng.choice(groups)
         folder = f"{s.out_dir}/{rng.choice(['by_' + g, g, s.domain.noun[1].replace(' ', '_') + '_by_' + g])}"
-        return {"group": g, "folder": folder, "columns": _pick_columns(s, rng)}
+        return {"group": g, "folder": folder, "columns": pick_columns(s, rng)}
 
     def deliver(self, s, p):
         g, folder, cols = p["group"], p["folder"], p["columns"]
         buckets: dict[str, list[Row]] = {}
-        for r in _ordered(s):
+        for r in ordered_by(s):
             buckets.setdefault(r[g], []).append(r)
         checks: list[dict[str, Any]] = [{"type": "files_count", "name": f"one file per {label(g)}",
                                          "pattern": f"{folder}/*.csv", "min": len(buckets), "max": len(buckets),
@@ -151,8 +151,8 @@ class SplitByGroup(Deliver):
             path = f"{folder}/{_slug(value)}.csv"
             checks.append({"type": "csv_rows_equal", "name": f"{label(g)} {value}", "path": path,
                            "expected": [{c: r[c] for c in cols} for r in rows], "key": s.domain.key, "weight": 1,
-                           **_tolerance([s.types.get(c, "") for c in cols])})
-        code = _sort_code(s) + [
+                           **tolerance_for([s.types.get(c, "") for c in cols])})
+        code = sort_code(s) + [
             s.style.mkdir(folder), f"for value in sorted({{{s.it}[{g!r}] for {s.it} in {s.var}}}):",
             "    name = re.sub(r'[^a-z0-9]+', '-', value.lower()).strip('-')",
             *s.style.write_dicts(f"{folder!r} + '/' + name + '.csv'", cols,
@@ -219,7 +219,7 @@ class Reconcile(Deliver):
                 *s.style.reading(other, _read_pairs(p.get("how", "union"), key, col), newline=True),
                 *_compare_code(p.get("how", "union")),
                 *s.style.write_rows(path, repr([key, "issue", "ours", "theirs"]), ["issues"])]
-        checks = [_exists(path), {"type": "csv_rows_equal", "name": "every discrepancy and nothing else", "path": path,
+        checks = [exists_check(path), {"type": "csv_rows_equal", "name": "every discrepancy and nothing else", "path": path,
                                   "expected": expected, "key": key, "weight": 3, "tolerance": 0.01}]
         text = to_csv(p["theirs"], [key, col])
         return Delivered(path, checks, code, {"path": path, "other": other, "field": label(col), "key": key},
@@ -329,7 +329,7 @@ class DraftEmail(Deliver):
             body = "f'There are {how_many} " + s.domain.noun[1] + f", {label(p['col'])} {{total}} in all.'"
         head = f"To: {p['name']} <{p['email']}>\\nSubject: {p['subject']}\\n\\n"
         code += s.style.write_text(p["path"], f"'{head}' + {body} + '\\n'")
-        checks = [_exists(p["path"]), {"type": "text_contains", "name": "addressed right, with the numbers",
+        checks = [exists_check(p["path"]), {"type": "text_contains", "name": "addressed right, with the numbers",
                                        "path": p["path"], "contains": [f"To: {p['name']} <{p['email']}>",
                                                                        f"Subject: {p['subject']}"] + facts,
                                        "weight": 2}]

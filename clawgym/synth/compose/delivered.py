@@ -24,28 +24,28 @@ class Delivered:
     moves_input: bool = False                              # the input itself is reorganised
 
 
-def _tolerance(kinds: list[str]) -> dict[str, Any]:
+def tolerance_for(kinds: list[str]) -> dict[str, Any]:
     return {"tolerance": 0.01} if any(k in NUMBER_TYPES for k in kinds) else {}
 
 
-def _exists(path: str) -> dict[str, Any]:
+def exists_check(path: str) -> dict[str, Any]:
     return {"type": "file_exists", "path": path, "gate": True}
 
 
-def _stem(s: State, rng: random.Random, *options: str) -> str:
+def output_stem(s: State, rng: random.Random, *options: str) -> str:
     noun = s.domain.noun[1].replace(" ", "_")
     return rng.choice(options).format(noun=noun, file=s.domain.files[0])
 
 
-def _ordered(s: State) -> list[Row]:
+def ordered_by(s: State) -> list[Row]:
     return s.rows if s.order else sorted(s.rows, key=lambda r: r[s.domain.key])
 
 
-def _sort_code(s: State) -> list[str]:
+def sort_code(s: State) -> list[str]:
     return [] if s.order else [f"{s.var}.sort(key=lambda {s.it}: {s.it}[{s.domain.key!r}])"]
 
 
-def _order_words(s: State) -> str:
+def order_words(s: State) -> str:
     if s.order_words:
         return s.order_words
     if s.order:
@@ -53,7 +53,7 @@ def _order_words(s: State) -> str:
     return label(s.domain.key)
 
 
-def _pick_columns(s: State, rng: random.Random) -> list[str]:
+def pick_columns(s: State, rng: random.Random) -> list[str]:
     key = s.domain.key
     derived = [c for c in s.columns if c != key and s.domain.type_of(c) == ""]
     rest = [c for c in s.columns if c != key and c not in derived]
@@ -72,12 +72,12 @@ class Deliver:
         raise NotImplementedError
 
 
-def _field_key(key: str) -> str:
+def field_key(key: str) -> str:
     """A json_field_equals path naming one top-level key, whatever it holds."""
     return f'["{key}"]' if '"' not in key else f"['{key}']"
 
 
-def _num_rx(value: str) -> str:
+def NUM_RX(value: str) -> str:
     """A regex for a number as written, trailing decimal zeros optional."""
     if re.fullmatch(r"-?\d+\.\d+", value):
         whole, frac = value.split(".")

@@ -7,7 +7,7 @@ import random
 from typing import Any
 
 from .state import State, fmt, form_code, label, num
-from .delivered import Deliver, Delivered, _exists, _field_key, _stem
+from .delivered import Deliver, Delivered, exists_check, field_key, output_stem
 
 
 _MEASURES = {"sum": ("total", "total {col}"), "count": ("count", "number of {noun}"),
@@ -67,7 +67,7 @@ class GroupAggregate(Deliver):
         p = _group_plan(s, rng)
         if p is None:
             return None
-        stem = _stem(s, rng, "{file}_by_" + p["group"], "summary_by_" + p["group"], p["group"] + "_totals")
+        stem = output_stem(s, rng, "{file}_by_" + p["group"], "summary_by_" + p["group"], p["group"] + "_totals")
         return {**p, "path": f"{s.out_dir}/{stem}.csv"}
 
     def deliver(self, s, p):
@@ -76,7 +76,7 @@ class GroupAggregate(Deliver):
         code = _group_code(s, p) + s.style.write_rows(
             path, repr([g, name]), [f"[group, {form_code(_group_kind(s, p), _AGG[p['how']])}]"],
             loop=f"group, values in sorted(by_{g}.items())")
-        checks = [_exists(path), {"type": "csv_rows_equal", "name": f"{name} per {label(g)}", "path": path,
+        checks = [exists_check(path), {"type": "csv_rows_equal", "name": f"{name} per {label(g)}", "path": path,
                                   "expected": [{g: k, name: v} for k, v in rows], "key": g, "weight": 3,
                                   "tolerance": 0.01}]
         return Delivered(path, checks, code, {"path": path, "group": label(g), "measure": _measure_words(s, p),
@@ -90,7 +90,7 @@ class GroupJson(Deliver):
         p = _group_plan(s, rng)
         if p is None:
             return None
-        stem = _stem(s, rng, "{noun}_per_" + p["group"], p["group"] + "_summary", "breakdown")
+        stem = output_stem(s, rng, "{noun}_per_" + p["group"], p["group"] + "_summary", "breakdown")
         return {**p, "path": f"{s.out_dir}/{stem}.json"}
 
     def deliver(self, s, p):
@@ -101,9 +101,9 @@ class GroupJson(Deliver):
         code = _group_code(s, p) + [
             f"result = {{group: {conv}({form_code(kind, _AGG[p['how']])}) for group, values in by_{g}.items()}}",
             *s.style.write_json(path, "result")]
-        fields = {_field_key(k): float(v) for k, v in rows}
+        fields = {field_key(k): float(v) for k, v in rows}
         keys = [k for k, _ in rows]
-        checks = [_exists(path), {"type": "json_field_equals", "name": f"{p['name']} per {label(g)}", "path": path,
+        checks = [exists_check(path), {"type": "json_field_equals", "name": f"{p['name']} per {label(g)}", "path": path,
                                   "fields": fields, "tolerance": 0.01, "weight": 3},
                   {"type": "json_schema", "name": f"one entry per {label(g)}, nothing else", "path": path,
                    "schema": {"type": "object", "required": keys, "propertyNames": {"enum": keys}}, "weight": 1}]
@@ -124,7 +124,7 @@ class ShareOfTotal(Deliver):
         col, g = rng.choice(numbers), rng.choice(groups)
         if sum(num(r[col]) for r in s.rows) <= 0:
             return None
-        stem = _stem(s, rng, "share_by_" + g, "{file}_shares", g + "_share")
+        stem = output_stem(s, rng, "share_by_" + g, "{file}_shares", g + "_share")
         return {"group": g, "col": col, "path": f"{s.out_dir}/{stem}.csv", "pct": f"share_pct"}
 
     def deliver(self, s, p):
@@ -142,7 +142,7 @@ class ShareOfTotal(Deliver):
                 *s.style.write_rows(path, repr([g, f"total_{col}", "share_pct"]),
                                     [f"[group, {form_code(kind, 'total')}, format(100 * total / grand_total, '.1f')]"],
                                     loop=f"group, total in sorted(totals_by_{g}.items())")]
-        checks = [_exists(path), {"type": "csv_rows_equal", "name": f"total and share per {label(g)}", "path": path,
+        checks = [exists_check(path), {"type": "csv_rows_equal", "name": f"total and share per {label(g)}", "path": path,
                                   "expected": expected, "key": g, "weight": 3, "tolerance": 0.051}]
         return Delivered(path, checks, code, {"path": path, "group": label(g), "gcol": g, "col": col,
                                               "field": label(col)}, ["budgeting"])
@@ -158,7 +158,7 @@ class Pivot(Deliver):
         if len(groups) < 2 or len(s.rows) < 4:
             return None
         rows_by, cols_by = rng.sample(groups, 2)
-        stem = _stem(s, rng, f"{rows_by}_by_{cols_by}", "crosstab", "{file}_pivot")
+        stem = output_stem(s, rng, f"{rows_by}_by_{cols_by}", "crosstab", "{file}_pivot")
         return {"rows": rows_by, "cols": cols_by, "path": f"{s.out_dir}/{stem}.csv"}
 
     def deliver(self, s, p):
@@ -172,7 +172,7 @@ class Pivot(Deliver):
                 f"    table.setdefault({s.it}[{a!r}], {{v: 0 for v in across}})[{s.it}[{b!r}]] += 1",
                 *s.style.write_rows(path, f"[{a!r}] + across", ["[value] + [row[v] for v in across]"],
                                     loop="value, row in sorted(table.items())")]
-        checks = [_exists(path), {"type": "csv_rows_equal", "name": f"{label(a)} by {label(b)} counts", "path": path,
+        checks = [exists_check(path), {"type": "csv_rows_equal", "name": f"{label(a)} by {label(b)} counts", "path": path,
                                   "expected": expected, "key": a, "weight": 3}]
         return Delivered(path, checks, code, {"path": path, "rows": label(a), "cols": label(b), "a": a,
                                               "values": ", ".join(across)}, ["csv"])
@@ -185,7 +185,7 @@ class TotalsJson(Deliver):
         numbers = s.numbers(fresh=False)
         if not numbers or not s.rows:
             return None
-        stem = _stem(s, rng, "totals", "summary", "{file}_totals", "figures")
+        stem = output_stem(s, rng, "totals", "summary", "{file}_totals", "figures")
         return {"col": rng.choice(numbers), "path": f"{s.out_dir}/{stem}.json", "average": rng.random() < 0.6,
                 "count_key": rng.choice(["count", s.domain.noun[1].replace(" ", "_"), "rows"])}
 
@@ -200,7 +200,7 @@ class TotalsJson(Deliver):
             code.append(f"figures['average_{col}'] = round(sum({col}_values) / len({col}_values), 2)")
         code += s.style.write_json(path, "figures", sort_keys=False)
         keys = ", ".join(f'"{k}"' for k in expected)
-        checks = [_exists(path), {"type": "json_field_equals", "name": "the figures", "path": path,
+        checks = [exists_check(path), {"type": "json_field_equals", "name": "the figures", "path": path,
                                   "fields": expected, "tolerance": 0.01, "weight": 3}]
         return Delivered(path, checks, code, {"path": path, "keys": f"{keys} (numbers, rounded to cents)"},
                          ["json-data"])
@@ -213,7 +213,7 @@ class ReportMd(Deliver):
         p = _group_plan(s, rng)
         if p is None or p["how"] in ("max", "min", "distinct"):
             return None
-        stem = _stem(s, rng, "report", "summary", "{file}_note", "{noun}_update")
+        stem = output_stem(s, rng, "report", "summary", "{file}_note", "{noun}_update")
         title = rng.choice([f"{s.domain.noun[1].capitalize()} by {label(p['group'])}",
                             f"{label(p['group']).capitalize()} breakdown"])
         final = "Overall" if p["how"] == "mean" else "Total"
@@ -233,7 +233,7 @@ class ReportMd(Deliver):
             f"lines = [{('# ' + p['title'])!r}, ''] + [f'- {{group}}: {{x}}' for group, x in shown.items()]",
             f"lines += ['', {p['final'] + ': '!r} + {form_code(kind, overall)}]",
             *s.style.write_text(p["path"], "'\\n'.join(lines) + '\\n'")]
-        checks = [_exists(p["path"]), {"type": "text_contains", "name": "the heading and every line of the report",
+        checks = [exists_check(p["path"]), {"type": "text_contains", "name": "the heading and every line of the report",
                                        "path": p["path"], "contains": [f"# {p['title']}"] + lines, "weight": 3}]
         return Delivered(p["path"], checks, code, {"path": p["path"], "title": p["title"], "group": label(g),
                                                    "measure": _measure_words(s, p), "final": p["final"]},
