@@ -1,4 +1,45 @@
-"""ClawGym: declarative tasks, isolated rollouts, verification and training for Claw-style agents."""
+"""ClawGym: declarative tasks, isolated rollouts, verification and training for Claw-style agents.
+
+The public API is `__all__` (documented in docs/api.md). Names load on first use, so
+`import clawgym` stays cheap for the processes that only need a part of it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __version__ = "0.1.0"
 API_VERSION = "clawgym/v1"
+
+_EXPORTS = {
+    # verbs
+    "load_task": "clawgym.api", "run_task": "clawgym.api", "run_spec": "clawgym.api", "verify_task": "clawgym.verify",
+    "read_records": "clawgym.api", "read_trajectories": "clawgym.api",
+    "load_task_spec": "clawgym.compile", "compile_task": "clawgym.compile",
+    "register": "clawgym.registry",
+    # nouns
+    "TaskSpec": "clawgym.compile", "Task": "clawgym.task", "Trajectory": "clawgym.trajectory",
+    "Verdict": "clawgym.verify", "CheckResult": "clawgym.checks.base",
+    # what a plugin subclasses
+    "Check": "clawgym.checks.base", "CheckContext": "clawgym.checks.base", "CheckFailure": "clawgym.checks.base",
+    "Agent": "clawgym.agent.base", "Policy": "clawgym.policy.base", "Completion": "clawgym.policy.base",
+    "Sandbox": "clawgym.sandbox.base", "SandboxLimits": "clawgym.sandbox.base", "ExecResult": "clawgym.sandbox.base",
+    # errors
+    "ClawgymError": "clawgym.errors", "InfraError": "clawgym.errors", "PrerequisiteError": "clawgym.errors",
+}
+
+__all__ = ["API_VERSION", "__version__", *_EXPORTS]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'clawgym' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -20,7 +20,7 @@ from .sandbox import SandboxLimits, create_sandbox
 from .task import Task
 from .trajectory import Trajectory
 from .tempdirs import make_temp
-from .verify import combine_hybrid, verify
+from .verify import combine_hybrid, verify_task
 from .workspace import materialize
 
 RECORD_FORMAT = "clawgym.trial/v1"
@@ -154,12 +154,8 @@ def run_trial(trial: Trial, *, sandbox_spec: dict | None = None, pass_threshold:
             raise InfraError(trajectory.error or "the agent reported an infrastructure error")
         t2 = time.monotonic()
         trajectory_dict = trajectory.to_dict()
-        verdict = verify([dict(c) for c in _thaw(task.checks)], workspace=workspace, original_files=task.files,
-                         executables=task.executables, diff=True,
-                         task_dir=Path(task.task_dir) if task.task_dir else None, params=_thaw(task.params),
-                         trajectory=trajectory_dict, sandbox=sandbox_spec, pass_threshold=pass_threshold,
-                         timeout=float(task.limits.get("verify_seconds", 300)), mount=task.mount,
-                         workspace_problem=workspace_problem)
+        verdict = verify_task(task, workspace, trajectory=trajectory_dict, sandbox=sandbox_spec,
+                              pass_threshold=pass_threshold, diff=True, workspace_problem=workspace_problem)
         workspace_diff = verdict.workspace_diff
         timings["verify_s"] = time.monotonic() - t2
         if task.rubric:
@@ -214,8 +210,3 @@ def _judge(config: dict[str, Any], task: Task, trajectory: dict, workspace: Path
                             **{k: int(v) for k, v in options.items() if k != "cache_dir"})
     except PolicyError as e:
         raise JudgeError(f"the rubric judge failed: {e}") from None
-
-
-def _thaw(value: Any) -> Any:
-    from .task import thaw
-    return thaw(value)

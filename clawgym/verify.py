@@ -24,6 +24,7 @@ from .errors import ClawgymError, InfraError, PrerequisiteError
 
 if TYPE_CHECKING:
     from .judge import RubricResult
+    from .task import Task
 
 
 @dataclass
@@ -293,3 +294,19 @@ def verify(checks: list[dict], *, workspace: Path, original: Path | None = None,
     if diff:
         verdict.workspace_diff = str(answer.get("diff") or "")
     return verdict
+
+
+def verify_task(task: "Task", workspace: Path, *, trajectory: dict | None = None, sandbox: dict | None = None,
+                original: Path | None = None, pass_threshold: float = 1.0, diff: bool = False,
+                workspace_problem: str | None = None) -> Verdict:
+    """`verify` with everything a Task says about its grading: its checks, params, task folder,
+    mount, time budget and pristine files (written by the verifier, or the `original` folder)."""
+    from .task import thaw
+
+    pristine: dict[str, Any] = ({"original": original} if original is not None else
+                                {"original_files": task.files, "executables": task.executables})
+    return verify([dict(c) for c in thaw(task.checks)], workspace=workspace, **pristine, diff=diff,
+                  task_dir=Path(task.task_dir) if task.task_dir else None, params=thaw(task.params),
+                  trajectory=trajectory, sandbox=sandbox, pass_threshold=pass_threshold,
+                  timeout=float(task.limits.get("verify_seconds", 300)), mount=task.mount,
+                  workspace_problem=workspace_problem)

@@ -31,7 +31,7 @@ from ..task import Task, thaw
 from ..tempdirs import make_temp
 from ..trajectory import Trajectory
 from ..checks.base import CheckContext
-from ..verify import Verdict, combine, run_checks, verify
+from ..verify import Verdict, combine, run_checks, verify_task
 from ..workspace import materialize
 
 _GLOB = re.compile(r"[*?\[]")
@@ -151,11 +151,8 @@ class FilterTrials:
         return self.grade(workspace, trajectory), trajectory, workspace
 
     def grade(self, workspace: Path, trajectory: Trajectory) -> Verdict:
-        task = self.task
-        return verify(self.checks, workspace=workspace, original=self.pristine,
-                      task_dir=Path(task.task_dir) if task.task_dir else None, params=thaw(task.params),
-                      trajectory=trajectory.to_dict(), sandbox=self.sandbox, mount=task.mount,
-                      timeout=float(task.limits.get("verify_seconds", 300)))
+        return verify_task(self.task, workspace, original=self.pristine, trajectory=trajectory.to_dict(),
+                           sandbox=self.sandbox)
 
     def grade_here(self, workspace: Path, checks: list[dict]) -> Verdict:
         task = self.task
