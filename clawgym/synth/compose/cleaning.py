@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from .catalog import CATEGORY_TYPES
+from .model import CATEGORY_TYPES
 from .state import Op, label
 
 

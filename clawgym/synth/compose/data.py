@@ -7,7 +7,7 @@ import random
 import string
 
 from ...generators.vocab import FIRST_NAMES, LAST_NAMES, PERSONAL_DOMAINS
-from .catalog import Domain, FieldSpec
+from .model import Domain, FieldSpec
 
 Row = dict[str, str]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .catalog import NUMBER_TYPES
+from .model import NUMBER_TYPES
 from .data import Row, people, to_csv
 from .state import fmt, form_code, label, num
 from .delivered import (Deliver, Delivered, exists_check, field_key, NUM_RX, order_words, ordered_by, pick_columns,

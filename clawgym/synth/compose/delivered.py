@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .catalog import NUMBER_TYPES
+from .model import NUMBER_TYPES
 from .data import Row
 from .state import State, label
 

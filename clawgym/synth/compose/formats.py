@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .catalog import Domain
+from .model import Domain
 from .data import Row, to_csv
 from .style import Style
 

@@ -17,7 +17,7 @@ import operator
 import re
 from typing import Any
 
-from .catalog import NUMBER_TYPES
+from .model import NUMBER_TYPES
 from .cleaning import Dedupe, DropInvalid, MergeInputs, Normalise, RepairAmounts, RepairDates
 from .data import Row
 from .state import Op, fmt, form_code, label, num

@@ -7,7 +7,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from .catalog import CATEGORY_TYPES, NUMBER_TYPES, Domain
+from .model import CATEGORY_TYPES, NUMBER_TYPES, Domain
 from .data import Row
 from .style import Style
 
