@@ -33,8 +33,8 @@ from typing import Any
 
 from ..errors import ClawgymError
 from ..trajectory import Trajectory
-from .trajectory_formats import (arguments_text, build_trajectory, chat_messages, metadata_of, parse_tools, row_shape,
-                                 text_of)
+from .rows import (arguments_text, build_trajectory, chat_messages, metadata_of, parse_tools, row_shape,
+                   text_of)
 
 TAGS = {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant", "function_call": "call",
         "observation": "tool", "tool": "tool", "system": "system"}

@@ -29,8 +29,8 @@ from rich.console import Console
 
 from ..errors import ClawgymError, PrerequisiteError
 from ..jsonl import write_lines
-from ..trajectories import collect_run, parse_line, reward_of, status_of, to_hf_dataset, write_jsonl
-from ..trajectory import FORMAT, OUTCOMES, Trajectory
+from ..trajectories import collect_run, parse_line, to_hf_dataset, write_jsonl
+from ..trajectory import Trajectory
 
 EXPORT_FORMATS = ("clawgym", "openai", "sharegpt")
 IMPORT_FORMATS = ("clawgym", "openai", "sharegpt", "hf")
@@ -41,148 +41,13 @@ ACCEPTED = ("clawgym trajectories (lines with format/task/agent), OpenAI rows ({
 OPENAI_SHAPE = 'an OpenAI row is {"messages": [{"role": "user", "content": "..."}, ...], "tools": [...]}'
 
 
-def __getattr__(name: str) -> Any:
-    """`to_sharegpt_row` and `from_sharegpt_row` live in `.sharegpt`, which builds on this module."""
-    if name in ("to_sharegpt_row", "from_sharegpt_row"):
-        from . import sharegpt
-
-        return getattr(sharegpt, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-# ---------------------------------------------------------------------------------------------
-# Messages
-
-
-def text_of(content: Any) -> str | None:
-    """Content as plain text: a list of parts gives the text of its text parts, joined."""
-    if content is None or isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(p if isinstance(p, str) else str(p.get("text") or "") if isinstance(p, dict) else str(p)
-                       for p in content)
-    return json.dumps(content, ensure_ascii=False, default=str)
-
-
-def _content(content: Any) -> Any:
-    """OpenAI content: text, None, or a list of parts when some part is not text (kept as it is)."""
-    if isinstance(content, list) and any(isinstance(p, dict) and p.get("type", "text") != "text" for p in content):
-        return content
-    return text_of(content)
-
-
-def arguments_text(arguments: Any) -> str:
-    """Tool-call arguments as the JSON string OpenAI uses (a string is kept, even when not JSON)."""
-    if isinstance(arguments, str):
-        return arguments
-    return json.dumps({} if arguments is None else arguments, ensure_ascii=False)
-
-
-def chat_message(m: dict[str, Any], turn: int = 0) -> dict[str, Any]:
-    """One message in the normalised OpenAI form; a tool call without id gets `call_<turn>_<k>`."""
-    out: dict[str, Any] = {"role": m.get("role"), "content": _content(m.get("content"))}
-    if m.get("tool_calls"):
-        out["tool_calls"] = []
-        for k, call in enumerate(m["tool_calls"]):
-            fn = call.get("function") or {}
-            out["tool_calls"].append({"id": call.get("id") or f"call_{turn}_{k}",
-                                      "type": call.get("type") or "function",
-                                      "function": {"name": fn.get("name"),
-                                                   "arguments": arguments_text(fn.get("arguments"))}})
-    for key in ("tool_call_id", "name"):
-        if m.get(key) is not None:
-            out[key] = m[key]
-    return out
-
-
-def chat_messages(messages: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Normalised messages, assistant turns counted from 0 for generated call ids."""
-    out, turn = [], 0
-    for m in messages:
-        out.append(chat_message(m, turn))
-        turn += m.get("role") == "assistant"
-    return out
-
-
-# ---------------------------------------------------------------------------------------------
-# Provenance
-
-
-def metadata_of(t: Trajectory) -> dict[str, Any]:
-    """The flat provenance object written with every row (the same keys on every row)."""
-    task, verdict, agent = t.task or {}, t.verdict or {}, t.agent or {}
-    return {"format": t.format or FORMAT, "task_id": task.get("id") or task.get("name"),
-            "task_name": task.get("name"), "task_hash": task.get("hash"), "seed": task.get("seed"),
-            "category": task.get("category"), "reward": reward_of(t),
-            "status": status_of(t) or ("error" if t.outcome == "error" else None), "outcome": t.outcome,
-            "agent": agent.get("name") or agent.get("type"), "agent_type": agent.get("type"),
-            "trial_id": verdict.get("trial_id")}
-
-
-def where_label(file: str | None, line: int | None, key: str | None) -> str:
-    """`file:line` (or `file key` for rows without lines) for messages and unknown provenance."""
-    return f"{file}:{line}" if line else f"{file} {key}" if key else str(file)
-
-
-def build_trajectory(messages: list[dict[str, Any]], tools: list[dict[str, Any]], metadata: Any, *,
-                     file: str | None = None, line: int | None = None, key: str | None = None) -> Trajectory:
-    """A Trajectory from chat messages, tools and (optional) provenance metadata."""
-    meta = metadata if isinstance(metadata, dict) else {}
-    task_id, name, seed = meta.get("task_id") or None, meta.get("task_name") or None, meta.get("seed")
-    task_id = None if task_id is None else str(task_id)
-    if task_id or name:
-        if not name:  # clawgym ids are name@seed
-            name = task_id.rsplit("@", 1)[0] if seed is not None and task_id.endswith(f"@{seed}") else task_id
-        task = {"name": name, "id": task_id or name}
-        task.update({k: meta[src] for k, src in (("hash", "task_hash"), ("seed", "seed"), ("category", "category"))
-                     if meta.get(src) not in (None, "")})
-    else:
-        stem = Path(file).stem if file else "imported"
-        task = {"name": stem, "id": f"{stem}:{line or key}",
-                "source": where_label(file, line, key)}
-    agent_type = meta.get("agent_type") or meta.get("agent") or "imported"
-    t = Trajectory(task=task, agent={"type": agent_type, "name": meta.get("agent") or agent_type},
-                   messages=messages, tools=tools,
-                   outcome=meta.get("outcome") if meta.get("outcome") in OUTCOMES else "completed")
-    if meta.get("reward") is not None or meta.get("status"):
-        t.verdict = {"status": meta.get("status"), "reward": meta.get("reward")}
-        if meta.get("trial_id"):
-            t.verdict["trial_id"] = meta["trial_id"]
-    last = messages[-1] if messages else {}
-    if last.get("role") == "assistant" and not last.get("tool_calls"):
-        t.final_message = text_of(last.get("content"))
-    return t
-
-
-def parse_tools(tools: Any, **where: Any) -> list[dict[str, Any]]:
-    """Tool schemas from a list or a JSON string of one (None or "" give no tools)."""
-    if tools in (None, ""):
-        return []
-    if isinstance(tools, str):
-        try:
-            tools = json.loads(tools)
-        except json.JSONDecodeError as e:
-            raise ClawgymError(f"tools is not JSON: {e.msg} (column {e.colno})",
-                               hint="tools must be a list of function-tool schemas, or a JSON string of one",
-                               **where) from None
-    if not isinstance(tools, list) or not all(isinstance(x, dict) for x in tools):
-        raise ClawgymError(f"tools must be a list of objects, got {type(tools).__name__}",
-                           hint='e.g. [{"type": "function", "function": {"name": ..., "parameters": {...}}}]',
-                           **where)
-    return tools
+from .rows import (arguments_text, build_trajectory, chat_message, chat_messages, metadata_of,  # noqa: F401
+                   parse_tools, row_shape, text_of, where_label)
+from .sharegpt import from_sharegpt_row, to_sharegpt_row  # noqa: F401 - one place for every format
 
 
 # ---------------------------------------------------------------------------------------------
 # OpenAI rows
-
-
-def row_shape(d: Any, field: str) -> str:
-    """What a row that lacks a proper `field` list holds, for error messages."""
-    if not isinstance(d, dict):
-        return type(d).__name__
-    if field in d:
-        return f"{field} of type {type(d[field]).__name__}"
-    return f"keys {', '.join(sorted(map(str, d))) or 'none'}"
 
 
 def to_openai_row(t: Trajectory) -> dict[str, Any]:
@@ -269,8 +134,6 @@ def _json_rows(path: Path) -> Iterator[tuple[Any, dict[str, Any]]]:
 
 
 def _from_sharegpt(row: Any, **where: Any) -> Trajectory:
-    from .sharegpt import from_sharegpt_row
-
     return from_sharegpt_row(row, **where)
 
 
@@ -340,7 +203,7 @@ def _rows(trajs: Iterable[Trajectory], fmt: str, skipped: Counter) -> Iterator[d
     if fmt == "openai":
         convert: Callable[[Trajectory], dict[str, Any]] = to_openai_row
     else:
-        from .sharegpt import to_sharegpt_row as convert
+        convert = to_sharegpt_row
     for t in trajs:
         if not t.messages:
             skipped["no messages"] += 1
