@@ -12,7 +12,6 @@ from typing import Any, Iterator
 from .compile import compile_task, load_task_spec
 from .task import Task
 from .trajectory import Trajectory
-from .verify import Verdict, verify_task
 
 
 def load_task(path: str | Path, seed: int = 0) -> Task:

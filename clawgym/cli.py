@@ -95,7 +95,8 @@ def run(spec: str | None, agents: tuple[str, ...], seeds: str, attempts: int, jo
 
     Examples: clawgym run specs/quickstart.yaml; clawgym run TASK.yaml --agent claw --model embedded
     """
-    from .run_cmd import agent_configs, run_command
+    from .agent.configs import agent_configs
+    from .run_cmd import run_command
 
     configs = agent_configs(list(agents), model=model, base_url=base_url, temperature=temperature,
                             max_tokens=max_tokens, max_turns=max_turns)

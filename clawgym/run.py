@@ -19,7 +19,7 @@ from .errors import ClawgymError
 from .plan import RunPlan
 from .rollout import Trial, write_json_atomic
 from .task import thaw
-from . import verify_server
+from .verify import server as verify_server
 from .sandbox.docker import release_client
 from .tempdirs import sweep_stale
 

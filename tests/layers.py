@@ -12,18 +12,17 @@ from pathlib import Path
 LAYERS: list[tuple[str, list[str]]] = [
     ("foundation", ["errors", "registry", "textsafe", "tempdirs", "safefs", "jsonl", "control"]),
     ("spec", ["spec", "schemas", "templates", "generators", "task", "workspace"]),
-    ("compile", ["compile", "plan", "batch"]),
+    ("compile", ["compile", "batch"]),
     ("sandbox and agents", ["sandbox", "policy", "agent", "trajectory", "trajectories", "serve"]),
-    ("verify", ["checks", "verify", "verify_server", "verify_worker", "judge"]),
-    ("run", ["rollout", "run", "executors", "lint"]),
+    ("verify", ["checks", "verify", "judge"]),
+    ("run", ["plan", "rollout", "run", "executors", "lint"]),
     ("report", ["report", "report_html", "report_stats"]),
     ("produce and consume", ["synth", "interop", "train", "bench"]),
     ("entry points", ["cli", "cli_support", "run_cmd", "validate_cmd", "render_cmd", "docgen", "builtins", "api",
                       "__init__"]),
 ]
 # inside a layer-7 package, its command modules are entry points too
-ENTRY_MODULES = {"clawgym.synth.command", "clawgym.bench.cli", "clawgym.bench.cli_run", "clawgym.interop.cli",
-                 "clawgym.train.cli"}
+ENTRY_MODULES = {"clawgym.synth.command", "clawgym.bench.cli", "clawgym.bench.cli_calibrate", "clawgym.bench.cli_tools"}
 RANK = {name: i for i, (_, names) in enumerate(LAYERS) for name in names}
 
 

@@ -18,7 +18,7 @@ from clawgym.checks import Check, CheckContext, CheckResult
 from clawgym.errors import InfraError, PrerequisiteError
 from clawgym.registry import register
 from clawgym.verify import Verdict, combine, run_checks, verify
-from clawgym.verify_worker import handle
+from clawgym.verify.worker import handle
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -246,7 +246,7 @@ def test_grader_past_the_verify_budget_is_a_failed_grade(folders):
 def test_verifier_timeout_is_infra_error(folders):
     """Our own machinery running past its time is an infrastructure error (here: a budget that ignores it)."""
     from clawgym import control
-    from clawgym.verify_server import ask
+    from clawgym.verify.server import ask
 
     work, orig, task = folders
     _setup_task(work, orig, task)
@@ -271,7 +271,7 @@ def test_worker_protocol_and_lean_imports(folders):
         import sys, io, json
         sys.stdin = io.TextIOWrapper(io.BytesIO(json.dumps({{"checks": [{{"type": "file_exists", "path": "a.txt"}}],
             "workspace": {str(work)!r}, "original": {str(orig)!r}}}).encode()))
-        from clawgym import verify_worker
+        from clawgym.verify import worker as verify_worker
         ans = verify_worker.handle(json.loads(sys.stdin.read()))
         sys.stderr.write(json.dumps([ans["results"][0]["score"],
             sorted(m for m in sys.modules if m.startswith(("clawgym.builtins", "clawgym.generators",
@@ -283,10 +283,10 @@ def test_worker_protocol_and_lean_imports(folders):
     assert score == 1.0 and loaded == []
     # the real entry point: JSON in, JSON out, nothing else on stdout
     req = {"checks": [{"type": "file_exists", "path": "a.txt"}], "workspace": str(work), "original": str(orig)}
-    p = subprocess.run([sys.executable, "-m", "clawgym.verify_worker"], input=json.dumps(req),
+    p = subprocess.run([sys.executable, "-m", "clawgym.verify.worker"], input=json.dumps(req),
                        capture_output=True, text=True, env=env, timeout=60)
     assert p.returncode == 0 and json.loads(p.stdout)["results"][0]["passed"] is True
-    p = subprocess.run([sys.executable, "-m", "clawgym.verify_worker"], input="not json",
+    p = subprocess.run([sys.executable, "-m", "clawgym.verify.worker"], input="not json",
                        capture_output=True, text=True, env=env, timeout=60)
     assert p.returncode == 1 and json.loads(p.stdout)["kind"] == "infra"
 
@@ -308,7 +308,7 @@ def test_stray_prints_do_not_corrupt_worker_answer(folders):
                 os.system("echo child noise")
                 return 1.0, "ok"
 
-        from clawgym.verify_worker import main
+        from clawgym.verify.worker import main
         sys.exit(main())
     """)
     req = {"checks": [{"type": "noisy"}], "workspace": str(work), "original": str(orig)}

@@ -45,7 +45,7 @@ def agent_config(*, model: str | None, agent: str | None, base_url: str | None =
     endpoint's model with `--base-url`); `--agent` is an agent type (oracle, nop, claw, ...) or a
     YAML file holding one agent config (any type, black-box `command` agents included).
     """
-    from ..run_cmd import agent_configs
+    from ..agent.configs import agent_configs
 
     if agent and Path(agent).is_file():
         if model or base_url:

@@ -1,11 +1,11 @@
-"""Verifier subprocess: `python -m clawgym.verify_worker` reads one JSON request on stdin and
+"""Verifier subprocess: `python -m clawgym.verify.worker` reads one JSON request on stdin and
 writes one JSON answer on stdout.
 
 Request: {"checks", "workspace", "original", "task_dir", "params", "trajectory", "sandbox",
 "check_timeout"?}. Answer: {"results": [CheckResult dicts]} or {"error": msg, "kind": "infra" |
 "prerequisite"}. Anything checks or their children print goes to stderr, never into the answer.
 Only the checks package is imported (not every plugin), so the worker starts fast.
-`answer_bytes` is the same for a process forked from the verifier server (`clawgym.verify_server`).
+`answer_bytes` is the same for a process forked from the verifier server (`clawgym.verify.server`).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from pathlib import Path
 
 
 def main() -> int:
@@ -55,7 +56,7 @@ WARM_CHECKS: list[dict] = [  # one of each check that only reads files: their la
 ]
 
 
-def _write_warm_files(folder: "Path") -> None:
+def _write_warm_files(folder: Path) -> None:
     (folder / "x").write_text("x\n")
     (folder / "rows.csv").write_text("id,amount\n1,2.50\n")
     (folder / "data.json").write_text('{"items": [{"n": 1}], "total": 2.5}\n')
@@ -72,7 +73,7 @@ def warm_up() -> None:
         _write_warm_files(Path(folder))
         handle({"checks": WARM_CHECKS, "workspace": folder, "original": folder, "params": {}, "diff": True})
         try:  # the sandbox self-test, once here instead of in every command check's verifier
-            from .sandbox import create_sandbox
+            from ..sandbox import create_sandbox
             with create_sandbox(None, Path(folder), network=False):
                 pass
         except Exception:  # noqa: BLE001 - no sandbox here: command checks report it themselves
@@ -88,12 +89,12 @@ def handle(request: dict) -> dict:
     import time
     from pathlib import Path
 
-    from . import safefs
-    from .checks.base import CheckContext
-    from .errors import InfraError, PrerequisiteError
-    from .verify import run_checks
-    from .tempdirs import make_temp
-    from .workspace import diff, write_files
+    from .. import safefs
+    from ..checks.base import CheckContext
+    from ..errors import InfraError, PrerequisiteError
+    from .grade import run_checks
+    from ..tempdirs import make_temp
+    from ..workspace import diff, write_files
 
     task_dir = request.get("task_dir")
     originals = request.get("original_files")
@@ -139,7 +140,7 @@ def handle(request: dict) -> dict:
 
 def refused(checks: list, problem: str) -> list:
     """The results of a workspace that cannot be graded: one failed gate with the reason, every check not run."""
-    from .checks.base import CheckResult
+    from ..checks.base import CheckResult
 
     out = [CheckResult(name="workspace can be graded", type="workspace", score=0.0, weight=0.0, gate=True,
                        reason=problem)]

@@ -7,7 +7,7 @@ writes `<pid>\\n` on that socket, reads the JSON request until EOF, writes the J
 exits. The client kills the child's process group on timeout or cancellation. The server exits
 when its control socket closes (the runner ended, even by kill -9).
 
-Run as `python -m clawgym.verify_server FD` (started by `VerifierServer`, never by hand).
+Run as `python -m clawgym.verify.server FD` (started by `VerifierServer`, never by hand).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .errors import InfraError
+from ..errors import InfraError
 
 CHUNK = 1 << 16
 STOP_GRACE_S = 2.0
@@ -32,9 +32,10 @@ STOP_GRACE_S = 2.0
 # ----------------------------------------------------------------------------- server side
 def serve(ctrl_fd: int) -> None:
     """Fork one verifier per file descriptor received on `ctrl_fd`, until the socket closes."""
-    from . import checks, verify, verify_worker  # noqa: F401 - import the checks once, before any fork
+    from .. import checks  # noqa: F401
+    from . import grade, worker  # noqa: F401 - import the checks once, before any fork
 
-    verify_worker.warm_up()  # what every verification needs, loaded once here rather than in each child
+    worker.warm_up()  # what every verification needs, loaded once here rather than in each child
     _confine()
 
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped automatically
@@ -74,7 +75,7 @@ def _confine() -> None:
     Grading sandboxes get their cgroups beside this one, not inside it (the parent is looked up
     before moving), so a grader's memory never counts against other trials' verifications.
     """
-    from .sandbox.host import confine
+    from ..sandbox.host import confine
 
     confine("verifier", memory_budget_mb() << 20)
 
@@ -104,7 +105,7 @@ def _child(conn_fd: int) -> None:
         conn = socket.socket(fileno=conn_fd)
         conn.sendall(f"{os.getpid()}\n".encode())
         request = _read_all(conn)
-        from .verify_worker import answer_bytes
+        from .worker import answer_bytes
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
         os.dup2(2, 1)  # stray prints from checks and their children land on stderr
@@ -117,8 +118,8 @@ def _child(conn_fd: int) -> None:
 
 def _stop_child(signum: int, frame: Any) -> None:
     """SIGTERM from the client (timeout, cancellation): kill what the checks started, then exit."""
-    from .checks.exec import kill_live_groups
-    from .checks.grading import close_live_sandboxes
+    from ..checks.exec import kill_live_groups
+    from ..checks.grading import close_live_sandboxes
 
     kill_live_groups()
     close_live_sandboxes()
@@ -148,12 +149,12 @@ class VerifierServer:
             return self._ctrl
         self._stop()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        pkg_root = str(Path(__file__).resolve().parent.parent)
+        pkg_root = str(Path(__file__).resolve().parents[2])
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (pkg_root, env.get("PYTHONPATH")) if p)
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         try:
-            self._proc = subprocess.Popen([sys.executable, "-m", "clawgym.verify_server", str(theirs.fileno())],
+            self._proc = subprocess.Popen([sys.executable, "-m", "clawgym.verify.server", str(theirs.fileno())],
                                           pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, env=env,
                                           cwd=pkg_root, start_new_session=True)
         except OSError as e:
@@ -232,7 +233,7 @@ def ask(payload: bytes, timeout: float, token: Any) -> Any:
 
 
 def _exchange(conn: socket.socket, payload: bytes, timeout: float, token: Any) -> Any:
-    from .control import TrialCancelled
+    from ..control import TrialCancelled
 
     pid: int | None = None
     buffer = b""
