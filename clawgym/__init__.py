@@ -29,7 +29,8 @@ _EXPORTS = {
     "ClawgymError": "clawgym.errors", "InfraError": "clawgym.errors", "PrerequisiteError": "clawgym.errors",
 }
 
-__all__ = ["API_VERSION", "__version__", *_EXPORTS]
+__all__ = ["API_VERSION", "__version__"]
+__all__ += list(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:

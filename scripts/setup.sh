@@ -35,6 +35,12 @@ if ! (cd / && "$PYTHON" -c "import clawgym, pytest, sys; sys.exit(clawgym.__file
   pip_install -e '.[test,export,synth]'
 fi
 
+# The linter the tests run (tests/test_lint.py).
+if ! "$PYTHON" -c "import ruff" >/dev/null 2>&1; then
+  echo "installing ruff"
+  pip_install "ruff>=0.6"
+fi
+
 # Near-duplicate removal in task synthesis (MinHash LSH).
 if ! "$PYTHON" -c "import datasketch" >/dev/null 2>&1; then
   echo "installing datasketch"

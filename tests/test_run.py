@@ -99,7 +99,6 @@ def test_kill_9_loses_no_finished_trial(lib):
     assert result.exit_code == 0, result.output + result.stderr
     done = records(out)
     assert len(done) == 24
-    import tempfile
     assert not list(work_root().glob(f"clawgym-*-{proc.pid}-*")), "the killed run's work folders"
     assert all(done[tid]["finished_at"] == ts for tid, ts in stamps.items() if finished[tid]["status"] != "error"), [(t, finished[t], done[t]) for t in stamps if done[t]["finished_at"] != stamps[t]]
     assert all(r["status"] in ("passed", "failed") for r in done.values())

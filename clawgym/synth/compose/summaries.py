@@ -125,7 +125,7 @@ class ShareOfTotal(Deliver):
         if sum(num(r[col]) for r in s.rows) <= 0:
             return None
         stem = output_stem(s, rng, "share_by_" + g, "{file}_shares", g + "_share")
-        return {"group": g, "col": col, "path": f"{s.out_dir}/{stem}.csv", "pct": f"share_pct"}
+        return {"group": g, "col": col, "path": f"{s.out_dir}/{stem}.csv", "pct": "share_pct"}
 
     def deliver(self, s, p):
         g, col, path = p["group"], p["col"], p["path"]
