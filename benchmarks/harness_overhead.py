@@ -30,7 +30,7 @@ except ImportError:  # run from a source checkout without installing
 from clawgym.policy.base import Completion, Policy
 from clawgym.policy.scripted import tool_call
 from clawgym.registry import register
-from clawgym.sandbox.local import LocalSandbox
+from clawgym.sandbox.bubblewrap import LocalSandbox
 from clawgym.task import Task
 from clawgym.workspace import materialize
 

@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 def sandbox_processes() -> list[int]:
     """Processes running as a sandbox uid, or bubblewrap itself."""
-    from clawgym.sandbox.local import UID_BASE, UID_COUNT
+    from clawgym.sandbox.bubblewrap import UID_BASE, UID_COUNT
 
     found = []
     for proc in Path("/proc").iterdir():

@@ -22,11 +22,11 @@ from typing import Callable
 
 try:
     from clawgym.sandbox import create_sandbox
-    from clawgym.sandbox.local import LocalSandbox
+    from clawgym.sandbox.bubblewrap import LocalSandbox
 except ImportError:  # run from a source checkout without installing
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from clawgym.sandbox import create_sandbox
-    from clawgym.sandbox.local import LocalSandbox
+    from clawgym.sandbox.bubblewrap import LocalSandbox
 
 TARGET_P50_MS = 50.0
 

@@ -27,7 +27,7 @@ def main() -> None:
     args = ap.parse_args()
 
     t0 = time.perf_counter()
-    from clawgym.batch import compile_files, default_jobs  # imports count: the CLI pays them too
+    from clawgym.compile_batch import compile_files, default_jobs  # imports count: the CLI pays them too
     from clawgym.compile import compile_task, load_task_spec
 
     paths = sorted(Path(args.specs).rglob("*.yaml"))

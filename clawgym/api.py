@@ -62,7 +62,7 @@ def read_records(out: str | Path) -> dict[str, dict[str, Any]]:
 
 def read_trajectories(path: str | Path, **filters: Any) -> Iterator[Trajectory]:
     """Trajectories from a results folder (`min_reward=`, `status=` filter them) or a JSONL file."""
-    from .trajectories import collect_run, read_jsonl
+    from .trajectory_store import collect_run, read_jsonl
 
     path = Path(path)
     if path.is_dir():

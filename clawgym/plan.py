@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .batch import compile_many
+from .compile_batch import compile_many
 from .errors import Problem, SpecError
 from .rollout import Trial
 from .spec.load import Document

@@ -32,9 +32,9 @@ def _load_plugins() -> None:
     if _loaded:
         return
     _loaded = True
-    importlib.import_module("clawgym.builtins")
+    importlib.import_module("clawgym.builtin_plugins")
     for ep in metadata.entry_points(group="clawgym"):
-        if ep.value.split(":")[0] == "clawgym.builtins":
+        if ep.value.split(":")[0] in ("clawgym.builtin_plugins", "clawgym.builtins"):  # ours, by its old name too
             continue
         ep.load()
 

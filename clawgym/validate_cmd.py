@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from .batch import compile_files
+from .compile_batch import compile_files
 from .errors import Problem, SpecError
 from .plan import parse_seeds, plan_from_run_spec
 from .spec.library import find_root, library_for

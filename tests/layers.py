@@ -12,13 +12,13 @@ from pathlib import Path
 LAYERS: list[tuple[str, list[str]]] = [
     ("foundation", ["errors", "registry", "textsafe", "tempdirs", "safefs", "jsonl", "control"]),
     ("spec", ["spec", "schemas", "templates", "generators", "task", "workspace"]),
-    ("compile", ["compile", "batch"]),
-    ("sandbox and agents", ["sandbox", "policy", "agent", "trajectory", "trajectories", "serve"]),
+    ("compile", ["compile", "compile_batch"]),
+    ("sandbox and agents", ["sandbox", "policy", "agent", "trajectory", "trajectory_store", "serve"]),
     ("verify", ["checks", "verify", "judge"]),
     ("run", ["plan", "rollout", "run", "executors", "lint"]),
     ("report", ["report", "report_html", "report_stats"]),
     ("produce and consume", ["synth", "interop", "train", "bench"]),
-    ("entry points", ["cli", "cli_support", "run_cmd", "validate_cmd", "render_cmd", "docgen", "builtins", "api",
+    ("entry points", ["cli", "cli_support", "run_cmd", "validate_cmd", "render_cmd", "docgen", "builtin_plugins", "api",
                       "__init__"]),
 ]
 # inside a layer-7 package, its command modules are entry points too

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from clawgym.bench import partial
+from clawgym.bench import partial_agent
 from clawgym.bench.importer import add, sources
 from clawgym.bench.layout import find_instances, read_lock
 from clawgym.bench.rubrics import TEMPLATES, rubric_for
@@ -144,16 +144,16 @@ def test_every_rubric_template_fits_its_family(family, tmp_path):
 # --- partial agents ------------------------------------------------------------------------------
 
 def test_units_of_work_follow_the_instruction_and_skip_incidental_files():
-    effects = [partial.Effect("write", p) for p in ("b/out.md", "a/first.csv", "__pycache__/x.pyc", "c/x.json")]
-    effects.append(partial.Effect("delete", "old/one.log"))
-    units, incidental = partial.units_of_work(
+    effects = [partial_agent.Effect("write", p) for p in ("b/out.md", "a/first.csv", "__pycache__/x.pyc", "c/x.json")]
+    effects.append(partial_agent.Effect("delete", "old/one.log"))
+    units, incidental = partial_agent.units_of_work(
         effects, {"side_effects": {"outbox": [{"message": "hi"}]}},
         "Write a/first.csv, then c/x.json, then b/out.md. Prune old/.", graded=["old/**"])
     assert [u.label() for u in units] == ["write a/first.csv", "write c/x.json", "write b/out.md",
                                           "delete old/one.log", "outbox #1"]
     assert [e.path for e in incidental] == ["__pycache__/x.pyc"]
-    assert [partial.count_for(f, 3) for f in partial.FRACTIONS] == [0, 0, 1, 2, 3]
-    assert partial.monotone({0.0: 0, 0.5: 0.4, 1.0: 1}) and not partial.monotone({0.0: 0, 0.5: 0.6, 1.0: 0.5})
+    assert [partial_agent.count_for(f, 3) for f in partial_agent.FRACTIONS] == [0, 0, 1, 2, 3]
+    assert partial_agent.monotone({0.0: 0, 0.5: 0.4, 1.0: 1}) and not partial_agent.monotone({0.0: 0, 0.5: 0.6, 1.0: 0.5})
 
 
 # --- calibrate -----------------------------------------------------------------------------------

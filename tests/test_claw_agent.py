@@ -18,7 +18,7 @@ from clawgym.policy import Completion, Policy
 from clawgym.policy.scripted import tool_call
 from clawgym.registry import _REGISTRY
 from clawgym.rollout import Trial, execute_trial
-from clawgym.sandbox.local import LocalSandbox
+from clawgym.sandbox.bubblewrap import LocalSandbox
 from clawgym.workspace import materialize
 
 from test_claw_tools import calls, make_task, results, run

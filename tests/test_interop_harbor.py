@@ -306,7 +306,7 @@ def _workdir(folder: Path) -> str:
 
 def _harbor_way(folder: Path, solve: bool, grader: list[str] | None = None) -> str | None:
     """Run an exported folder as Harbor would: workspace from environment/, solve.sh, then tests/test.sh."""
-    from clawgym.sandbox.local import LocalSandbox
+    from clawgym.sandbox.bubblewrap import LocalSandbox
 
     tmp = make_temp("harbortest")   # below a world-searchable folder: a root-run sandbox binds it as its uid
     try:
@@ -359,7 +359,7 @@ def test_exported_grader_needs_only_the_standard_library(world, tmp_path):
 
 @needs_bwrap
 def test_solve_script_writes_exact_bytes(tmp_path):
-    from clawgym.sandbox.local import LocalSandbox
+    from clawgym.sandbox.bubblewrap import LocalSandbox
 
     steps = [{"write": {"path": "out/a.txt", "content": "no newline at the end"}},
              {"write": {"path": "b.txt", "content": "two lines\nend\n"}},
@@ -391,7 +391,7 @@ def test_solve_script_writes_exact_bytes(tmp_path):
 
 @needs_bwrap
 def test_local_sandbox_writable_bind_is_handed_back(tmp_path):
-    from clawgym.sandbox.local import LocalSandbox
+    from clawgym.sandbox.bubblewrap import LocalSandbox
 
     tmp = make_temp("harbortest")
     try:

@@ -13,7 +13,7 @@ from clawgym import registry
 from clawgym.errors import ClawgymError, PrerequisiteError
 from clawgym.sandbox import conformance, create_sandbox
 from clawgym.sandbox.base import SandboxLimits
-from clawgym.sandbox.local import LocalSandbox
+from clawgym.sandbox.bubblewrap import LocalSandbox
 
 
 def _make(workspace: Path, limits: SandboxLimits, network: bool) -> LocalSandbox:

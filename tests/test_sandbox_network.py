@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from clawgym.errors import InfraError, PrerequisiteError
-from clawgym.sandbox import conformance, local, network
+from clawgym.sandbox import conformance, bubblewrap as local, network
 from clawgym.sandbox.base import SandboxLimits
-from clawgym.sandbox.local import LocalSandbox
+from clawgym.sandbox.bubblewrap import LocalSandbox
 from clawgym.sandbox.network import Helper, UserNet
 
 

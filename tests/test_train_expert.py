@@ -13,7 +13,7 @@ from clawgym.agent.claw.tools import ALL_TOOLS
 from clawgym.compile import compile_task, load_task_spec
 from clawgym.task import Task
 from clawgym.train.expert import expert_command, expert_trajectories, expert_turns, named_inputs, step_turn
-from clawgym.trajectories import read_jsonl
+from clawgym.trajectory_store import read_jsonl
 
 from conftest import BWRAP_PROBLEM
 

@@ -10,7 +10,7 @@ import pytest
 
 from clawgym.errors import ClawgymError, PrerequisiteError
 from clawgym.policy.scripted import tool_call
-from clawgym.trajectories import collect_run, read_jsonl, reward_of, status_of, to_hf_dataset, write_jsonl
+from clawgym.trajectory_store import collect_run, read_jsonl, reward_of, status_of, to_hf_dataset, write_jsonl
 from clawgym.trajectory import Trajectory
 
 FIXTURES = Path(__file__).parent / "fixtures" / "lib"

@@ -14,7 +14,7 @@ from clawgym.errors import ClawgymError
 from clawgym.interop.trajectory_formats import (from_openai_row, from_sharegpt_row, read_any, to_openai_row,
                                                 to_sharegpt_row)
 from clawgym.policy.scripted import tool_call
-from clawgym.trajectories import collect_run, read_jsonl, reward_of, status_of
+from clawgym.trajectory_store import collect_run, read_jsonl, reward_of, status_of
 from clawgym.trajectory import Trajectory
 
 from conftest import BWRAP_PROBLEM, FIXTURE_LIB

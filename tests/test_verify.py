@@ -274,7 +274,7 @@ def test_worker_protocol_and_lean_imports(folders):
         from clawgym.verify import worker as verify_worker
         ans = verify_worker.handle(json.loads(sys.stdin.read()))
         sys.stderr.write(json.dumps([ans["results"][0]["score"],
-            sorted(m for m in sys.modules if m.startswith(("clawgym.builtins", "clawgym.generators",
+            sorted(m for m in sys.modules if m.startswith(("clawgym.builtin_plugins", "clawgym.generators",
                                                           "clawgym.agent", "clawgym.sandbox", "jsonschema")))]))
     """)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

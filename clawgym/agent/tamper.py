@@ -16,7 +16,7 @@ from ..sandbox import Sandbox
 from ..task import Task
 from ..trajectory import Trajectory
 from .base import COMMON_AGENT_PROPS
-from .scripted_steps import OracleAgent
+from .oracle import OracleAgent
 
 NOT_INPUTS = ("AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "HEARTBEAT.md", "BOOTSTRAP.md", "USER.md",
               "MEMORY.md")

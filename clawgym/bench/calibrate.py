@@ -27,7 +27,7 @@ from .. import safefs
 from ..errors import ClawgymError, InfraError
 from ..task import Task, thaw
 from .layout import Instance
-from . import partial
+from . import partial_agent
 
 NOP_MAX = 0.1
 REGRADINGS = 3
@@ -73,13 +73,13 @@ def _partials(trials: Any, final: Path, trajectory: dict, oracle_reward: float,
     from ..synth.filters import graded_paths
 
     task = trials.task
-    effects = partial.file_effects(trials.pristine, final)
-    units, incidental = partial.units_of_work(effects, trajectory, task.instruction, graded_paths(task))
+    effects = partial_agent.file_effects(trials.pristine, final)
+    units, incidental = partial_agent.units_of_work(effects, trajectory, task.instruction, graded_paths(task))
     rewards: dict[float, float] = {}
-    for fraction in partial.FRACTIONS:
-        k = partial.count_for(fraction, len(units))
+    for fraction in partial_agent.FRACTIONS:
+        k = partial_agent.count_for(fraction, len(units))
         target = trials.root / f"partial-{int(fraction * 100)}"
-        traj = partial.build(trials.pristine, final, target, units, k, trajectory)
+        traj = partial_agent.build(trials.pristine, final, target, units, k, trajectory)
         rewards[fraction] = round(_grade_in_process(trials, target, traj).reward, 6)
         safefs.remove_tree(target)
     out = {"units": [u.label() for u in units], "incidental": [e.label() for e in incidental],
@@ -87,15 +87,15 @@ def _partials(trials: Any, final: Path, trajectory: dict, oracle_reward: float,
     if abs(rewards[1.0] - oracle_reward) > EPS:
         warnings.append(f"partial: redoing all {len(units)} units of work scores {rewards[1.0]:.3f}, the reference "
                         f"{oracle_reward:.3f} (a check reads more than the files and recorded actions)")
-    if not partial.monotone(rewards):
+    if not partial_agent.monotone(rewards):
         drops = [f"{int(a * 100)}%: {rewards[a]:.3f} then {int(b * 100)}%: {rewards[b]:.3f}"
-                 for a, b in zip(partial.FRACTIONS, partial.FRACTIONS[1:]) if rewards[b] < rewards[a] - EPS]
+                 for a, b in zip(partial_agent.FRACTIONS, partial_agent.FRACTIONS[1:]) if rewards[b] < rewards[a] - EPS]
         failures.append("partial: the reward drops as more of the work is done (" + "; ".join(drops) + ")")
-    done = [f for f in partial.FRACTIONS[:-1] if partial.count_for(f, len(units)) < len(units)
+    done = [f for f in partial_agent.FRACTIONS[:-1] if partial_agent.count_for(f, len(units)) < len(units)
             and rewards[f] >= rewards[1.0] - EPS]
     if done:
         f = max(done)
-        k = partial.count_for(f, len(units))
+        k = partial_agent.count_for(f, len(units))
         failures.append(f"partial: {k} of {len(units)} units of work ({', '.join(u.label() for u in units[:k]) or 'none'}) "
                         f"already score {rewards[f]:.3f}, as much as all of them: "
                         f"{', '.join(u.label() for u in units[k:])} is not graded")

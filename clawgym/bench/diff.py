@@ -90,7 +90,7 @@ def spec_files(base: Path, paths: list[str]) -> list[Path]:
 
 def collect(base: Path, paths: list[str], seeds: list[int]) -> Side:
     """Compile every task spec under `paths`: seed 0, plus `seeds` for specs whose instances vary."""
-    from ..batch import compile_files
+    from ..compile_batch import compile_files
     from ..spec.load import load_file
 
     files = spec_files(base, paths)

@@ -18,7 +18,7 @@ from .layout import LOCK_FILE, Instance, read_lock, series_of, version_of
 
 def current_hashes(instances: list[Instance], jobs: int | None = None) -> dict[str, str]:
     """{instance name: content hash} of the instances as they are now (compiled in parallel)."""
-    from ..batch import compile_files
+    from ..compile_batch import compile_files
 
     results = compile_files([i.spec for i in instances], [0], jobs=jobs)
     problems = [p for r in results for p in r.problems]

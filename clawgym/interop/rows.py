@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..errors import ClawgymError
-from ..trajectories import reward_of, status_of
+from ..trajectory_store import reward_of, status_of
 from ..trajectory import FORMAT, OUTCOMES, Trajectory
 
 

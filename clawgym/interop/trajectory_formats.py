@@ -29,7 +29,7 @@ from rich.console import Console
 
 from ..errors import ClawgymError, PrerequisiteError
 from ..jsonl import write_lines
-from ..trajectories import collect_run, parse_line, to_hf_dataset, write_jsonl
+from ..trajectory_store import collect_run, parse_line, to_hf_dataset, write_jsonl
 from ..trajectory import Trajectory
 
 EXPORT_FORMATS = ("clawgym", "openai", "sharegpt")

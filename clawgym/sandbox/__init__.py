@@ -7,7 +7,7 @@
 from .base import DEFAULT_MOUNT, ExecResult, Sandbox, SandboxLimits, create_sandbox
 
 # Built-in backends: importing a module registers it under its `type` name.
-from . import local as _local  # noqa: F401,E402  ("local": bubblewrap)
+from . import bubblewrap as _bubblewrap  # noqa: F401,E402  (registers "local")
 from . import docker as _docker  # noqa: F401,E402  ("docker": containers; the SDK is imported lazily)
 
 __all__ = ["DEFAULT_MOUNT", "ExecResult", "Sandbox", "SandboxLimits", "create_sandbox"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..batch import compile_many
+from ..compile_batch import compile_many
 from ..plan import RunPlan
 from ..report import summarize
 from ..rollout import Trial

@@ -214,7 +214,7 @@ def to_trajectory(record: Mapping[str, Any]) -> Any:
     """The record's trajectory with its verdict, status and reward attached (as `collect_run` does)."""
     from ..trajectory import Trajectory
 
-    from ..trajectories import attach_outcome
+    from ..trajectory_store import attach_outcome
 
     t = attach_outcome(Trajectory.from_dict(dict(record["trajectory"])), dict(record))
     t.diff = record.get("diff")
@@ -230,9 +230,9 @@ def expert_command(specs: list[Path], *, seeds: str, out: Path, jobs: int = 4, m
     seed, replays the expert turns, keeps trajectories whose reward reaches `min_reward` and
     writes them to `out`. Returns {"tasks", "kept", "failed": [{"task", "reward", "reason"}], "out"}.
     """
-    from ..batch import compile_many
+    from ..compile_batch import compile_many
     from ..plan import expand_task_paths, parse_seeds
-    from ..trajectories import write_jsonl
+    from ..trajectory_store import write_jsonl
 
     tasks = compile_many(expand_task_paths([str(p) for p in specs], Path.cwd()), parse_seeds(seeds), jobs=jobs)
     kept: list[Any] = []

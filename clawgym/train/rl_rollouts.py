@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..batch import compile_many
+from ..compile_batch import compile_many
 from ..plan import RunPlan
 from ..rollout import Trial
 from ..run import execute
