@@ -36,7 +36,7 @@ from .render import examples_from_turns, has_token_ids
 from .rl_loss import Sample, collate, packs_rows, plan_micro_batches, policy_loss, reference_logprobs
 from .rl_rollouts import Phase, TaskPool, rl_agent, rollout_phase, sync_server
 from .rl_spec import RLSpec
-from .sft import evaluate_during_training, training_libs, progress_bar, load_model, make_optimizer, start_run
+from .loop import evaluate_during_training, load_model, make_optimizer, progress_bar, start_run, training_libs
 
 ROLLOUTS = "rollouts"
 
