@@ -25,8 +25,8 @@ sys.path.insert(0, str(ROOT))
 
 from click.testing import CliRunner  # noqa: E402
 
-from clawgym.cli import main as cli  # noqa: E402
-from clawgym.tempdirs import work_root  # noqa: E402
+from clawgym.cli.main import main as cli  # noqa: E402
+from clawgym.files.tempdirs import work_root  # noqa: E402
 from hostile import ATTACKS, Arena, contained  # noqa: E402
 
 

@@ -31,8 +31,8 @@ from clawgym.policy.base import Completion, Policy
 from clawgym.policy.scripted import tool_call
 from clawgym.registry import register
 from clawgym.sandbox.bubblewrap import LocalSandbox
-from clawgym.task import Task
-from clawgym.workspace import materialize
+from clawgym.spec.task import Task
+from clawgym.compile.workspace import materialize
 
 TARGET_MS = 5.0
 FILES = {

@@ -57,7 +57,7 @@ def child_processes() -> list[int]:
 
 
 def work_folders() -> list[str]:
-    from clawgym.tempdirs import work_root
+    from clawgym.files.tempdirs import work_root
 
     return sorted(p.name for p in work_root().glob(f"clawgym-*-{os.getpid()}-*"))
 
@@ -94,10 +94,10 @@ def census() -> dict[str, object]:
 
 def leak_plan(out: Path, trials: int, concurrency: int):
     """A run of `trials` mixed trials (see the module docstring) into `out`."""
-    from clawgym.compile import compile_task, load_task_spec
-    from clawgym.plan import RunPlan
+    from clawgym.compile.compiler import compile_task, load_task_spec
+    from clawgym.run.plan import RunPlan
     from clawgym.policy.scripted import tool_call
-    from clawgym.rollout import Trial
+    from clawgym.run.trial import Trial
 
     spec = load_task_spec(ROOT / "benchmarks" / "fixtures" / "light" / "receipts-total.yaml")
     daemon = {"type": "claw", "name": "daemon", "policy": {"type": "scripted", "turns": [
@@ -119,7 +119,7 @@ def main() -> None:
     ap.add_argument("--docker", type=int, default=0, help="also run N oracle trials in Docker containers")
     args = ap.parse_args()
 
-    from clawgym.run import execute
+    from clawgym.run.runner import execute
 
     before = census()
     tmp = Path(tempfile.mkdtemp(prefix="leak-check-"))

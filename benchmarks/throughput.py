@@ -31,11 +31,11 @@ def main() -> None:
                     help="grade with a Python grading script (runs in a grading sandbox) instead of file checks")
     args = ap.parse_args()
 
-    from clawgym.compile import compile_task, load_task_spec
-    from clawgym.plan import RunPlan
+    from clawgym.compile.compiler import compile_task, load_task_spec
+    from clawgym.run.plan import RunPlan
     from clawgym.policy.scripted import tool_call
-    from clawgym.rollout import Trial
-    from clawgym.run import execute
+    from clawgym.run.trial import Trial
+    from clawgym.run.runner import execute
 
     name = "receipts-total-graded.yaml" if args.graded else "receipts-total.yaml"
     spec = load_task_spec(ROOT / "benchmarks" / "fixtures" / "light" / name)

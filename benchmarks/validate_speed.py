@@ -27,8 +27,8 @@ def main() -> None:
     args = ap.parse_args()
 
     t0 = time.perf_counter()
-    from clawgym.compile_batch import compile_files, default_jobs  # imports count: the CLI pays them too
-    from clawgym.compile import compile_task, load_task_spec
+    from clawgym.compile.batch import compile_files, default_jobs  # imports count: the CLI pays them too
+    from clawgym.compile.compiler import compile_task, load_task_spec
 
     paths = sorted(Path(args.specs).rglob("*.yaml"))
     seeds = list(range(-(-args.instances // len(paths))))

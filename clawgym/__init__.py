@@ -9,17 +9,21 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__version__ = "0.1.0"
+from . import moved
+
+moved.install()  # old module paths (0.1) resolve, with a warning
+
+__version__ = "0.2.0"
 API_VERSION = "clawgym/v1"
 
 _EXPORTS = {
     # verbs
     "load_task": "clawgym.api", "run_task": "clawgym.api", "run_spec": "clawgym.api", "verify_task": "clawgym.verify",
     "read_records": "clawgym.api", "read_trajectories": "clawgym.api",
-    "load_task_spec": "clawgym.compile", "compile_task": "clawgym.compile",
+    "load_task_spec": "clawgym.compile.compiler", "compile_task": "clawgym.compile.compiler",
     "register": "clawgym.registry",
     # nouns
-    "TaskSpec": "clawgym.compile", "Task": "clawgym.task", "Trajectory": "clawgym.trajectory",
+    "TaskSpec": "clawgym.compile.compiler", "Task": "clawgym.spec.task", "Trajectory": "clawgym.records.trajectory",
     "Verdict": "clawgym.verify", "CheckResult": "clawgym.checks.base",
     # what a plugin subclasses
     "Check": "clawgym.checks.base", "CheckContext": "clawgym.checks.base", "CheckFailure": "clawgym.checks.base",

@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterator
 
-from .compile import compile_task, load_task_spec
-from .task import Task
-from .trajectory import Trajectory
+from .compile.compiler import compile_task, load_task_spec
+from .spec.task import Task
+from .records.trajectory import Trajectory
 
 
 def load_task(path: str | Path, seed: int = 0) -> Task:
@@ -26,7 +26,7 @@ def run_task(task: Task | str | Path, agent: dict[str, Any] | None = None, *, se
     (an agent config, default the reference solution) in a fresh sandbox, verify it and return the
     trial record (`status`, `reward`, `verdict`, ...). With `out`, the trial's files are written
     there too (record.json, trajectory.json, workspace.diff)."""
-    from .rollout import Trial, execute_trial
+    from .run.trial import Trial, execute_trial
 
     if not isinstance(task, Task):
         task = load_task(task, seed)
@@ -41,8 +41,8 @@ def run_task(task: Task | str | Path, agent: dict[str, Any] | None = None, *, se
 def run_spec(spec: str | Path, *, out: str | Path | None = None, resume: bool = False) -> list[dict[str, Any]]:
     """Run a Run spec (or a single Task spec with its defaults), as `clawgym run SPEC` does, and
     return every trial record; files land in the spec's `out` (or `out`)."""
-    from .plan import plan_for_task, plan_from_run_spec
-    from .run import execute
+    from .run.plan import plan_for_task, plan_from_run_spec
+    from .run.runner import execute
     from .spec.load import load_file
 
     doc = load_file(spec)
@@ -55,14 +55,14 @@ def run_spec(spec: str | Path, *, out: str | Path | None = None, resume: bool = 
 
 def read_records(out: str | Path) -> dict[str, dict[str, Any]]:
     """The trial records of a results folder, by trial id."""
-    from .run import load_records
+    from .run.runner import load_records
 
     return load_records(Path(out))
 
 
 def read_trajectories(path: str | Path, **filters: Any) -> Iterator[Trajectory]:
     """Trajectories from a results folder (`min_reward=`, `status=` filter them) or a JSONL file."""
-    from .trajectory_store import collect_run, read_jsonl
+    from .records.store import collect_run, read_jsonl
 
     path = Path(path)
     if path.is_dir():

@@ -10,19 +10,19 @@ from pathlib import Path
 
 # lower layers never import higher ones; a module may import its own layer
 LAYERS: list[tuple[str, list[str]]] = [
-    ("foundation", ["errors", "registry", "textsafe", "tempdirs", "safefs", "jsonl", "control"]),
-    ("spec", ["spec", "schemas", "templates", "generators", "task", "workspace"]),
-    ("compile", ["compile", "compile_batch"]),
-    ("sandbox and agents", ["sandbox", "policy", "agent", "trajectory", "trajectory_store", "serve"]),
-    ("verify", ["checks", "verify", "judge"]),
-    ("run", ["plan", "rollout", "run", "executors", "lint"]),
-    ("report", ["report", "report_html", "report_stats"]),
+    ("foundation", ["errors", "registry", "files", "trial_controls", "moved"]),
+    ("spec", ["spec", "schemas", "templates", "generators"]),
+    ("compile", ["compile"]),
+    ("records", ["records"]),
+    ("sandbox and agents", ["sandbox", "policy", "agent"]),
+    ("verify", ["checks", "verify"]),
+    ("run", ["run"]),
+    ("report", ["report"]),
     ("produce and consume", ["synth", "interop", "train", "bench"]),
-    ("entry points", ["cli", "cli_support", "run_cmd", "validate_cmd", "render_cmd", "docgen", "builtin_plugins", "api",
-                      "__init__"]),
+    ("entry points", ["cli", "builtin_plugins", "api", "__init__"]),
 ]
-# inside a layer-7 package, its command modules are entry points too
-ENTRY_MODULES = {"clawgym.synth.command", "clawgym.bench.cli", "clawgym.bench.cli_calibrate", "clawgym.bench.cli_tools"}
+# modules inside a lower package that count as entry points (none: every command lives in cli/)
+ENTRY_MODULES: set[str] = set()
 RANK = {name: i for i, (_, names) in enumerate(LAYERS) for name in names}
 
 

@@ -16,7 +16,7 @@ from clawgym.bench import partial_agent
 from clawgym.bench.importer import add, sources
 from clawgym.bench.layout import find_instances, read_lock
 from clawgym.bench.rubrics import TEMPLATES, rubric_for
-from clawgym.cli import main
+from clawgym.cli.main import main
 from clawgym.synth.dedup import DedupSettings
 from clawgym.synth.families import load_family
 from clawgym.synth.filters import FilterSettings

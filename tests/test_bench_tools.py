@@ -17,7 +17,7 @@ from clawgym.bench.discover import compile_instances, discover, key_of, version_
 from clawgym.bench.layout import version_of
 from clawgym.bench.leaderboard import load_rows, markdown
 from clawgym.bench.llm_review import parse_review
-from clawgym.cli import main
+from clawgym.cli.main import main
 from clawgym.spec.load import load_file
 
 FIXTURE_LIB = Path(__file__).parent / "fixtures" / "lib"

@@ -15,7 +15,7 @@ import clawgym.checks as checks
 from clawgym.checks import CheckContext, CheckFailure
 from clawgym.checks.base import glob_regex, parse_number
 from clawgym.checks.exec import parse_score
-from clawgym.safefs import copy_tree
+from clawgym.files.safefs import copy_tree
 from clawgym.checks.structured import parse_field
 from clawgym.verify import run_checks
 

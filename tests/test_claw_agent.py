@@ -13,13 +13,13 @@ from clawgym.agent import make_agent
 from clawgym.agent.claw import ClawAgent
 from clawgym.agent.claw.paths import Workspace
 from clawgym.agent.claw.prompt import FILE_CAP, build_system_prompt
-from clawgym.compile import compile_task, load_task_spec
+from clawgym.compile.compiler import compile_task, load_task_spec
 from clawgym.policy import Completion, Policy
 from clawgym.policy.scripted import tool_call
 from clawgym.registry import _REGISTRY
-from clawgym.rollout import Trial, execute_trial
+from clawgym.run.trial import Trial, execute_trial
 from clawgym.sandbox.bubblewrap import LocalSandbox
-from clawgym.workspace import materialize
+from clawgym.compile.workspace import materialize
 
 from test_claw_tools import calls, make_task, results, run
 

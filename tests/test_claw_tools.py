@@ -11,8 +11,8 @@ from typing import Any
 from clawgym.agent.claw import ClawAgent
 from clawgym.policy.scripted import tool_call
 from clawgym.sandbox.bubblewrap import LocalSandbox
-from clawgym.task import Task
-from clawgym.workspace import materialize
+from clawgym.spec.task import Task
+from clawgym.compile.workspace import materialize
 
 LIMITS = {"turns": 30, "seconds": 60, "memory_mb": 2048, "pids": 256, "output_bytes": 1_000_000}
 

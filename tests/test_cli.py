@@ -7,7 +7,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from clawgym.cli import main
+from clawgym.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = str(ROOT / "specs" / "tasks" / "productivity" / "invoice-followup.yaml")

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from clawgym.compile import compile_task, load_task_spec
+from clawgym.compile.compiler import compile_task, load_task_spec
 from clawgym.policy.scripted import tool_call
-from clawgym.rollout import Trial, execute_trial
+from clawgym.run.trial import Trial, execute_trial
 
 LIB = Path(__file__).parent / "fixtures" / "lib"
 
@@ -118,7 +118,7 @@ def test_black_box_agent_is_recorded_like_the_builtin_agent(tmp_path, openai_lib
     assert len(traj["turns"]) == 2 and {"index", "finish_reason", "usage", "latency_s"} <= set(traj["turns"][0])
     assert traj["final_message"] == "I wrote the total."
     assert "final: I wrote the total." in traj["steps"][-1]["output"]
-    from clawgym.trajectory import Trajectory
+    from clawgym.records.trajectory import Trajectory
     assert set(Trajectory.from_dict(traj).to_dict()) == set(traj)  # the same versioned format
 
 

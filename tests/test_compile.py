@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from clawgym.compile import compile_task, load_task_spec
+from clawgym.compile.compiler import compile_task, load_task_spec
 from clawgym.spec.load import load_text
 from clawgym.spec.params import sample_params
-from clawgym.workspace import diff, materialize, snapshot
+from clawgym.compile.workspace import diff, materialize, snapshot
 
 ROOT = Path(__file__).resolve().parents[1]
 INVOICE = ROOT / "specs" / "tasks" / "productivity" / "invoice-followup.yaml"

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from clawgym.docgen import reference_markdown
+from clawgym.cli.docgen import reference_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
 

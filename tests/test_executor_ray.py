@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from clawgym.cli import main
+from clawgym.cli.main import main
 
 ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'clawgym[ray]'")
 pytestmark = pytest.mark.slow

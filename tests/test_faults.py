@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from clawgym.cli import main
+from clawgym.cli.main import main
 
 GOOD_SOLUTION = "  - exec: mkdir -p output && awk '{s+=$1} END {print s}' input/numbers.txt > output/total.txt\n"
 

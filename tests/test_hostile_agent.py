@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from clawgym.cli import main
-from clawgym.tempdirs import work_root
+from clawgym.cli.main import main
+from clawgym.files.tempdirs import work_root
 
 sys.path.insert(0, str(Path(__file__).parent))
 from hostile import ATTACKS, Arena, Attack, contained  # noqa: E402

@@ -13,15 +13,15 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from clawgym.cli import main
-from clawgym.compile import compile_task, load_task_spec
+from clawgym.cli.main import main
+from clawgym.compile.compiler import compile_task, load_task_spec
 from clawgym.interop.clawgym_export import export_command
 from clawgym.interop.clawgym_import import import_command
 from clawgym.interop.input_roles import decide
-from clawgym.rollout import Trial, execute_trial
-from clawgym.task import thaw
+from clawgym.run.trial import Trial, execute_trial
+from clawgym.spec.task import thaw
 from clawgym.verify import verify
-from clawgym.workspace import materialize
+from clawgym.compile.workspace import materialize
 
 FIXTURES = Path(__file__).parent / "fixtures" / "clawgym_format"
 GOOD = sorted(p.name for p in (FIXTURES / "good").iterdir() if p.is_dir())

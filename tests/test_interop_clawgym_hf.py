@@ -10,10 +10,10 @@ import shutil
 import pytest
 from click.testing import CliRunner
 
-from clawgym.cli import main
-from clawgym.compile import compile_task, load_task_spec
+from clawgym.cli.main import main
+from clawgym.compile.compiler import compile_task, load_task_spec
 from clawgym.interop.clawgym_hf import front_matter, rubric_of
-from clawgym.rollout import Trial, execute_trial
+from clawgym.run.trial import Trial, execute_trial
 
 CHECK = '''import json, os, sys
 

@@ -19,11 +19,11 @@ import pytest
 from click.testing import CliRunner
 
 from clawgym.checks.base import CheckContext
-from clawgym.cli import main
-from clawgym.compile import compile_task, load_task_spec
+from clawgym.cli.main import main
+from clawgym.compile.compiler import compile_task, load_task_spec
 from clawgym.interop import harbor_export, harbor_import
-from clawgym.task import Task, thaw
-from clawgym.tempdirs import make_temp
+from clawgym.spec.task import Task, thaw
+from clawgym.files.tempdirs import make_temp
 from clawgym.verify import combine, run_checks
 
 from conftest import BWRAP_PROBLEM

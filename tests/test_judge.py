@@ -11,12 +11,12 @@ import pytest
 
 from clawgym.agent.base import Agent
 from clawgym.checks import CheckResult
-from clawgym.compile import compile_task, load_task_spec
-from clawgym.judge import (JudgeError, build_messages, changed_files, close_judges, judge_rubric, parse_answer,
+from clawgym.compile.compiler import compile_task, load_task_spec
+from clawgym.verify.judge import (JudgeError, build_messages, changed_files, close_judges, judge_rubric, parse_answer,
                            split_judge_config)
 from clawgym.policy import make_policy
 from clawgym.registry import _REGISTRY, register
-from clawgym.rollout import Trial, execute_trial
+from clawgym.run.trial import Trial, execute_trial
 from clawgym.verify import Verdict, combine, combine_hybrid
 
 FIXTURES = Path(__file__).parent / "fixtures" / "lib"
@@ -167,7 +167,7 @@ def res(score, gate=False, name="c"):
 
 
 def rubric_result(score):
-    from clawgym.judge import RubricResult
+    from clawgym.verify.judge import RubricResult
     return RubricResult(score, [CheckResult("c", "rubric", score)], {"type": "scripted"})
 
 
@@ -282,7 +282,7 @@ def test_policy_error_in_agent_is_an_error_trial(rubric_task, policy_agent, tmp_
 
 
 def test_every_status_is_one_of_three_and_errors_have_text(rubric_task, tmp_path, bwrap, monkeypatch):
-    import clawgym.rollout as rollout
+    import clawgym.run.trial as rollout
 
     def broken(*a, **k):
         raise OSError("disk full")

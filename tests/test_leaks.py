@@ -11,7 +11,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import leak_check  # noqa: E402
 
-from clawgym.run import execute  # noqa: E402
+from clawgym.run.runner import execute  # noqa: E402
 
 
 def assert_nothing_left(before: dict, after: dict) -> None:

@@ -8,10 +8,10 @@ from math import comb
 import pytest
 from click.testing import CliRunner
 
-from clawgym.cli import main
-from clawgym.report import summarize
-from clawgym.report_html import build_report_data, write_html
-from clawgym.report_stats import bootstrap_ratio_ci, group_stats, parse_ks, pass_at_k, pass_hat_k
+from clawgym.cli.main import main
+from clawgym.report.summary import summarize
+from clawgym.report.html import build_report_data, write_html
+from clawgym.report.stats import bootstrap_ratio_ci, group_stats, parse_ks, pass_at_k, pass_hat_k
 from report_fixtures import make_run
 
 

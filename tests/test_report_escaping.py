@@ -17,14 +17,14 @@ import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
-from clawgym import run_cmd
+from clawgym.cli import run as run_cmd
 from clawgym.bench.leaderboard import html_page, markdown
-from clawgym.cli import main
-from clawgym.cli_support import error_text, friendly
+from clawgym.cli.main import main
+from clawgym.cli.support import error_text, friendly
 from clawgym.errors import ClawgymError
-from clawgym.report import compare_table, print_summary, summarize
-from clawgym.report_html import build_report_data, json_script, write_html
-from clawgym.textsafe import markup_safe, printable, quote_path
+from clawgym.report.summary import compare_table, print_summary, summarize
+from clawgym.report.html import build_report_data, json_script, write_html
+from clawgym.files.textsafe import markup_safe, printable, quote_path
 from report_fixtures import make_run
 
 # What agents put in file names, messages and outputs to attack the reader's terminal or browser.
@@ -100,7 +100,7 @@ def _hostile_run(root: Path) -> Path:
         if n == 0:
             rec["trial_id"] = BAD_ID
         path.write_text(json.dumps(rec))
-        traj = {"format": "clawgym.trajectory/v1", "task": rec["task"], "agent": rec["agent"], "outcome": HOSTILE,
+        traj = {"format": "clawgym.records.trajectory/v1", "task": rec["task"], "agent": rec["agent"], "outcome": HOSTILE,
                 "final_message": "Done. " + HOSTILE, "error": None, "tools": [{"function": {"name": IMG}}],
                 "messages": [{"role": "user", "content": HOSTILE},
                              {"role": IMG, "name": SCRIPT, "content": [{"type": "text", "text": HOSTILE}]},
@@ -252,7 +252,7 @@ def test_html_data_keeps_hostile_text_visible(hostile_page):
 
 
 def test_fast_scan_finds_every_character_printable_changes():
-    from clawgym.report_html import _MAYBE_UNSAFE, _MAYBE_UNSAFE_LINE
+    from clawgym.report.html import _MAYBE_UNSAFE, _MAYBE_UNSAFE_LINE
 
     for code in [*range(0x10000), 0x1F600, 0xE0001, 0x10FFFF]:
         ch = chr(code)
@@ -278,7 +278,7 @@ def test_csp_allows_only_the_pages_own_script(hostile_page):
 
 
 def test_template_inserts_data_only_as_text():
-    from clawgym.report_html import TEMPLATE
+    from clawgym.report.html import TEMPLATE
 
     code = TEMPLATE.read_text(encoding="utf-8")
     for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function",

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from clawgym.report_html import write_html
+from clawgym.report.html import write_html
 from report_fixtures import make_run
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from clawgym.agent.base import Agent
-from clawgym.cli import main
+from clawgym.cli.main import main
 from clawgym.errors import InfraError
 from clawgym.registry import _REGISTRY, register
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from clawgym.cli import main
-from clawgym.tempdirs import work_root
+from clawgym.cli.main import main
+from clawgym.files.tempdirs import work_root
 
 
 
@@ -84,7 +84,7 @@ def test_kill_9_loses_no_finished_trial(lib):
         "  - exec: mkdir -p output", "  - exec: sleep 0.7\n  - exec: mkdir -p output").replace("name: good", "name: slow")
     (lib / "specs" / "slow.yaml").write_text(slow)
     spec = write_run_spec(lib, tasks="slow.yaml", seeds="{count: 12}", concurrency=2)
-    proc = subprocess.Popen([sys.executable, "-m", "clawgym.cli", "run", str(spec), "--quiet"],
+    proc = subprocess.Popen([sys.executable, "-m", "clawgym.cli.main", "run", str(spec), "--quiet"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     out = lib / "out"
     deadline = time.time() + 60

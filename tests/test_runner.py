@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from clawgym import control
+from clawgym import trial_controls as control
 from clawgym.agent.base import Agent
-from clawgym.cli import main
-from clawgym.tempdirs import work_root
+from clawgym.cli.main import main
+from clawgym.files.tempdirs import work_root
 from clawgym.policy.base import Completion, Policy
 from clawgym.registry import _REGISTRY, register
 
@@ -163,7 +163,7 @@ def test_ctrl_c_stops_promptly_keeps_finished_trials_and_resume_completes(lib):
     spec = lib / "specs" / "run.yaml"
     spec.write_text("apiVersion: clawgym/v1\nkind: Run\nname: t\ntasks: [slow.yaml]\nseeds: {count: 40}\n"
                     "agents: [{type: oracle}]\nconcurrency: 4\nout: out\n")
-    proc = subprocess.Popen([sys.executable, "-m", "clawgym.cli", "run", str(spec)], stdout=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-m", "clawgym.cli.main", "run", str(spec)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, preexec_fn=_default_sigint)
     deadline = time.time() + 60
     while time.time() < deadline and len(list((lib / "out" / "trials").glob("*/record.json"))) < 6:

@@ -11,7 +11,7 @@ import pytest
 
 from clawgym.policy import make_policy
 from clawgym.policy.scripted import ScriptedPolicy, tool_call
-from clawgym.serve import ServerThread
+from clawgym.policy.server import ServerThread
 
 from test_policy_hf import TOOLS, tiny_model  # noqa: F401  (fixture)
 

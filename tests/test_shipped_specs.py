@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from clawgym.cli import main
-from clawgym.compile import compile_task, load_task_spec
-from clawgym.lint import lint_tasks
-from clawgym.task import CATEGORY_LABELS
+from clawgym.cli.main import main
+from clawgym.compile.compiler import compile_task, load_task_spec
+from clawgym.run.lint import lint_tasks
+from clawgym.spec.task import CATEGORY_LABELS
 
 ROOT = Path(__file__).resolve().parents[1]
 TASK_SPECS = sorted((ROOT / "specs" / "tasks").rglob("*.yaml"))

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from clawgym.cli import main
+from clawgym.cli.main import main
 
 LIB = Path(__file__).parent / "fixtures" / "lib"
 
@@ -88,7 +88,7 @@ def test_failing_reference_solution_is_reported_at_its_step(bwrap):
 def test_good_spec_passes_and_yaml_1_1_words_stay_strings():
     code, lines = validate("--static", "specs/good.yaml")
     assert code == 0, lines
-    from clawgym.compile import compile_task, load_task_spec
+    from clawgym.compile.compiler import compile_task, load_task_spec
 
     spec = load_task_spec("specs/good.yaml")
     answers = {compile_task(spec, seed).params["answer"] for seed in range(12)}

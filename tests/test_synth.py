@@ -16,8 +16,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from clawgym.cli import main
-from clawgym.compile import compile_task, load_task_spec
+from clawgym.cli.main import main
+from clawgym.compile.compiler import compile_task, load_task_spec
 from clawgym.sandbox.host import cgroup_parent
 from clawgym.synth.dataset import Dataset
 from clawgym.synth.dedup import DedupIndex, DedupSettings, signature
@@ -186,7 +186,7 @@ def test_unknown_family_and_bad_spec_give_clear_errors(tmp_path):
 
 def test_killed_synth_loses_nothing_and_resumes(tmp_path, bwrap):
     out = tmp_path / "ds"
-    cmd = [sys.executable, "-m", "clawgym.cli", "synth", str(FIX / "synth.yaml"), "--count", "14", "--out", str(out),
+    cmd = [sys.executable, "-m", "clawgym.cli.main", "synth", str(FIX / "synth.yaml"), "--count", "14", "--out", str(out),
            "--quiet", "-j", "2"]
     proc = subprocess.Popen(cmd, cwd=tmp_path, start_new_session=True, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
@@ -214,7 +214,7 @@ def test_killed_synth_loses_nothing_and_resumes(tmp_path, bwrap):
 
 def test_ctrl_c_stops_quickly_and_keeps_what_was_accepted(tmp_path, bwrap):
     out = tmp_path / "ds"
-    cmd = [sys.executable, "-m", "clawgym.cli", "synth", str(FIX / "synth.yaml"), "--count", "200", "--out", str(out),
+    cmd = [sys.executable, "-m", "clawgym.cli.main", "synth", str(FIX / "synth.yaml"), "--count", "200", "--out", str(out),
            "-j", "2"]
     proc = subprocess.Popen(cmd, cwd=tmp_path, start_new_session=True, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from clawgym.compile import compile_task, load_task_spec
+from clawgym.compile.compiler import compile_task, load_task_spec
 from clawgym.errors import SpecError
 from clawgym.spec.load import load_text
 from clawgym.spec.write import dump_spec, literal
@@ -246,7 +246,7 @@ def test_every_asked_step_reaches_a_check():
 def test_family_option_respects_the_held_out_region(tmp_path):
     from click.testing import CliRunner
 
-    from clawgym.cli import main
+    from clawgym.cli.main import main
 
     spec = str(ROOT / "specs" / "synth" / "default.yaml")
     result = CliRunner().invoke(main, ["synth", spec, "--family", "fix-failing-helper", "--count", "1",

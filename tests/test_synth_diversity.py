@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from clawgym.cli import main
+from clawgym.cli.main import main
 from clawgym.synth.diversity import Item, check_targets, clusters, measure, signatures, similarity
 
 pytest.importorskip("datasketch")

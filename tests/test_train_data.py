@@ -17,8 +17,8 @@ import pytest
 pytest.importorskip("transformers", reason="SFT data needs transformers (pip install 'clawgym[train]')")
 
 from clawgym.policy.chat_format import render_chat  # noqa: E402
-from clawgym.trajectory_store import write_jsonl  # noqa: E402
-from clawgym.trajectory import Trajectory  # noqa: E402
+from clawgym.records.store import write_jsonl  # noqa: E402
+from clawgym.records.trajectory import Trajectory  # noqa: E402
 from clawgym.train.data import (IGNORE, ChatTemplateError, build_examples, examples_from_sources,  # noqa: E402
                                 load_trajectories, sampled_by, select, tokenize_example, trajectory_examples)
 from clawgym.train.render import examples_from_turns  # noqa: E402
@@ -536,7 +536,7 @@ def test_load_trajectories_from_runs_and_files(tmp_path) -> None:
     sharegpt.write_text(json.dumps(to_sharegpt_row(_traj("s", "passed", 1.0))) + "\n")
     sources: list[Path | str] = [run, str(ours), openai, sharegpt]
     try:
-        from clawgym.trajectory_store import to_hf_dataset
+        from clawgym.records.store import to_hf_dataset
 
         to_hf_dataset([_traj("h", "passed", 1.0)]).save_to_disk(str(tmp_path / "ds"))
         sources.append(tmp_path / "ds")

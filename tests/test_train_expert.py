@@ -10,10 +10,10 @@ import pytest
 from rich.console import Console
 
 from clawgym.agent.claw.tools import ALL_TOOLS
-from clawgym.compile import compile_task, load_task_spec
-from clawgym.task import Task
+from clawgym.compile.compiler import compile_task, load_task_spec
+from clawgym.spec.task import Task
 from clawgym.train.expert import expert_command, expert_trajectories, expert_turns, named_inputs, step_turn
-from clawgym.trajectory_store import read_jsonl
+from clawgym.records.store import read_jsonl
 
 from conftest import BWRAP_PROBLEM
 

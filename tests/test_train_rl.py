@@ -188,7 +188,7 @@ def test_two_steps_change_the_weights_token_exactly_and_resume(tmp_path, bwrap):
     from click.testing import CliRunner
     from tiny_models import tiny_with_tokenizer
 
-    from clawgym.cli import main
+    from clawgym.cli.main import main
     from clawgym.train.metrics import read_metrics
 
     start = tiny_with_tokenizer(tmp_path / "tiny")
@@ -292,7 +292,7 @@ def test_two_processes_share_the_rollouts_and_update_together(tmp_path, bwrap):
     spec = _rl_spec(tmp_path, str(tiny_with_tokenizer(tmp_path / "tiny")), optim={"steps": 1},
                     rollout={"refill_rounds": 4})
     done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port",
-                           "29547", "-m", "clawgym.cli", "train", "rl", str(spec), "--quiet"],
+                           "29547", "-m", "clawgym.cli.main", "train", "rl", str(spec), "--quiet"],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     out = tmp_path / "run"
@@ -312,7 +312,7 @@ def test_an_external_server_generates_and_gets_the_new_weights_after_each_update
     torch = pytest.importorskip("torch")
     from tiny_models import tiny_with_tokenizer
 
-    from clawgym.serve import ServerThread
+    from clawgym.policy.server import ServerThread
     from clawgym.train.grpo import train_rl
     from clawgym.train.metrics import read_metrics
     from clawgym.train.rl_spec import load_rl_spec

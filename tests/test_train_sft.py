@@ -157,7 +157,7 @@ def _tiny_with_tokenizer(tmp_path: Path) -> Path:
 def test_cli_trains_on_expert_trajectories_evaluates_and_the_hf_policy_loads_it(tmp_path, bwrap):
     from click.testing import CliRunner
 
-    from clawgym.cli import main
+    from clawgym.cli.main import main
     from clawgym.policy.hf import HFPolicy
 
     _experts(tmp_path)
@@ -227,7 +227,7 @@ def test_loss_on_kept_logits_equals_the_loss_on_all_logits(setup):
 def test_bad_train_specs_say_where_and_how_to_fix(tmp_path):
     from click.testing import CliRunner
 
-    from clawgym.cli import main
+    from clawgym.cli.main import main
 
     spec = tmp_path / "bad.yaml"
     spec.write_text("apiVersion: clawgym/v1\nkind: Train\nname: bad\nmodel: embedded\n"

@@ -10,8 +10,8 @@ import pytest
 
 from clawgym.errors import ClawgymError, PrerequisiteError
 from clawgym.policy.scripted import tool_call
-from clawgym.trajectory_store import collect_run, read_jsonl, reward_of, status_of, to_hf_dataset, write_jsonl
-from clawgym.trajectory import Trajectory
+from clawgym.records.store import collect_run, read_jsonl, reward_of, status_of, to_hf_dataset, write_jsonl
+from clawgym.records.trajectory import Trajectory
 
 FIXTURES = Path(__file__).parent / "fixtures" / "lib"
 TOOLS = [{"type": "function", "function": {"name": "write", "description": "Write a file.",
@@ -47,10 +47,10 @@ def test_round_trip(tmp_path):
 @pytest.mark.parametrize("line, problem", [
     ("{not json", "t.jsonl:3: not a JSON object"),
     ("[1]", "t.jsonl:3: expected a JSON object, got list"),
-    ('{"format": "clawgym.trajectory/v9", "task": {}, "agent": {}}',
-     "t.jsonl:3: unknown trajectory format 'clawgym.trajectory/v9' (this clawgym reads clawgym.trajectory/v1"),
+    ('{"format": "clawgym.records.trajectory/v9", "task": {}, "agent": {}}',
+     "t.jsonl:3: unknown trajectory format 'clawgym.records.trajectory/v9' (this clawgym reads clawgym.records.trajectory/v1"),
     ('{"task": {}, "agent": {}}', "t.jsonl:3: unknown trajectory format None"),
-    ('{"format": "clawgym.trajectory/v1", "agent": {}}', "t.jsonl:3: trajectory lacks task"),
+    ('{"format": "clawgym.records.trajectory/v1", "agent": {}}', "t.jsonl:3: trajectory lacks task"),
 ])
 def test_bad_line_error_names_file_and_line(tmp_path, line, problem):
     path = tmp_path / "t.jsonl"
@@ -124,7 +124,7 @@ def test_collect_run_errors(tmp_path):
 def test_collect_from_a_real_run(tmp_path, monkeypatch, bwrap):
     from click.testing import CliRunner
 
-    from clawgym.cli import main
+    from clawgym.cli.main import main
 
     root = tmp_path / "lib"
     shutil.copytree(FIXTURES, root, ignore=shutil.ignore_patterns("bad"))

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from clawgym.cli import main
+from clawgym.cli.main import main
 from clawgym.errors import ClawgymError
 from clawgym.interop.trajectory_formats import (from_openai_row, from_sharegpt_row, read_any, to_openai_row,
                                                 to_sharegpt_row)
 from clawgym.policy.scripted import tool_call
-from clawgym.trajectory_store import collect_run, read_jsonl, reward_of, status_of
-from clawgym.trajectory import Trajectory
+from clawgym.records.store import collect_run, read_jsonl, reward_of, status_of
+from clawgym.records.trajectory import Trajectory
 
 from conftest import BWRAP_PROBLEM, FIXTURE_LIB
 from test_trajectories import fake_run
@@ -90,7 +90,7 @@ def test_openai_row_layout_and_exact_round_trip():
     row = to_openai_row(multi())
     assert set(row) == {"messages", "tools", "metadata"}
     assert row["messages"] == OPENAI_MESSAGES and row["tools"] == TOOLS
-    assert row["metadata"] == {"format": "clawgym.trajectory/v1", "task_id": "sum@4", "task_name": "sum",
+    assert row["metadata"] == {"format": "clawgym.records.trajectory/v1", "task_id": "sum@4", "task_name": "sum",
                                "task_hash": "h4", "seed": 4, "category": "systems", "reward": 0.5,
                                "status": "failed", "outcome": "completed", "agent": "claw-x", "agent_type": "claw",
                                "trial_id": "sum.s4.claw-x.a0"}

@@ -7,8 +7,8 @@ from typing import Any, ClassVar
 
 from ..registry import get
 from ..sandbox import Sandbox
-from ..task import Task
-from ..trajectory import Trajectory
+from ..spec.task import Task
+from ..records.trajectory import Trajectory
 
 COMMON_AGENT_PROPS = {
     "type": {"type": "string", "description": "Agent name."},

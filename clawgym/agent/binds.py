@@ -19,7 +19,7 @@ import stat
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from .. import safefs
+from ..files import safefs
 from ..sandbox.base import PRIVATE_MOUNT
 
 SCAN_LIMITS = safefs.TreeLimits(entries=500_000, depth=safefs.GRADING_LIMITS.depth,
@@ -43,7 +43,7 @@ def protected_paths(extra: Iterable[Path | str] = ()) -> list[str]:
     """Host paths no agent folder may be, hold or lie in: ClawGym's cache (but for the agents
     cache), the work folders, this package, and `extra` (spec, task and runs folders)."""
     from ..policy.embedded import cache_dir
-    from ..tempdirs import work_root
+    from ..files.tempdirs import work_root
 
     out = [cache_dir(), work_root(), Path(__file__).resolve().parent.parent, *map(Path, extra)]
     return [os.path.normpath(os.path.abspath(os.fspath(p))) for p in out]

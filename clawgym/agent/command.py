@@ -14,8 +14,8 @@ from ..policy.base import PolicyError, make_policy
 from ..registry import register
 from ..sandbox import Sandbox
 from ..sandbox.base import PRIVATE_MOUNT
-from ..task import Task
-from ..trajectory import Trajectory
+from ..spec.task import Task
+from ..records.trajectory import Trajectory
 from .base import COMMON_AGENT_PROPS, Agent
 from .binds import bind_problems
 from .proxy import FORWARDER_NAME, SOCKET_NAME, RecordingProxy

@@ -7,8 +7,8 @@ import time
 
 from ..registry import register
 from ..sandbox import ExecResult, Sandbox
-from ..task import Task
-from ..trajectory import Trajectory
+from ..spec.task import Task
+from ..records.trajectory import Trajectory
 from .base import Agent
 
 _TAIL = 2000

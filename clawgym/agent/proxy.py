@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from ..policy.base import Completion, Policy
-from ..serve import ChatHandler, ChatServing
-from ..trajectory import Trajectory
+from ..policy.server import ChatHandler, ChatServing
+from ..records.trajectory import Trajectory
 
 SOCKET_NAME, FORWARDER_NAME = "proxy.sock", "forward.py"
 MAX_REQUEST_BYTES = 32 << 20

@@ -13,8 +13,8 @@ from pathlib import Path
 from ..errors import InfraError
 from ..registry import register
 from ..sandbox import Sandbox
-from ..task import Task
-from ..trajectory import Trajectory
+from ..spec.task import Task
+from ..records.trajectory import Trajectory
 from .base import COMMON_AGENT_PROPS
 from .oracle import OracleAgent
 

@@ -23,9 +23,9 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from .. import safefs
+from ..files import safefs
 from ..errors import ClawgymError, InfraError
-from ..task import Task, thaw
+from ..spec.task import Task, thaw
 from .layout import Instance
 from . import partial_agent
 
@@ -35,7 +35,7 @@ EPS = 1e-9
 
 
 def _compile(instance: Instance) -> tuple[Task | None, str | None]:
-    from ..compile import compile_task, load_task_spec
+    from ..compile.compiler import compile_task, load_task_spec
 
     try:
         spec = load_task_spec(instance.spec)
@@ -112,7 +112,7 @@ def _rubric(task: Task, trials: Any, final: Path, trajectory: dict, judge: dict 
         out["scored"] = False
         out["note"] = "not scored: calibration grades the code checks; pass --judge to score the rubric"
         return out
-    from ..judge import judge_policy, judge_rubric, split_judge_config
+    from ..verify.judge import judge_policy, judge_rubric, split_judge_config
 
     _, options = split_judge_config(judge)
     result = judge_rubric(task, trajectory, final, judge_policy(judge), original=trials.pristine,
@@ -129,7 +129,7 @@ def _tamper(trials: Any) -> Any:
     """Run the tamper agent (truncate every input, then the reference on what is left) in a fresh
     sandbox on a pristine copy, and grade it in a fresh verifier process like any trial."""
     from ..agent import make_agent
-    from ..rollout import sandbox_limits
+    from ..run.trial import sandbox_limits
     from ..sandbox import create_sandbox
 
     task = trials.task

@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 
 from ..errors import ClawgymError, Problem
-from ..task import Task, thaw
+from ..spec.task import Task, thaw
 
 _SAME_FIELDS = ("instruction", "checks", "rubric", "files", "spec_file", "hash", "id")
 
@@ -90,7 +90,7 @@ def spec_files(base: Path, paths: list[str]) -> list[Path]:
 
 def collect(base: Path, paths: list[str], seeds: list[int]) -> Side:
     """Compile every task spec under `paths`: seed 0, plus `seeds` for specs whose instances vary."""
-    from ..compile_batch import compile_files
+    from ..compile.batch import compile_files
     from ..spec.load import load_file
 
     files = spec_files(base, paths)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ClawgymError, did_you_mean
-from ..task import Task
+from ..spec.task import Task
 from .layout import TASK_FILE, Instance, read_lock, series_of, version_of
 
 
@@ -122,7 +122,7 @@ def stale_lock_details(root: Path, hashes: dict[str, str]) -> list[str]:
 
 def compile_instances(instances: list[Instance], root: Path) -> dict[str, Task]:
     """Each instance compiled at seed 0 (a frozen instance has no other), by key; names must be unique."""
-    from ..compile_batch import compile_many
+    from ..compile.batch import compile_many
 
     tasks = compile_many([i.spec for i in instances], [0])
     out = {key_of(i, root): t for i, t in zip(instances, tasks)}

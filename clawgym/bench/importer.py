@@ -21,7 +21,7 @@ from typing import Any
 
 from ..errors import ClawgymError, SpecError
 from ..spec.write import dump_spec, literal
-from ..task import Task, thaw
+from ..spec.task import Task, thaw
 from .layout import TASK_FILE, find_instances
 from .rubrics import RUBRIC_WEIGHT, rubric_for
 
@@ -96,7 +96,7 @@ def content_key(task: Task) -> str:
 
 
 def _compile(path: Path) -> tuple[Task, dict[str, Any]]:
-    from ..compile import compile_task, load_task_spec
+    from ..compile.compiler import compile_task, load_task_spec
 
     spec = load_task_spec(path)
     if "params" in spec.data or "vars" in spec.data:
@@ -151,7 +151,7 @@ def add(sources_: list[Source], root: Path, *, rubrics: bool = True, hybrid: int
 
     With `hybrid`, at most that many instances of the benchmark (those already in it included)
     are hybrid: the rest of the eligible ones are added code-only."""
-    from ..compile import compile_task, load_task_spec
+    from ..compile.compiler import compile_task, load_task_spec
     from ..spec.library import find_root
     from ..synth.make import same_task
 

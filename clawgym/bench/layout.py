@@ -82,7 +82,7 @@ def find_instances(root: Path = BENCH_DIR) -> list[Instance]:
 
 def instance_hash(instance: Instance) -> str:
     """The content hash of the instance's compiled task."""
-    from ..compile_batch import compile_many
+    from ..compile.batch import compile_many
 
     [task] = compile_many([instance.spec], [0])
     return task.hash

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import ClawgymError
-from ..report import fmt_ci
-from ..task import CATEGORY_LABELS
-from ..textsafe import printable
+from ..report.summary import fmt_ci
+from ..spec.task import CATEGORY_LABELS
+from ..files.textsafe import printable
 from .runbench import ROW_FORMAT
 
 OTHER_VERSION = "other version"
@@ -142,7 +142,7 @@ def markdown(rows: list[dict[str, Any]]) -> str:
 
 def _style() -> str:
     """The report page's stylesheet, so the leaderboard looks like `clawgym report --html`."""
-    from ..report_html import TEMPLATE
+    from ..report.html import TEMPLATE
 
     found = re.search(r"<style>(.*?)</style>", TEMPLATE.read_text(encoding="utf-8"), re.DOTALL)
     return found.group(1) if found else ""

@@ -21,7 +21,7 @@ import yaml
 from ..errors import ClawgymError, SpecError
 from ..policy.base import Policy, PolicyError
 from ..spec.load import Document, load_file, load_text
-from ..task import Task, thaw
+from ..spec.task import Task, thaw
 
 FORMAT = "clawgym.llm-review/v1"
 QUESTIONS = ("ambiguity", "leaked_answers", "unasked_checks")
@@ -92,7 +92,7 @@ def policy_option(text: str) -> dict[str, Any]:
 
 def check_policy(config: dict[str, Any], doc: Document | None = None) -> dict[str, Any]:
     """The policy part of `config` (judge options dropped), validated against the policy's schema."""
-    from ..judge import split_judge_config
+    from ..verify.judge import split_judge_config
     from ..spec.validate import validate_plugin
 
     policy, _ = split_judge_config(config)

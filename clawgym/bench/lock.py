@@ -12,13 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import SpecError
-from ..rollout import write_text_atomic
+from ..run.trial import write_text_atomic
 from .layout import LOCK_FILE, Instance, read_lock, series_of, version_of
 
 
 def current_hashes(instances: list[Instance], jobs: int | None = None) -> dict[str, str]:
     """{instance name: content hash} of the instances as they are now (compiled in parallel)."""
-    from ..compile_batch import compile_files
+    from ..compile.batch import compile_files
 
     results = compile_files([i.spec for i in instances], [0], jobs=jobs)
     problems = [p for r in results for p in r.problems]

@@ -24,7 +24,7 @@ from rich.tree import Tree
 
 from ..errors import ClawgymError, SpecError
 from ..spec.load import load_text
-from ..task import Task, thaw
+from ..spec.task import Task, thaw
 from .layout import CALIBRATION_FILE, REVIEW_FILE
 
 DECISIONS = ("accept", "reject", "comment")

@@ -19,11 +19,11 @@ from rich.console import Console
 
 from .. import __version__
 from ..errors import ClawgymError, SpecError
-from ..plan import RunPlan
-from ..report import print_summary, summarize
-from ..rollout import Trial, write_json_atomic
-from ..run import MANIFEST, RunEvents, execute, load_records
-from ..textsafe import markup_safe
+from ..run.plan import RunPlan
+from ..report.summary import print_summary, summarize
+from ..run.trial import Trial, write_json_atomic
+from ..run.runner import MANIFEST, RunEvents, execute, load_records
+from ..files.textsafe import markup_safe
 from .discover import compile_instances, discover, key_of, select, stale_lock_details, version_info
 
 ROW_FORMAT = "clawgym.leaderboard-row/v1"
@@ -151,7 +151,7 @@ def safe_label(text: str) -> str:
 
 def usage_of(run_dir: Path, trial_id: str) -> tuple[int, int]:
     """(tokens, turns) of one trial, from its trajectory file (0, 0 when absent)."""
-    from ..report_html import trial_usage
+    from ..report.html import trial_usage
 
     path = run_dir / "trials" / trial_id / "trajectory.json"
     try:

@@ -194,7 +194,7 @@ class CheckContext:
         key = bool(original)
         if key in self._walk_cache:
             return self._walk_cache[key]
-        from .. import safefs
+        from ..files import safefs
 
         out: dict[str, str] = {}
         limits = safefs.TreeLimits(entries=MAX_ENTRIES, depth=safefs.GRADING_LIMITS.depth,

@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
-from .. import safefs
+from ..files import safefs
 from ..errors import ClawgymError, InfraError, PrerequisiteError
-from ..tempdirs import make_temp
+from ..files.tempdirs import make_temp
 from .base import CheckContext, CheckFailure
 
 LAUNCHER = "grader_launch.py"  # beside this module (read as package data: the exported grader runs from a zip)
@@ -88,7 +88,7 @@ def grading_folder(ctx: CheckContext, what: str = "grade",
         grading = Grading(root, root / "workspace", root / "private", ctx.mount or DEFAULT_MOUNT, in_place)
         try:
             if files is not None:
-                from ..workspace import write_files
+                from ..compile.workspace import write_files
                 write_files(files[0], files[1], grading.workspace)
             else:
                 grading.skipped = safefs.copy_tree(ctx.workspace, grading.workspace)

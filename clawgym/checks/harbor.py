@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .. import safefs
+from ..files import safefs
 from ..errors import ClawgymError
 from ..registry import register
 from .base import Check, CheckContext, CheckFailure, check_rel, clip

@@ -24,7 +24,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from .. import safefs
+from ..files import safefs
 from ..registry import register
 from .base import Check, CheckContext, CheckFailure, CheckResult, as_list, check_rel, clip, glob_regex
 from .exec import parse_reward_sh, parse_score

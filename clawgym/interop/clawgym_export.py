@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..compile import compile_task, load_task_spec
+from ..compile.compiler import compile_task, load_task_spec
 from ..errors import ClawgymError
-from ..task import CATEGORY_LABELS, Task
+from ..spec.task import CATEGORY_LABELS, Task
 from .clawgym_format import DATA_ENTRY, DEFAULT_MOUNT, INPUTS, REWARD_SH, SourceTask, read_task
 from .folders import staging, swap_in
 from .harbor_export import solve_script

@@ -16,7 +16,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from ..task import CATEGORY_LABELS
+from ..spec.task import CATEGORY_LABELS
 
 DATA_ENTRY = "data_entry.json"
 INPUTS = "input_files"

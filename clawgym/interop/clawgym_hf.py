@@ -25,7 +25,7 @@ from typing import Any, Iterator
 from ..errors import ClawgymError
 from ..spec.load import load_text
 from ..spec.write import dump_spec
-from ..tempdirs import work_root
+from ..files.tempdirs import work_root
 from .clawgym_format import DATA_ENTRY, DEFAULT_MOUNT, INPUTS, REWARD, REWARD_SH
 from .clawgym_import import Outcome, run_imports
 from .folders import spec_name

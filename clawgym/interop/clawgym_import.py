@@ -23,10 +23,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from .. import safefs
+from ..files import safefs
 from ..errors import ClawgymError
 from ..sandbox.host import sweep_worker_cgroups, worker_confined
-from ..task import Task
+from ..spec.task import Task
 from ..spec.write import dump_spec, literal
 from .clawgym_format import INPUTS, Rejected, SourceTask, read_task
 from .folders import spec_name, staging, swap_in
@@ -230,7 +230,7 @@ def _untouched(task: SourceTask, spec_file: Path, persona: str) -> tuple[dict[st
 
 
 def _compile(spec_file: Path) -> Task:
-    from ..compile import compile_task, load_task_spec
+    from ..compile.compiler import compile_task, load_task_spec
     from ..errors import SpecError
 
     try:

@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..errors import ClawgymError
-from ..jsonl import write_lines
-from ..task import Task, thaw
+from ..files.jsonl import write_lines
+from ..spec.task import Task, thaw
 from .folders import swap_in
 from .portable import JSONSCHEMA_PIN, Refused, find_specs, grader_needs, grading_refusals, write_bundle
 
@@ -170,7 +170,7 @@ def dockerfile(task: Task, needs_jsonschema: bool, spec_rel: str) -> str:
 
 def write_folder(task: Task, target: Path, spec_rel: str, tags: Iterable[str] = ()) -> list[str]:
     """Write the Harbor folder of `task` at `target` (replaced atomically); returns notes."""
-    from ..workspace import write_files
+    from ..compile.workspace import write_files
 
     notes = []
     _, needs_jsonschema = grader_needs([thaw(c) for c in task.checks])
@@ -218,7 +218,7 @@ def _spec_rel(task: Task, library_root: Path) -> str:
 
 def export_one(spec_path: Path, out: Path, seed: int, taken: set[str]) -> Outcome:
     """Export one spec; never raises for a bad spec or a task Harbor cannot express."""
-    from ..compile import compile_task, load_task_spec
+    from ..compile.compiler import compile_task, load_task_spec
 
     outcome = Outcome(spec=str(spec_path), status="refused")
     try:

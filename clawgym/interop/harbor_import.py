@@ -271,7 +271,7 @@ def import_one(folder: Path, out: Path, name: str | None = None, sandbox: dict |
 
 def _validate(spec_file: Path) -> None:
     """The written spec must load and compile; otherwise the task is rejected with the problems."""
-    from ..compile import compile_task, load_task_spec
+    from ..compile.compiler import compile_task, load_task_spec
     from ..errors import SpecError
 
     try:

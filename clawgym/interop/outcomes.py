@@ -8,7 +8,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..jsonl import write_lines
+from ..files.jsonl import write_lines
 
 STATUSES = ("imported", "warned", "rejected")
 

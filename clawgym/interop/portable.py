@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..errors import ClawgymError
-from ..task import Task, thaw
+from ..spec.task import Task, thaw
 
 JSONSCHEMA_PIN = "jsonschema==4.23.0"
 TRAJECTORY_CHECKS = ("message_sent", "cron_job")
@@ -134,7 +134,7 @@ def copy_scripts(task: Task, dest: Path) -> None:
 
 def write_bundle(task: Task, dest: Path) -> None:
     """Write the grader bundle of `task` into `dest` (clawgym.zip, task.json, original/, task_files/)."""
-    from ..workspace import write_files
+    from ..compile.workspace import write_files
 
     checks = [thaw(c) for c in task.checks]
     needs_yaml, _ = grader_needs(checks)

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..errors import ClawgymError
-from ..trajectory_store import reward_of, status_of
-from ..trajectory import FORMAT, OUTCOMES, Trajectory
+from ..records.store import reward_of, status_of
+from ..records.trajectory import FORMAT, OUTCOMES, Trajectory
 
 
 # ---------------------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ import json
 from typing import Any
 
 from ..errors import ClawgymError
-from ..trajectory import Trajectory
+from ..records.trajectory import Trajectory
 from .rows import (arguments_text, build_trajectory, chat_messages, metadata_of, parse_tools, row_shape,
                    text_of)
 

@@ -22,7 +22,7 @@ from ..checks.exec import parse_reward_sh
 from ..checks.grading import (GRADER_OUTPUT_BYTES, GraderRun, frames, grader_run, grading_folder, put_private,
                               run_in_sandbox)
 from ..checks.script import place_scripts
-from ..workspace import write_files
+from ..compile.workspace import write_files
 from .clawgym_format import DEFAULT_MOUNT, Rejected, SourceTask
 
 SMOKE_TIMEOUT = 30.0

@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, ClassVar
 
-from .. import control
+from .. import trial_controls as control
 from ..errors import InfraError
 from ..registry import get
 

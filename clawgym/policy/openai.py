@@ -17,7 +17,7 @@ import threading
 import time
 from typing import Any
 
-from .. import control
+from .. import trial_controls as control
 from ..errors import ClawgymError
 from ..registry import register
 from .base import COMMON_POLICY_PROPS, Completion, Policy, PolicyError

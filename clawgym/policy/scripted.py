@@ -6,7 +6,7 @@ import json
 import threading
 from typing import Any
 
-from .. import control
+from .. import trial_controls as control
 from ..registry import register
 from .base import COMMON_POLICY_PROPS, Completion, Policy, PolicyError
 

@@ -38,7 +38,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from .. import safefs
+from ..files import safefs
 from ..errors import ClawgymError, InfraError, PrerequisiteError
 from ..registry import register
 from .base import DEFAULT_MOUNT, ExecResult, Sandbox, SandboxLimits, check_mount, home_for

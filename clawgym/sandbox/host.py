@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Iterator
 
-from .. import safefs
+from ..files import safefs
 from ..errors import InfraError
 
 log = logging.getLogger(__name__)

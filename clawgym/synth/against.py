@@ -38,7 +38,7 @@ def cache_dir() -> Path | None:
 
 def entries(raw: list[str | dict[str, Any]]) -> list[tuple[str, list[int]]]:
     """(glob, seeds) for every `against` entry."""
-    from ..plan import parse_seeds
+    from ..run.plan import parse_seeds
 
     out = []
     for item in raw:
@@ -59,7 +59,7 @@ def _signatures(path: str, seeds: list[int], settings: DedupSettings) -> tuple[l
     """Compile one spec for some seeds: (task id, signature) pairs, and the spec's problems. A file
     that is not a task (a calibration record) gives nothing; a seed a family cannot be compiled
     on (its data leaves a check empty) made no task anywhere, so it is skipped, as synthesis does."""
-    from ..compile import compile_task, load_task_spec
+    from ..compile.compiler import compile_task, load_task_spec
     from ..spec.load import load_file
 
     try:

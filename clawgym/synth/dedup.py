@@ -15,7 +15,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from ..errors import PrerequisiteError
-from ..task import Task
+from ..spec.task import Task
 
 _WORD = re.compile(r"\w+")
 FILE_CHARS = 4096

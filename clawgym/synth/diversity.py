@@ -157,7 +157,7 @@ def _from_task(name: str, task: Any, operations: list[str] | None) -> Item:
 
 def load_set(root: Path, sample: int | None = None, seed: int = 0) -> list[Item]:
     """The tasks of a synth dataset (its manifest) or of any folder of task specs (seed 0 of each)."""
-    from ..compile import compile_task, load_task_spec
+    from ..compile.compiler import compile_task, load_task_spec
     from ..errors import SpecError
 
     if (root / MANIFEST).is_file():
@@ -239,7 +239,7 @@ def check_targets(report: dict[str, Any], targets: dict[str, Any]) -> list[dict[
 def print_report(report: dict[str, Any], console: Any, targets: list[dict[str, Any]] | None = None) -> None:
     from rich.table import Table
 
-    from ..textsafe import printable
+    from ..files.textsafe import printable
 
     table = Table(title=f"Diversity of {report['tasks']} tasks (MinHash, {SHINGLE}-word shingles, digits as one "
                         f"symbol, linked at J >= {report['link']})")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..spec.write import literal as _literal
-from ..task import Task, thaw
+from ..spec.task import Task, thaw
 
 BOOTSTRAP_NAMES = ("AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "HEARTBEAT.md", "BOOTSTRAP.md")
 _KEEP = ("title", "description", "category", "subcategory", "difficulty", "tags")

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from ..compile import TaskSpec, compile_task, load_task_spec
+from ..compile.compiler import TaskSpec, compile_task, load_task_spec
 from ..errors import Problem, SpecError
-from ..task import Task
+from ..spec.task import Task
 from .taxonomy import Taxonomy
 
 

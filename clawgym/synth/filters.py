@@ -20,19 +20,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import safefs
+from ..files import safefs
 from ..agent import make_agent
 from ..agent.tamper import input_files, truncate_inputs
 from ..errors import InfraError
-from ..rollout import sandbox_limits
+from ..run.trial import sandbox_limits
 from ..sandbox import create_sandbox
 from ..sandbox.host import worker_sandbox
-from ..task import Task, thaw
-from ..tempdirs import make_temp
-from ..trajectory import Trajectory
+from ..spec.task import Task, thaw
+from ..files.tempdirs import make_temp
+from ..records.trajectory import Trajectory
 from ..checks.base import CheckContext
 from ..verify import Verdict, combine, run_checks, verify_task
-from ..workspace import materialize
+from ..compile.workspace import materialize
 
 _GLOB = re.compile(r"[*?\[]")
 

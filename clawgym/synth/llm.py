@@ -20,12 +20,12 @@ from typing import Any, Iterator
 import jinja2
 
 from .. import registry
-from ..compile import compile_task, load_task_spec
+from ..compile.compiler import compile_task, load_task_spec
 from ..errors import ClawgymError, Problem, SpecError
 from ..spec.library import Library, find_root, library_for
 from ..spec.load import Document, load_text
 from ..spec.validate import plugin_schema
-from ..task import Task, thaw
+from ..spec.task import Task, thaw
 from .dedup import DedupSettings
 from ..spec.write import dump_spec
 from .filters import FilterSettings

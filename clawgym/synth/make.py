@@ -13,10 +13,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..compile import compile_task, load_task_spec
+from ..compile.compiler import compile_task, load_task_spec
 from ..errors import ClawgymError, SpecError
 from ..spec.load import load_text
-from ..task import Task
+from ..spec.task import Task
 from .dedup import DedupSettings, signature
 from ..spec.write import dump_spec
 from .emit import bare_spec, concrete_spec

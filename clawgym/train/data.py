@@ -22,8 +22,8 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 from ..errors import ClawgymError
 from ..interop.trajectory_formats import read_any
 from ..policy.embedded import EMBEDDED_NAME, cache_dir
-from ..trajectory_store import collect_run, reward_of, status_of
-from ..trajectory import Trajectory
+from ..records.store import collect_run, reward_of, status_of
+from ..records.trajectory import Trajectory
 from .render import (IGNORE, ChatTemplateError, Example, Truncation, has_token_ids, tokenize_example,
                      trajectory_examples)
 

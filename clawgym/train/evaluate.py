@@ -11,11 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..compile_batch import compile_many
-from ..plan import RunPlan
-from ..report import summarize
-from ..rollout import Trial
-from ..run import execute
+from ..compile.batch import compile_many
+from ..run.plan import RunPlan
+from ..report.summary import summarize
+from ..run.trial import Trial
+from ..run.runner import execute
 
 
 def agent_for(model: str, *, chat_template: str | None, max_turns: int, max_tokens: int, temperature: float = 0.0,

@@ -5,7 +5,7 @@
 summary). `expert_trajectories` replays them with the real `claw` agent and a scripted policy
 through the normal trial runner, so each trajectory carries the real system prompt, the real tool
 results and the verifier's verdict. `expert_command` keeps the replays that score and writes them
-as `clawgym.trajectory/v1` JSONL, ready for SFT.
+as `clawgym.records.trajectory/v1` JSONL, ready for SFT.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
-from ..textsafe import printable
-from ..task import Task
+from ..files.textsafe import printable
+from ..spec.task import Task
 
 MAX_READS = 4
 MAX_READ_BYTES = 50 * 1024          # the read tool's own cap: bigger files would come back cut
@@ -181,7 +181,7 @@ def expert_agent(task: Task) -> dict[str, Any]:
 
 
 def _replay(task: Task, sandbox: dict | None) -> dict[str, Any]:
-    from ..rollout import Trial, run_trial  # the runner behind execute_trial, keeping the trajectory
+    from ..run.trial import Trial, run_trial  # the runner behind execute_trial, keeping the trajectory
 
     outcome = run_trial(Trial(task, expert_agent(task)), sandbox_spec=sandbox)
     return {**outcome.record, "trajectory": outcome.trajectory, "diff": outcome.diff}
@@ -212,9 +212,9 @@ def failure_reason(record: Mapping[str, Any], most: int = 3) -> str:
 
 def to_trajectory(record: Mapping[str, Any]) -> Any:
     """The record's trajectory with its verdict, status and reward attached (as `collect_run` does)."""
-    from ..trajectory import Trajectory
+    from ..records.trajectory import Trajectory
 
-    from ..trajectory_store import attach_outcome
+    from ..records.store import attach_outcome
 
     t = attach_outcome(Trajectory.from_dict(dict(record["trajectory"])), dict(record))
     t.diff = record.get("diff")
@@ -230,9 +230,9 @@ def expert_command(specs: list[Path], *, seeds: str, out: Path, jobs: int = 4, m
     seed, replays the expert turns, keeps trajectories whose reward reaches `min_reward` and
     writes them to `out`. Returns {"tasks", "kept", "failed": [{"task", "reward", "reason"}], "out"}.
     """
-    from ..compile_batch import compile_many
-    from ..plan import expand_task_paths, parse_seeds
-    from ..trajectory_store import write_jsonl
+    from ..compile.batch import compile_many
+    from ..run.plan import expand_task_paths, parse_seeds
+    from ..records.store import write_jsonl
 
     tasks = compile_many(expand_task_paths([str(p) for p in specs], Path.cwd()), parse_seeds(seeds), jobs=jobs)
     kept: list[Any] = []

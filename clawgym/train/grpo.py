@@ -16,7 +16,7 @@
    steps; save a Hugging Face model folder (`OUT/model`) at the end.
 
 Run on CPU or one GPU with `clawgym train rl SPEC`; on several GPUs with
-`accelerate launch -m clawgym.cli train rl SPEC` (each process runs its share of the rollouts).
+`accelerate launch -m clawgym.cli.main train rl SPEC` (each process runs its share of the rollouts).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from typing import Any
 from ..errors import ClawgymError
 from . import checkpoint
 from .checkpoint import TrainerState
-from ..trajectory import Trajectory
+from ..records.trajectory import Trajectory
 from .render import examples_from_turns, has_token_ids
 from .rl_loss import Sample, collate, packs_rows, plan_micro_batches, policy_loss, reference_logprobs
 from .rl_rollouts import Phase, TaskPool, rl_agent, rollout_phase, sync_server

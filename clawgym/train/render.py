@@ -44,7 +44,7 @@ from typing import Any, Literal
 
 from ..errors import ClawgymError
 from ..policy.chat_format import render_chat, tools_supported
-from ..trajectory import Trajectory
+from ..records.trajectory import Trajectory
 
 IGNORE = -100
 Truncation = Literal["turns", "drop"]

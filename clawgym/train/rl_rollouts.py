@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..compile_batch import compile_many
-from ..plan import RunPlan
-from ..rollout import Trial
-from ..run import execute
-from ..task import Task
+from ..compile.batch import compile_many
+from ..run.plan import RunPlan
+from ..run.trial import Trial
+from ..run.runner import execute
+from ..spec.task import Task
 from .advantages import Grouping, Rollout, form_groups
 
 

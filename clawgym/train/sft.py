@@ -11,7 +11,7 @@
 6. save a Hugging Face model folder (`OUT/model`) and evaluate it.
 
 Run on CPU or one GPU with `clawgym train sft SPEC`, on several GPUs or machines with
-`accelerate launch -m clawgym.cli train sft SPEC` (DDP, FSDP or DeepSpeed from the accelerate config).
+`accelerate launch -m clawgym.cli.main train sft SPEC` (DDP, FSDP or DeepSpeed from the accelerate config).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Problem, SpecError
-from ..plan import expand_task_paths, parse_seeds
+from ..run.plan import expand_task_paths, parse_seeds
 from ..spec.load import load_file
 from ..spec.validate import raw_schema, resolve, validate_document
 

@@ -15,7 +15,7 @@ from .grade import Verdict, combine, grading_budget
 from ..errors import InfraError, PrerequisiteError
 
 if TYPE_CHECKING:
-    from ..task import Task
+    from ..spec.task import Task
 
 
 
@@ -56,7 +56,7 @@ def verify(checks: list[dict], *, workspace: Path, original: Path | None = None,
         payload = json.dumps(request, default=str)
     except (TypeError, ValueError) as e:
         raise InfraError(f"cannot send the checks to the verifier: {e}") from None
-    from .. import control
+    from .. import trial_controls as control
     from .server import ask
 
     token = control.current().token
@@ -82,7 +82,7 @@ def verify_task(task: "Task", workspace: Path, *, trajectory: dict | None = None
                 workspace_problem: str | None = None) -> Verdict:
     """`verify` with everything a Task says about its grading: its checks, params, task folder,
     mount, time budget and pristine files (written by the verifier, or the `original` folder)."""
-    from ..task import thaw
+    from ..spec.task import thaw
 
     pristine: dict[str, Any] = ({"original": original} if original is not None else
                                 {"original_files": task.files, "executables": task.executables})

@@ -18,7 +18,7 @@ from ..checks.base import MAX_REASON, CheckContext, CheckFailure, CheckResult
 from ..errors import ClawgymError, InfraError, PrerequisiteError
 
 if TYPE_CHECKING:
-    from ..judge import RubricResult
+    from .judge import RubricResult
 
 
 

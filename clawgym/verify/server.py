@@ -233,7 +233,7 @@ def ask(payload: bytes, timeout: float, token: Any) -> Any:
 
 
 def _exchange(conn: socket.socket, payload: bytes, timeout: float, token: Any) -> Any:
-    from ..control import TrialCancelled
+    from ..trial_controls import TrialCancelled
 
     pid: int | None = None
     buffer = b""

@@ -89,12 +89,12 @@ def handle(request: dict) -> dict:
     import time
     from pathlib import Path
 
-    from .. import safefs
+    from ..files import safefs
     from ..checks.base import CheckContext
     from ..errors import InfraError, PrerequisiteError
     from .grade import run_checks
-    from ..tempdirs import make_temp
-    from ..workspace import diff, write_files
+    from ..files.tempdirs import make_temp
+    from ..compile.workspace import diff, write_files
 
     task_dir = request.get("task_dir")
     originals = request.get("original_files")

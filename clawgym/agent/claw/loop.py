@@ -10,8 +10,8 @@ from typing import Any
 from ...errors import ClawgymError
 from ...registry import register
 from ...sandbox import Sandbox
-from ...task import Task, thaw
-from ...trajectory import Trajectory
+from ...spec.task import Task, thaw
+from ...records.trajectory import Trajectory
 from ..base import COMMON_AGENT_PROPS, Agent
 from . import prompt as prompt_mod
 from .paths import PathError, Workspace

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ....sandbox import Sandbox
-from ....task import Task, thaw
+from ....spec.task import Task, thaw
 from ..paths import PathError, Workspace
 
 ALWAYS = ("read", "write", "edit", "exec", "process")

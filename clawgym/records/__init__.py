@@ -1,0 +1,3 @@
+"""Records that cross stages: the `Trajectory` noun (`trajectory.py`) and the JSONL trajectory
+and results-folder store (`store.py`).
+"""

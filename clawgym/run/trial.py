@@ -1,0 +1,213 @@
+"""One trial: materialise the task, run an agent in a fresh sandbox, verify, record."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .. import trial_controls as control
+from ..files import safefs
+from ..agent import agent_label, make_agent
+from ..trial_controls import TrialCancelled
+from ..errors import InfraError, PrerequisiteError
+from ..sandbox import SandboxLimits, create_sandbox
+from ..spec.task import Task
+from ..records.trajectory import Trajectory
+from ..files.tempdirs import make_temp
+from ..verify import combine_hybrid, verify_task
+from ..compile.workspace import materialize
+
+RECORD_FORMAT = "clawgym.trial/v1"
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One planned attempt: a task instance, an agent config and an attempt number."""
+
+    task: Task
+    agent: dict[str, Any]
+    attempt: int = 0
+
+    @property
+    def id(self) -> str:
+        return f"{self.task.name}.s{self.task.seed}.{agent_label(self.agent)}.a{self.attempt}"
+
+
+def sandbox_limits(task: Task) -> SandboxLimits:
+    lim = task.limits
+    return SandboxLimits(wall_seconds=float(lim["seconds"]), memory_mb=int(lim["memory_mb"]),
+                         pids=int(lim["pids"]), output_bytes=int(lim["output_bytes"]))
+
+
+def write_json_atomic(path: Path, data: Any, *, indent: int | None = 2) -> None:
+    """Write JSON so that readers see the old file or the whole new one, never a torn file.
+
+    `indent=None` writes compact JSON with the C encoder (much faster for big trajectories).
+    """
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(data, indent=indent, ensure_ascii=False, default=str))
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+@dataclass
+class TrialOutcome:
+    """What one trial produced: its record, trajectory and workspace diff (written by `write_outcome`)."""
+
+    record: dict[str, Any]
+    trajectory: dict[str, Any] | None = None
+    diff: str | None = None
+
+
+def write_outcome(trial_dir: Path, outcome: TrialOutcome) -> None:
+    """Write a trial's files atomically; record.json goes last, its presence marks the trial done."""
+    trial_dir.mkdir(parents=True, exist_ok=True)
+    if outcome.diff is not None:
+        write_text_atomic(trial_dir / "workspace.diff", outcome.diff)
+    if outcome.trajectory is not None:
+        write_json_atomic(trial_dir / "trajectory.json", outcome.trajectory, indent=None)
+    write_json_atomic(trial_dir / "record.json", outcome.record)
+
+
+def error_record(trial: Trial, message: str, *, tries: int = 1, **extra: Any) -> dict[str, Any]:
+    """The record of a trial that ended in an infrastructure error outside `run_trial` (e.g. a timeout)."""
+    return {"format": RECORD_FORMAT, "trial_id": trial.id, "task": trial.task.summary(),
+            "agent": {**trial.agent, "name": agent_label(trial.agent)}, "attempt": trial.attempt,
+            "tries": tries, "status": "error", "reward": None, "verdict": None, "error": message,
+            "finished_at": time.time(), **extra}
+
+
+def execute_trial(trial: Trial, *, sandbox_spec: dict | None = None, pass_threshold: float = 1.0,
+                  trial_dir: Path | None = None, keep_workspace: Path | None = None,
+                  judge: dict[str, Any] | None = None, tries: int = 1) -> dict[str, Any]:
+    """Run one trial end to end and return its record (its files also written to `trial_dir` if given)."""
+    cache_dir = trial_dir.parent.parent / "judge_cache" if trial_dir is not None else None
+    outcome = run_trial(trial, sandbox_spec=sandbox_spec, pass_threshold=pass_threshold,
+                        keep_workspace=keep_workspace, judge=judge, tries=tries, judge_cache=cache_dir)
+    if trial_dir is not None:
+        write_outcome(trial_dir, outcome)
+    return outcome.record
+
+
+def run_trial(trial: Trial, *, sandbox_spec: dict | None = None, pass_threshold: float = 1.0,
+              keep_workspace: Path | None = None, judge: dict[str, Any] | None = None, tries: int = 1,
+              judge_cache: Path | None = None) -> TrialOutcome:
+    """Run one trial: materialise, agent in a fresh sandbox, verify, judge. Writes nothing.
+
+    Status is `passed`, `failed` or `error`. Infrastructure failures (sandbox, model endpoint,
+    verifier, judge, cancellation) give `error` with the `error` text and reward None, never 0; a
+    missing prerequisite such as bubblewrap raises PrerequisiteError so the whole run stops.
+    `judge` is a policy config (plus judge options, see `clawgym.verify.judge`) that scores the task's
+    rubric after the code checks when no gate failed; without it a rubric is noted as unscored.
+    The run's caps and cancellation come from `clawgym.trial_controls.current()`.
+    """
+    task = trial.task
+    token = control.current().token
+    timings: dict[str, float] = {}
+    t0 = time.monotonic()
+    tmp = make_temp("trial")
+    os.chmod(tmp, 0o711)  # a root-run sandbox resolves the workspace and private binds as its own uid
+    original, workspace, private = tmp / "original", tmp / "workspace", tmp / "private"
+    record: dict[str, Any] = {"format": RECORD_FORMAT, "trial_id": trial.id, "task": task.summary(),
+                              "agent": {**trial.agent, "name": agent_label(trial.agent)},
+                              "attempt": trial.attempt, "tries": tries,
+                              "status": "error", "reward": None, "verdict": None, "error": None}
+    trajectory: Trajectory | None = None
+    workspace_diff: str | None = None
+    try:
+        agent = make_agent(trial.agent)
+        record["agent"] = agent.describe()
+        materialize(task, workspace)  # the verifier writes its own pristine copy
+        private.mkdir(mode=0o755)  # host-owned, shown read-only inside: the agent can use it, never change it
+        timings["setup_s"] = time.monotonic() - t0
+        extra = agent.sandbox_options(task)
+        spec = {**(sandbox_spec or {"type": "local"}), **extra} if extra else sandbox_spec
+        with control.sandbox_slot():
+            t1 = time.monotonic()
+            with create_sandbox(spec, workspace, limits=sandbox_limits(task), network=task.network,
+                                mount=task.mount, private_dir=private) as sandbox:
+                unregister = token.on_cancel(sandbox.close)  # a timeout kills what the agent runs
+                try:
+                    trajectory = agent.run(task, sandbox)
+                finally:
+                    unregister()
+            workspace_problem = getattr(sandbox, "workspace_problem", None)
+        token.check()
+        record["agent"] = {**record["agent"], **trajectory.agent}  # e.g. a black-box agent's version
+        timings["agent_s"] = time.monotonic() - t1
+        if trajectory.outcome == "error":
+            raise InfraError(trajectory.error or "the agent reported an infrastructure error")
+        t2 = time.monotonic()
+        trajectory_dict = trajectory.to_dict()
+        verdict = verify_task(task, workspace, trajectory=trajectory_dict, sandbox=sandbox_spec,
+                              pass_threshold=pass_threshold, diff=True, workspace_problem=workspace_problem)
+        workspace_diff = verdict.workspace_diff
+        timings["verify_s"] = time.monotonic() - t2
+        if task.rubric:
+            rubric = None
+            if judge is not None and verdict.gate_failed is None and not verdict.error:
+                t3 = time.monotonic()
+                materialize(task, original)  # the judge compares against the original files
+                rubric = _judge(judge, task, trajectory_dict, workspace, original, judge_cache)
+                timings["judge_s"] = time.monotonic() - t3
+                record["judge"] = rubric.judge
+            verdict = combine_hybrid(verdict, rubric, task.rubric_weight, has_rubric=True,
+                                     pass_threshold=pass_threshold)
+        record.update(status="passed" if verdict.passed else "failed", reward=verdict.reward,
+                      verdict=verdict.to_dict(), outcome=trajectory.outcome, note=trajectory.error)
+        refused = [f"{s.get('status')}: {s.get('reason')}" for s in trajectory.steps if s.get("kind") == "proxy_refused"]
+        if refused:  # e.g. a request body past the proxy's cap
+            record["proxy_refused"] = refused[:20]
+        if keep_workspace is not None:
+            safefs.remove_tree(keep_workspace)
+            try:
+                safefs.copy_tree(workspace, keep_workspace)
+            except safefs.TreeTooLarge as e:
+                record["kept_workspace"] = f"cut short: {e}"
+    except PrerequisiteError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any failure of the machinery is an `error` trial
+        message = token.reason if isinstance(exc, TrialCancelled) and token.reason else f"{type(exc).__name__}: {exc}"
+        record.update(status="error", reward=None, verdict=None, error=message)
+        record["traceback"] = traceback.format_exc(limit=8)
+    finally:
+        problems = safefs.remove_tree(tmp)
+        if problems:  # logged on this trial; never ends the run
+            record["cleanup_problems"] = problems[:10]
+            log.warning("trial %s: could not remove all of its work folder: %s", trial.id, problems[0])
+    timings["total_s"] = time.monotonic() - t0
+    record["timings"] = {k: round(v, 4) for k, v in timings.items()}
+    record["finished_at"] = time.time()
+    return TrialOutcome(record, trajectory.to_dict() if trajectory is not None else None, workspace_diff)
+
+
+def _judge(config: dict[str, Any], task: Task, trajectory: dict, workspace: Path, original: Path,
+           cache: Path | None) -> Any:
+    """Score the rubric; any judge failure becomes a JudgeError (an InfraError: the trial is `error`)."""
+    from ..verify.judge import JudgeError, judge_policy, judge_rubric, split_judge_config
+    from ..policy import PolicyError
+
+    _, options = split_judge_config(config)
+    cache_dir = options.get("cache_dir") or cache
+    try:
+        return judge_rubric(task, trajectory, workspace, judge_policy(config), original=original,
+                            cache_dir=Path(cache_dir) if cache_dir else None,
+                            **{k: int(v) for k, v in options.items() if k != "cache_dir"})
+    except PolicyError as e:
+        raise JudgeError(f"the rubric judge failed: {e}") from None
