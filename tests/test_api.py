@@ -71,3 +71,29 @@ def test_a_bad_spec_is_a_clawgym_error_with_where(tmp_path):
         assert "bad.yaml" in str(e.format() if hasattr(e, "format") else e)
     else:
         raise AssertionError("a task without instruction loaded")
+
+
+def test_old_module_paths_still_import_with_a_warning():
+    """0.1 module paths resolve to the moved modules for one release, each with a DeprecationWarning."""
+    code = (
+        "import warnings; warnings.simplefilter('error', DeprecationWarning)\n"
+        "import importlib, clawgym\n"
+        "for old, new in [('clawgym.rollout', 'clawgym.run.trial'), ('clawgym.executors.local', 'clawgym.run.executors'),\n"
+        "                 ('clawgym.run_cmd', 'clawgym.cli.run'), ('clawgym.trajectory_store', 'clawgym.records.store')]:\n"
+        "    try:\n"
+        "        importlib.import_module(old)\n"
+        "    except DeprecationWarning as w:\n"
+        "        assert new in str(w), w\n"
+        "    else:\n"
+        "        raise SystemExit(old + ' did not warn')\n"
+        "warnings.simplefilter('ignore', DeprecationWarning)\n"
+        "import clawgym.rollout, clawgym.run.trial\n"
+        "assert clawgym.rollout is clawgym.run.trial\n"
+        "from clawgym.compile import compile_task\n"
+        "from clawgym.compile.compiler import compile_task as new\n"
+        "assert compile_task is new\n"
+        "from clawgym.run import execute\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip() == "ok", out.stderr

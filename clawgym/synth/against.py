@@ -25,7 +25,7 @@ from .dedup import DedupSettings, signature
 from .families import family_files
 
 CHUNK = 50  # seeds per worker job
-_CODE = ("compile.py", "workspace.py", "generators", "spec", "synth/against.py", "synth/emit.py")  # what signatures depend on
+_CODE = ("compile", "generators", "spec", "synth/against.py", "synth/emit.py")  # what signatures depend on
 
 
 def cache_dir() -> Path | None:
