@@ -14,6 +14,7 @@ from . import exec as _exec  # noqa: F401
 from . import script as _script  # noqa: F401
 from . import files as _files  # noqa: F401
 from . import harbor as _harbor  # noqa: F401
+from . import pinchbench as _pinchbench  # noqa: F401
 from . import structured as _structured  # noqa: F401
 from . import tabular as _tabular  # noqa: F401
 from . import text as _text  # noqa: F401

@@ -43,7 +43,8 @@ _NOUNISH_BEFORE = re.compile(r"(?:\b(?:the|a|an|any|these|those|this|that|its|th
                              r"recent|latest|last|new|first|next|previous|pending|open|most|all|of|few|many|several|"
                              r"daily|weekly|monthly|minor|major|small|big|large|planned|proposed|suggested|recorded|"
                              r"listed|required|requested|needed|past|\d+)\s+)$")
-_DESCRIPTIVE_BEFORE = re.compile(r"\b(?:it|which|that|this|they|who|he|she|we|i|would|could|might|does|did|"
+_DESCRIPTIVE_BEFORE = re.compile(r"\b(?:it|which|that|this|they|who|he|she|we|i|i've|we've|i have|we have|"
+                                 r"would|could|might|does|did|"
                                  r"whether|if)\s+(?:\w+ly\s+)?$")
 _NOUNISH_AFTER = re.compile(r"^\s+(?:log|logs|list|lists|history|histories|notes|note|summary|summaries|count|counts|"
                             r"request|requests|entries|entry|record|records|sets|ticket|tickets|report|reports|"
@@ -449,7 +450,7 @@ def _goes_elsewhere(text: str, lower: str, m: _Mention, inputs: list[str]) -> bo
             name = f.group(0)
             if _FILE_EXT.search(name) and not any(p == name or p.endswith("/" + name) for p in inputs):
                 return True
-    into = re.search(r"\b(?:into|as)\s+(?:one|a|an|the)?\s*(?:\w+\s+){0,3}?((?:[\w.-]+/)+[\w.-]+\.\w+)", rest)
+    into = re.search(r"\b(?:into|as)\s+(?:one|a|an|the)?\s*(?:\w+\s+){0,3}?((?:[\w.-]+/)*[\w.-]+\.[A-Za-z]\w*)", rest)
     return bool(into and not any(p == into.group(1) for p in inputs))
 
 
