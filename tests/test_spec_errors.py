@@ -29,7 +29,8 @@ def test_malformed_yaml_points_at_the_line():
     assert lines == [
         "error: specs/bad/syntax.yaml:5: invalid YAML: did not find expected ',' or ']' (while parsing a flow "
         "sequence that starts on line 4) (check indentation, quoting and that every 'key: value' has a space "
-        "after the colon)"]
+        "after the colon)",
+        "1 problem found in 1 of 1 file"]
 
 
 def test_unknown_keys_wrong_types_and_unknown_check_all_at_once():
@@ -44,7 +45,7 @@ def test_unknown_keys_wrong_types_and_unknown_check_all_at_once():
         "error: specs/bad/keys.yaml:13: checks[0].type: unknown check type 'file_exist' "
         "(did you mean 'file_exists' or 'file_absent'?)",
         "error: specs/bad/keys.yaml:14: checks[1].wieght: unknown key 'wieght' (did you mean 'weight'?)",
-        "5 problems found",
+        "5 problems found in 1 of 1 file",
     ]
 
 
@@ -58,7 +59,7 @@ def test_missing_persona_skill_and_workspace():
         "(did you mean 'notes'?)",
         "error: specs/bad/refs.yaml:7: workspace: unknown workspace 'plane': workspaces/plane/workspace.yaml "
         "does not exist (did you mean 'plain'?)",
-        "3 problems found",
+        "3 problems found in 1 of 1 file",
     ]
 
 
@@ -68,11 +69,10 @@ def test_undefined_jinja_variables_and_missing_file():
     assert lines == [
         "error: specs/bad/jinja.yaml:11: files[0].source: source file 'missing.txt' not found next to "
         "specs/bad/jinja.yaml (paths are relative to the spec file)",
-        "error: specs/bad/jinja.yaml:12: instruction: undefined variable in template: no attribute 'm' "
-        "(check the spelling against params, vars and data)",
+        "error: specs/bad/jinja.yaml:12: instruction: undefined name 'params.m' in template (params has: n)",
         "error: specs/bad/jinja.yaml:17: checks[0].path: undefined variable 'param' in template "
         "(did you mean 'params'?)",
-        "3 problems found",
+        "3 problems found in 1 of 1 file",
     ]
 
 
@@ -82,7 +82,8 @@ def test_failing_reference_solution_is_reported_at_its_step(bwrap):
     assert lines == [
         "error: specs/bad/solution.yaml:10: solution[1]: reference solution failed on seeds 0, 1: solution step 2 "
         "(exec: echo oops >&2; exit 3) exited with code 3: oops (run 'clawgym run SPEC --agent oracle' and read "
-        "the trial's trajectory)"]
+        "the trial's trajectory)",
+        "1 problem found in 1 of 1 file"]
 
 
 def test_good_spec_passes_and_yaml_1_1_words_stay_strings():

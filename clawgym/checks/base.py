@@ -292,6 +292,12 @@ class Check:
         self.name = str(self.config.get("name") or self.default_name())
 
     @classmethod
+    def static_problems(cls, config: dict) -> list[tuple[tuple, str, str]]:
+        """What is wrong with a rendered config that can be told without a workspace, as
+        (key path inside the check, what, how to fix); `clawgym validate --static` reports them."""
+        return []
+
+    @classmethod
     def full_schema(cls) -> dict:
         """The check's merged JSON Schema (same as `schema`)."""
         return cls.schema

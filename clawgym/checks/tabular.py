@@ -6,6 +6,7 @@ import csv
 import io
 from typing import Any
 
+from ..errors import did_you_mean
 from ..registry import register
 from .base import Check, CheckContext, CheckFailure, as_list, parse_number, short, strings, tolerance_of
 from .structured import TOLERANCE, values_equal
@@ -87,6 +88,23 @@ class CsvRowsEqual(Check):
                           "description": "Field delimiter, or `auto` to sniff `,` `;` tab `|`."},
         },
     }
+
+    @classmethod
+    def static_problems(cls, config: dict) -> list[tuple[tuple, str, str]]:
+        """`key` and `columns` must name columns the expected rows have."""
+        expected = config.get("expected")
+        if not isinstance(expected, list) or not expected or not all(isinstance(r, dict) for r in expected):
+            return []
+        have = list(dict.fromkeys(str(c) for r in expected for c in r))
+        out = []
+        for option in ("key", "columns"):
+            for i, col in enumerate(as_list(config.get(option))):
+                if str(col) not in have:
+                    where = (option, i) if isinstance(config.get(option), list) else (option,)
+                    near = did_you_mean(str(col), have)
+                    out.append((where, f"column {str(col)!r} is not in the expected rows",
+                                f"{near + ' ' if near else ''}the expected rows have: {', '.join(have)}"))
+        return out
 
     def run(self, ctx: CheckContext) -> tuple:
         rel = self.get("path")

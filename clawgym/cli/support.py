@@ -34,7 +34,10 @@ def friendly(fn: Callable) -> Callable:
         except ClawgymError as exc:
             for problem in exc.problems:
                 print(f"error: {error_text(problem.format())}", file=sys.stderr)
-            if len(exc.problems) > 1:
+            summary = getattr(exc, "summary", None)  # a command's own summary line, always printed
+            if summary:
+                print(summary, file=sys.stderr)
+            elif len(exc.problems) > 1:
                 print(f"{len(exc.problems)} problems found", file=sys.stderr)
             sys.exit(exc.exit_code)
 

@@ -9,6 +9,7 @@ from rich.console import Console
 
 from ..compile.batch import compile_files
 from ..errors import Problem, SpecError
+from ..run.lint import static_problems
 from ..run.plan import parse_seeds, plan_from_run_spec
 from ..spec.library import find_root, library_for
 from ..spec.load import load_file
@@ -79,12 +80,15 @@ def validate_other(path: Path) -> str | None:
 def validate_paths(paths: list[Path], *, static: bool, seeds: str, jobs: int, console: Console) -> None:
     """Validate every spec under `paths`; raise SpecError listing every problem found.
 
-    Task specs are compiled for every seed (in parallel processes for large batches), then,
-    unless `static`, linted: the oracle must score 1.0 and the nop agent at most 0.1.
+    Task specs are compiled for every seed (in parallel processes for large batches) and their
+    checks' static rules applied; then, unless `static`, graded like synthesis grades a task: the
+    oracle must score 1.0, the nop agent at most 0.1 and the tamper agent no more than nop.
+    A summary line is always printed last.
     """
     seed_list = parse_seeds(seeds)
     problems: list[Problem] = []
     tasks: list[Task] = []
+    failed: set[str] = set()
     files, skipped = spec_files(paths)
     if skipped:
         console.print(f"skipped {len(skipped)} YAML data file(s) without apiVersion or kind, e.g. {skipped[0]}",
@@ -96,18 +100,46 @@ def validate_paths(paths: list[Path], *, static: bool, seeds: str, jobs: int, co
             if result.problems:
                 raise SpecError(result.problems)
             kind = result.kind if result.kind == "Task" else validate_other(path)
+            found = static_problems(result.tasks)
+            if found:
+                raise SpecError(found)
             tasks += result.tasks
             count = f", {len(result.tasks)} instances" if result.tasks else ""
             console.print(f"[green]ok[/green]   {path} ({kind}{count})", highlight=False)
         except SpecError as exc:
             problems += exc.problems
+            failed.add(str(path))
             console.print(f"[red]fail[/red] {path}", highlight=False)
     if tasks and not static and not problems:
-        from ..run.lint import lint_tasks
+        from ..run.lint import lint_report
 
-        console.print(f"linting {len(tasks)} task instances (oracle must score 1.0, nop at most 0.1)...")
-        problems += lint_tasks(tasks, jobs=jobs)
+        console.print(f"grading {len(tasks)} task instances: oracle must score 1.0, nop at most 0.1, "
+                      "tamper no more than nop...", highlight=False)
+        report = lint_report(tasks, jobs=jobs)
+        problems += report.problems
+        bad = {p.file for p in report.problems}
+        for spec_file in dict.fromkeys(t.spec_file for t in tasks):
+            mark = "[red]fail[/red]" if spec_file in bad else "[green]ok[/green]  "
+            console.print(f"{mark} {spec_file} ({report.scores(spec_file)})", highlight=False)
+            if spec_file in bad:
+                failed.add(spec_file)
+    summary = _summary(len(files), len(failed), len(problems), len(tasks), static)
     if problems:
-        raise SpecError(problems)
-    console.print(f"[green]{len(files)} files valid[/green]" + ("" if static or not tasks else
-                  f"; {len(tasks)} instances: oracle 1.0, nop <= 0.1"))
+        raise ValidationFailed(problems, summary)
+    console.print(f"[green]{summary}[/green]", highlight=False)
+
+
+def _summary(files: int, failed: int, problems: int, instances: int, static: bool) -> str:
+    if problems:
+        return (f"{problems} problem{'s' if problems != 1 else ''} found in {failed} of {files} "
+                f"file{'s' if files != 1 else ''}")
+    graded = "" if static or not instances else f"; {instances} instances: oracle 1.0, nop <= 0.1, tamper <= nop"
+    return f"{files} file{'s' if files != 1 else ''} valid{graded}"
+
+
+class ValidationFailed(SpecError):
+    """The problems `clawgym validate` found, with the summary line printed after them."""
+
+    def __init__(self, problems: list[Problem], summary: str):
+        super().__init__(problems)
+        self.summary = summary

@@ -13,7 +13,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .compiler import compile_task, load_task_spec
+from .compiler import compile_task, load_task_spec, problems_beyond
 from ..errors import Problem, SpecError
 from ..spec.load import Document, load_file
 from ..spec.task import Task
@@ -38,10 +38,25 @@ def compile_file(path: Path, seeds: list[int], doc: Document | None = None) -> C
         doc = doc or load_file(path)
         out.kind = doc.data.get("kind") if isinstance(doc.data, dict) else None
         if out.kind == "Task":
-            spec = load_task_spec(path, doc)
+            try:
+                spec = load_task_spec(path, doc)
+            except SpecError as exc:  # the rest of the spec may hold independent mistakes too
+                more = problems_beyond(doc, exc.problems, seeds[0] if seeds else 0)
+                raise SpecError(_merge(exc.problems, more)) from None
             out.tasks = [compile_task(spec, seed) for seed in seeds]
     except SpecError as exc:
         out.problems = exc.problems
+    return out
+
+
+def _merge(first: list[Problem], more: list[Problem]) -> list[Problem]:
+    """Both lists of problems in line order, without repeats."""
+    seen, out = set(), []
+    for p in sorted(first + more, key=lambda p: (p.file or "", p.line or 0, p.key or "")):
+        ident = (p.file, p.line, p.key, p.what)
+        if ident not in seen:
+            seen.add(ident)
+            out.append(p)
     return out
 
 

@@ -7,18 +7,21 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Any
+
+import jinja2
 
 from .. import registry
 from ..errors import ClawgymError, Problem, SpecError
 from ..spec.library import FileTree, Library, find_root, library_for, read_tree
 from ..spec.load import Document, load_file
 from ..spec.params import param_problems, sample_params
+from ..spec.names import uses_any
 from ..spec.render import RenderError, is_template, problem, render_text, render_value
-from ..errors import key_path
 from ..spec.validate import plugin_schema, raw_schema, rendered_value_problems, resolve, validate_document
 from ..spec.task import Task
 
@@ -111,12 +114,49 @@ def compile_task(spec: TaskSpec, seed: int) -> Task:
     return _Compiler(spec, seed).run()
 
 
+_TOP_KEY = re.compile(r"^(\w+)(?:\[(\d+)\]|\.([^.\[]+))?")
+_NEEDED = ("name", "persona", "workspace", "instruction", "checks")
+
+
+def _skip_path(key: str | None) -> tuple | None:
+    """('checks', 3) for 'checks[3].type', ('vars', 'x') for 'vars.x', ('instruction',) for it."""
+    m = _TOP_KEY.match(key or "")
+    if not m:
+        return None
+    top, index, name = m.groups()
+    return (top, int(index)) if index is not None else (top, name) if name is not None else (top,)
+
+
+def problems_beyond(doc: Document, found: list[Problem], seed: int = 0) -> list[Problem]:
+    """The problems a spec with schema or reference `found` problems would still have elsewhere:
+    compile it for `seed` leaving out each part a found problem is in (a check, a var, a file...),
+    so independent mistakes are all reported in one pass. [] when the spec cannot be compiled."""
+    data = doc.data
+    if not isinstance(data, dict) or data.get("kind") != "Task" or any(k not in data for k in _NEEDED):
+        return []
+    skip = {_skip_path(p.key) for p in found}
+    if None in skip or any(len(s) == 1 and s[0] in _NEEDED for s in skip) \
+            or any(s[0] in ("persona", "skills", "workspace", "params", "apiVersion", "kind") for s in skip):
+        return []  # nothing to compile around: the whole task depends on it
+    try:
+        library = library_for(find_root(Path(doc.file).resolve().parent))
+        _Compiler(TaskSpec(doc, library), seed, skip=skip).run()
+    except SpecError as exc:
+        return exc.problems
+    except Exception:  # noqa: BLE001 - a spec broken in its structure: the found problems say why
+        return []
+    return []
+
+
 class _Compiler:
     """Holds the render context and the problems found while compiling one instance."""
 
-    def __init__(self, spec: TaskSpec, seed: int):
+    def __init__(self, spec: TaskSpec, seed: int, skip: set | None = None):
         self.spec, self.doc, self.seed = spec, spec.doc, seed
+        self.skip = skip or set()  # parts already reported broken (see problems_beyond)
         self.problems: list[Problem] = []
+        self.failed: dict[str, Problem | None] = {}  # names whose value could not be computed -> the cause
+        self.skipped: dict[int, int] = {}  # id of a cause -> how many later fields that use it were skipped
         self.files: dict[str, bytes] = {}
         self.executables: set[str] = set()
         self.own_files: set[str] = set()  # written by the task's own `files` entries
@@ -145,11 +185,20 @@ class _Compiler:
         self._add_tree(ws.static, "")
         for edoc, key, entry, base in entries:
             if "generate" in entry:
-                self._generated_file(edoc, key, self.render(file_schema, entry, key, edoc), base)
+                self._generated_file(edoc, key, entry, file_schema, base)
         for name, template in (data.get("vars") or {}).items():
-            self.ctx["vars"][name] = self.render({"x-template": "value"}, template, ("vars", name))
+            before = len(self.problems)
+            if ("vars", name) in self.skip:
+                self.fail(f"vars.{name}", None)
+                continue
+            value = self.render({"x-template": "value"}, template, ("vars", name))
+            if len(self.problems) > before or self.uses_failed(template):
+                self.fail(f"vars.{name}", self.problems[before] if len(self.problems) > before
+                          else self.failed[self.uses_failed(template)])
+            else:
+                self.ctx["vars"][name] = value
         for edoc, key, entry, base in entries:
-            if "generate" not in entry:
+            if "generate" not in entry and not (edoc is doc and key in self.skip):
                 self._plain_file(edoc, key, self.render(file_schema, entry, key, edoc), base)
         self._bootstrap(ws.doc)
         self._memory()
@@ -158,13 +207,14 @@ class _Compiler:
         schema = raw_schema("task")["properties"]
         instruction = self.render(schema["instruction"], data["instruction"], ("instruction",))
         solution = [self._solution_step(schema["solution"]["items"], step, i)
-                    for i, step in enumerate(data.get("solution") or [])]
-        checks = [self._check(schema["checks"]["items"], check, i) for i, check in enumerate(data["checks"])]
+                    for i, step in enumerate(data.get("solution") or []) if ("solution", i) not in self.skip]
+        checks = [self._check(schema["checks"]["items"], check, i) for i, check in enumerate(data["checks"])
+                  if ("checks", i) not in self.skip]
         rubric = self.render(schema["rubric"], data.get("rubric", []), ("rubric",))
         tools = self.render(schema["tools"], data.get("tools", {}), ("tools",))
         clock = self.render(schema["clock"], data.get("clock", schema["clock"]["default"]), ("clock",))
         if self.problems:
-            raise SpecError(self.problems)
+            raise SpecError(self._with_skipped(self.problems))
         return Task(
             name=self.spec.name, category=data.get("category", ""), seed=self.seed, params=params,
             persona=persona_name, skills=tuple(self.ctx["skills"]), workspace=data["workspace"],
@@ -179,6 +229,32 @@ class _Compiler:
             solution_lines=tuple(doc.line(("solution", i)) for i in range(len(solution))),
         )
 
+    # -- names that failed -----------------------------------------------------------------
+    def fail(self, name: str, cause: Problem | None) -> None:
+        """`name` (`vars.x`, `data.y`) has no value: later templates that use it are skipped, not
+        reported again (`cause` is the problem reported for it, None when reported elsewhere)."""
+        self.failed[name] = cause
+        head, _, leaf = name.partition(".")
+        self.ctx[head][leaf] = jinja2.StrictUndefined(name=leaf)
+
+    def uses_failed(self, value: Any) -> str | None:
+        """The first failed name a template (or a structure of templates) uses, or None."""
+        if not self.failed:
+            return None
+        for name in self.failed:
+            if uses_any(value, {name}):
+                return name
+        return None
+
+    def _with_skipped(self, problems: list[Problem]) -> list[Problem]:
+        """Each cause says how many later fields that use its name were left unchecked."""
+        for p in problems:
+            count = self.skipped.get(id(p), 0)
+            if count:
+                note = f"{count} later field{'s' if count > 1 else ''} that use{'' if count > 1 else 's'} it will be checked once it is fixed"
+                p.hint = (f"{p.hint} {note}" if p.hint.endswith("?") else f"{p.hint}; {note}") if p.hint else note
+        return problems
+
     # -- rendering -------------------------------------------------------------------------
     def render(self, schema: dict, value: Any, path: tuple, doc: Document | None = None) -> Any:
         """Render every template field of `value` that `schema` marks, recording problems."""
@@ -187,6 +263,13 @@ class _Compiler:
         if "x-plugin" in schema and isinstance(value, dict) and isinstance(value.get("type"), str):
             schema = plugin_schema(schema["x-plugin"], value["type"])
         mode = schema.get("x-template")
+        if mode and is_template(value) and self.failed:
+            used = self.uses_failed(value)
+            if used:  # follows from a problem already reported: skipped, counted on the cause
+                cause = self.failed[used]
+                if cause is not None:
+                    self.skipped[id(cause)] = self.skipped.get(id(cause), 0) + 1
+                return value
         if mode and is_template(value):
             try:
                 out = render_text(value, self.ctx) if mode == "text" else render_value(value, self.ctx)
@@ -216,18 +299,28 @@ class _Compiler:
             return None
         return p.as_posix().rstrip("/") if str(rel) not in (".", "./") else ""
 
-    def _generated_file(self, doc: Document, key: tuple, entry: dict, base: Path) -> None:
+    def _generated_file(self, doc: Document, key: tuple, declared: dict, schema: dict, base: Path) -> None:
         from ..generators import run_generator
 
+        stem = str(declared.get("path", "")).rsplit("/", 1)[-1].rsplit(".", 1)[0]
+        data_name = str(declared.get("name") or stem.replace("-", "_").replace(".", "_"))
+        if doc is self.doc and key in self.skip:
+            self.fail(f"data.{data_name}", None)
+            return
+        before = len(self.problems)
+        entry = self.render(schema, declared, key, doc)
         rel = self._safe_path(entry["path"], doc, key + ("path",))
         gen = dict(entry["generate"])
-        if rel is None or any(p.key and p.key.startswith(key_path(key)) for p in self.problems):
+        if rel is None or len(self.problems) > before or self.uses_failed(declared):
+            self.fail(f"data.{data_name}", self.problems[before] if len(self.problems) > before
+                      else self.failed[self.uses_failed(declared) or ""] if self.uses_failed(declared) else None)
             return
         gen_type = gen.pop("type")
         try:
             out = run_generator(gen_type, gen, f"{self.spec.name}:{self.seed}:{rel}")
         except Exception as exc:  # noqa: BLE001 - a generator failing on these params is a spec problem
             self.problems.append(Problem(f"generator {gen_type!r} failed: {exc}", **doc.where(key + ("generate",))))
+            self.fail(f"data.{data_name}", self.problems[-1])
             return
         if out.files is not None:
             for sub, content in out.files.items():

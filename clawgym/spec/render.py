@@ -24,6 +24,7 @@ from jinja2.sandbox import SandboxedEnvironment
 from jinja2.utils import Namespace
 
 from ..errors import Problem, did_you_mean
+from .names import missing_attribute, row_keys
 
 _MARKERS = ("{{", "{%", "{#")
 _SINGLE_EXPR = re.compile(r"^\s*\{\{(?P<expr>(?:(?!\{\{|\}\}).)*)\}\}\s*$", re.S)
@@ -169,7 +170,7 @@ def render_text(source: str, context: dict) -> str:
     try:
         return _template(source).render(context)
     except Exception as exc:  # noqa: BLE001 - every template failure becomes a RenderError
-        raise _explain(exc, context) from None
+        raise _explain(exc, context, source) from None
 
 
 def render_value(source: Any, context: dict) -> Any:
@@ -188,16 +189,47 @@ def render_value(source: Any, context: dict) -> Any:
     try:
         value = _expression(match.group("expr").strip())(**context)
     except Exception as exc:  # noqa: BLE001
-        raise _explain(exc, context) from None
+        raise _explain(exc, context, source) from None
     if isinstance(value, jinja2.Undefined):
         try:
             str(value)
         except Exception as exc:  # noqa: BLE001
-            raise _explain(exc, context) from None
+            raise _explain(exc, context, source) from None
+    hole = _undefined_inside(value)
+    if hole is not None:  # e.g. map(attribute='emial') over rows: a list of undefined values
+        raise _undefined_member(hole)
     return value
 
 
-def _explain(exc: Exception, context: dict) -> RenderError:
+def _undefined_inside(value: Any, depth: int = 0) -> jinja2.Undefined | None:
+    """The first undefined value inside a rendered list or mapping, or None."""
+    if isinstance(value, jinja2.Undefined):
+        return value
+    if depth > 4:
+        return None
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else ()
+    for item in items:
+        found = _undefined_inside(item, depth + 1)
+        if found is not None:
+            return found
+    return None
+
+
+def _undefined_member(hole: jinja2.Undefined) -> RenderError:
+    """Explain an undefined value found inside a result: which key was missing, and on what."""
+    name = getattr(hole, "_undefined_name", None)
+    owner = getattr(hole, "_undefined_obj", jinja2.utils.missing)
+    if name is None:
+        return RenderError("undefined value in template", hint="check the spelling against params, vars and data")
+    if isinstance(owner, dict):
+        keys = sorted(map(str, owner))
+        near = did_you_mean(str(name), keys)
+        return RenderError(f"undefined attribute {name!r} in template: the mappings it is read from have no "
+                           f"key {name!r}", hint=f"{near + ' ' if near else ''}they have: {', '.join(keys)}")
+    return RenderError(f"undefined variable {name!r} in template", hint="check the spelling against params, vars and data")
+
+
+def _explain(exc: Exception, context: dict, source: str = "") -> RenderError:
     if isinstance(exc, jinja2.TemplateSyntaxError):
         return RenderError(f"template syntax error: {exc.message}",
                            hint="check the {{ }} and {% %} pairs", template_line=exc.lineno)
@@ -209,8 +241,17 @@ def _explain(exc: Exception, context: dict) -> RenderError:
             return RenderError(f"undefined variable {m.group(1)!r} in template", hint=hint)
         m = re.search(r"has no attribute '([^']+)'", msg)
         if m:
-            hint = did_you_mean(m.group(1), _nested_keys(context)) or "check the spelling against params, vars and data"
-            return RenderError(f"undefined variable in template: no attribute {m.group(1)!r}", hint=hint)
+            attr = m.group(1)
+            dotted = missing_attribute(source, attr, context) if source else None
+            if dotted:
+                return RenderError(f"undefined name {dotted[0]!r} in template", hint=dotted[1])
+            rows = row_keys(context)
+            if attr not in rows and rows:  # a loop variable or map(attribute=) over generated rows
+                hint = did_you_mean(attr, rows) or f"the generated rows have: {', '.join(sorted(rows))}"
+            else:
+                hint = did_you_mean(attr, _nested_keys(context) - {attr}) or \
+                    "check the spelling against params, vars and data"
+            return RenderError(f"undefined variable in template: no attribute {attr!r}", hint=hint)
         return RenderError(f"undefined variable in template: {msg}")
     if isinstance(exc, jinja2.exceptions.SecurityError):
         return RenderError(f"template not allowed: {exc}", hint="templates run sandboxed; compute values with filters")
