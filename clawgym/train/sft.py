@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ClawgymError
-from . import checkpoint
+from . import checkpoint, kernels
 from .batching import Example, collate, plan_batches
 from .checkpoint import TrainerState
+from .kernels import plain_token_loss
 from .loop import (INSTALL_HINT, apply_lora, evaluate_during_training, load_model, make_optimizer,  # noqa: F401
                    progress_bar, start_run, training_libs)
 from .spec import TrainSpec
@@ -40,18 +41,7 @@ def build_examples(spec: TrainSpec, tokenizer: Any) -> tuple[list[Example], dict
                                  seed=spec.seed)
 
 
-def _token_loss(torch: Any, model: Any, batch: dict[str, Any]) -> Any:
-    """Summed cross-entropy over the batch's trained tokens (labels aligned to inputs).
-
-    Only positions that predict a trained token get logits (`logits_to_keep`): prompts and tool
-    results never go through the vocabulary projection, which saves most of its time and memory.
-    """
-    inputs = {k: v for k, v in batch.items() if k != "labels"}
-    targets = batch["labels"][:, 1:]
-    keep = (targets != -100).any(dim=0).nonzero().flatten()
-    logits = model(**inputs, use_cache=False, logits_to_keep=keep).logits
-    return torch.nn.functional.cross_entropy(logits.flatten(0, 1).float(), targets[:, keep].flatten(),
-                                             ignore_index=-100, reduction="sum")
+_token_loss = plain_token_loss  # the loss without levers (see kernels.py)
 
 
 def train_sft(spec: TrainSpec, *, resume: bool = True, console: Any = None, progress: bool = True,
@@ -100,6 +90,9 @@ def train_sft(spec: TrainSpec, *, resume: bool = True, console: Any = None, prog
     optimizer, scheduler = make_optimizer(libs, model, optim, total_steps)
     # the scheduler is not prepared: accelerate would step it once per process; it steps once per
     # optimiser step here, and is registered so that checkpoints hold it
+    token_loss_fn, levers = kernels.choose(spec.kernels, model, accelerator.device.type, file=str(spec.file))
+    if last is None:
+        log.write(0, levers, kind="kernels")
     model, optimizer = accelerator.prepare(model, optimizer)
     accelerator.register_for_checkpointing(scheduler)
 
@@ -127,7 +120,7 @@ def train_sft(spec: TrainSpec, *, resume: bool = True, console: Any = None, prog
                     [examples[i] for i in batch_ids], batching=data["batching"], pad_id=pad_id).items()}
                 sync = nullcontext() if j == len(mine) - 1 else accelerator.no_sync(model)
                 with sync:
-                    token_loss = _token_loss(torch, model, batch)
+                    token_loss = token_loss_fn(torch, model, batch)
                     accelerator.backward(token_loss * world / max(1, trained))  # DDP averages over processes
                 loss_sum += token_loss.detach()
             grad_norm = (accelerator.clip_grad_norm_(model.parameters(), optim["max_grad_norm"])

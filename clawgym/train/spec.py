@@ -52,6 +52,7 @@ class TrainSpec:
     optim: dict[str, Any]
     precision: str
     gradient_checkpointing: bool
+    kernels: dict[str, Any]
     lora: dict[str, Any] | None
     seed: int
     eval: dict[str, Any]
@@ -86,7 +87,8 @@ def load_train_spec(path: str | Path, *, out: str | Path | None = None) -> Train
     template = spec_template(data.get("chat_template"), base)
     return TrainSpec(name=data["name"], file=Path(doc.file), model=data["model"], chat_template=template,
                      data=data["data"], sources=sources, optim=data["optim"], precision=data["precision"],
-                     gradient_checkpointing=data["gradient_checkpointing"], lora=data["lora"], seed=data["seed"],
+                     gradient_checkpointing=data["gradient_checkpointing"], kernels=data["kernels"], lora=data["lora"],
+                     seed=data["seed"],
                      eval=data["eval"], eval_tasks=eval_tasks, eval_seeds=eval_seeds,
                      checkpoint=data["checkpoint"], log=data["log"],
                      out=Path(out or data.get("out") or Path("runs") / "train" / data["name"]), raw=data)
