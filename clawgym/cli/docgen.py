@@ -98,4 +98,49 @@ def reference_markdown() -> str:
             if kind in ("check", "generator", "agent"):
                 schema: Any = plugin_schema(kind, name)
                 out += _table(schema)
+            if kind == "generator":
+                out += generator_example(name)
     return "\n".join(out).rstrip() + "\n"
+
+
+#: The option that sets how much a generator writes; the examples ask for two of it.
+_SIZE_KEYS = ("rows", "count", "events", "lines", "entries", "items")
+_EXAMPLE_SEED = "example"
+_EXAMPLE_EXTRA = {"log_lines": {"lines": 3, "errors": 1, "warnings": 0}}
+
+
+def _shorten(value: Any, depth: int = 0) -> Any:
+    """The example's data with lists cut to two items and long strings to 60 characters."""
+    if isinstance(value, list):
+        cut = [_shorten(v, depth + 1) for v in value[:2]]
+        return cut + ([f"... {len(value) - 2} more"] if len(value) > 2 else [])
+    if isinstance(value, dict):
+        return {k: _shorten(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, str) and len(value) > 60:
+        return value[:57] + "..."
+    return value
+
+
+def generator_example(name: str) -> list[str]:
+    """Markdown showing what generator `name` writes and the `data` rows templates see, produced
+    by running it (two rows or items, the seed material `example`)."""
+    from ..generators import get_generator, run_generator
+
+    props = getattr(get_generator(name), "schema", {}).get("properties", {})
+    params = {k: 2 for k in _SIZE_KEYS if k in props}
+    params.update(_EXAMPLE_EXTRA.get(name, {}))
+    generated = run_generator(name, params, _EXAMPLE_SEED)
+    shape = "a list of rows (mappings)" if isinstance(generated.data, list) else "a mapping"
+    option = ", ".join(f"{k}: {v}" for k, v in params.items())
+    out = [f"Templates read what it wrote as `data.<name>` (`name:` of the file entry, else the file's stem), "
+           f"{shape}. Example (`generate: {{type: {name}{', ' + option if option else ''}}}`):", "",
+           "```json", json.dumps(_shorten(generated.data), indent=2, ensure_ascii=False, default=str), "```", ""]
+    if generated.files is not None:
+        listing = sorted(generated.files)
+        out += ["Files written (a folder):", "", "```", *listing[:4],
+                *([f"... {len(listing) - 4} more"] if len(listing) > 4 else []), "```", ""]
+    else:
+        text = (generated.content or b"").decode("utf-8", errors="replace").splitlines()
+        out += ["The file begins:", "", "```", *[line[:100] for line in text[:6]],
+                *(["..."] if len(text) > 6 else []), "```", ""]
+    return out
