@@ -23,7 +23,8 @@ _EXPORTS = {
     "load_task_spec": "clawgym.compile.compiler", "compile_task": "clawgym.compile.compiler",
     "register": "clawgym.registry",
     # nouns
-    "TaskSpec": "clawgym.compile.compiler", "Task": "clawgym.spec.task", "Trajectory": "clawgym.records.trajectory",
+    "TaskSpec": "clawgym.compile.compiler", "Task": "clawgym.spec.task", "Trajectory": "clawgym.records.trajectory", "TrialRecord": "clawgym.records.trial_record",
+    "VerifyRequest": "clawgym.verify",
     "Verdict": "clawgym.verify", "CheckResult": "clawgym.checks.base",
     # what a plugin subclasses
     "Check": "clawgym.checks.base", "CheckContext": "clawgym.checks.base", "CheckFailure": "clawgym.checks.base",

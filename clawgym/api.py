@@ -12,6 +12,7 @@ from typing import Any, Iterator
 from .compile.compiler import compile_task, load_task_spec
 from .spec.task import Task
 from .records.trajectory import Trajectory
+from .records.trial_record import TrialRecord
 
 
 def load_task(path: str | Path, seed: int = 0) -> Task:
@@ -21,7 +22,7 @@ def load_task(path: str | Path, seed: int = 0) -> Task:
 
 def run_task(task: Task | str | Path, agent: dict[str, Any] | None = None, *, seed: int = 0,
              sandbox: dict[str, Any] | None = None, judge: dict[str, Any] | None = None,
-             out: str | Path | None = None) -> dict[str, Any]:
+             out: str | Path | None = None) -> TrialRecord:
     """Run one trial of `task` (a compiled Task, or a spec path compiled at `seed`) with `agent`
     (an agent config, default the reference solution) in a fresh sandbox, verify it and return the
     trial record (`status`, `reward`, `verdict`, ...). With `out`, the trial's files are written
@@ -38,7 +39,7 @@ def run_task(task: Task | str | Path, agent: dict[str, Any] | None = None, *, se
     return execute_trial(trial, sandbox_spec=sandbox, judge=judge, trial_dir=trial_dir)
 
 
-def run_spec(spec: str | Path, *, out: str | Path | None = None, resume: bool = False) -> list[dict[str, Any]]:
+def run_spec(spec: str | Path, *, out: str | Path | None = None, resume: bool = False) -> list[TrialRecord]:
     """Run a Run spec (or a single Task spec with its defaults), as `clawgym run SPEC` does, and
     return every trial record; files land in the spec's `out` (or `out`)."""
     from .run.plan import plan_for_task, plan_from_run_spec
@@ -53,8 +54,8 @@ def run_spec(spec: str | Path, *, out: str | Path | None = None, resume: bool = 
     return execute(plan, resume=resume)
 
 
-def read_records(out: str | Path) -> dict[str, dict[str, Any]]:
-    """The trial records of a results folder, by trial id."""
+def read_records(out: str | Path) -> dict[str, TrialRecord]:
+    """The trial records of a results folder, by trial id (files of every record version load)."""
     from .run.runner import load_records
 
     return load_records(Path(out))

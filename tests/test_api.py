@@ -16,7 +16,7 @@ PUBLIC = [
     "API_VERSION", "__version__",
     "load_task", "run_task", "run_spec", "verify_task", "read_records", "read_trajectories",
     "load_task_spec", "compile_task", "register",
-    "TaskSpec", "Task", "Trajectory", "Verdict", "CheckResult",
+    "TaskSpec", "Task", "Trajectory", "TrialRecord", "VerifyRequest", "Verdict", "CheckResult",
     "Check", "CheckContext", "CheckFailure", "Agent", "Policy", "Completion", "Sandbox", "SandboxLimits",
     "ExecResult",
     "ClawgymError", "InfraError", "PrerequisiteError",

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ..errors import ClawgymError
 from ..records.store import reward_of, status_of
+from ..records.messages import arguments_text, chat_message, chat_messages, content_of, text_of  # noqa: F401
 from ..records.trajectory import FORMAT, OUTCOMES, Trajectory
 
 
@@ -19,54 +20,8 @@ from ..records.trajectory import FORMAT, OUTCOMES, Trajectory
 # Messages
 
 
-def text_of(content: Any) -> str | None:
-    """Content as plain text: a list of parts gives the text of its text parts, joined."""
-    if content is None or isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(p if isinstance(p, str) else str(p.get("text") or "") if isinstance(p, dict) else str(p)
-                       for p in content)
-    return json.dumps(content, ensure_ascii=False, default=str)
-
-
-def _content(content: Any) -> Any:
-    """OpenAI content: text, None, or a list of parts when some part is not text (kept as it is)."""
-    if isinstance(content, list) and any(isinstance(p, dict) and p.get("type", "text") != "text" for p in content):
-        return content
-    return text_of(content)
-
-
-def arguments_text(arguments: Any) -> str:
-    """Tool-call arguments as the JSON string OpenAI uses (a string is kept, even when not JSON)."""
-    if isinstance(arguments, str):
-        return arguments
-    return json.dumps({} if arguments is None else arguments, ensure_ascii=False)
-
-
-def chat_message(m: dict[str, Any], turn: int = 0) -> dict[str, Any]:
-    """One message in the normalised OpenAI form; a tool call without id gets `call_<turn>_<k>`."""
-    out: dict[str, Any] = {"role": m.get("role"), "content": _content(m.get("content"))}
-    if m.get("tool_calls"):
-        out["tool_calls"] = []
-        for k, call in enumerate(m["tool_calls"]):
-            fn = call.get("function") or {}
-            out["tool_calls"].append({"id": call.get("id") or f"call_{turn}_{k}",
-                                      "type": call.get("type") or "function",
-                                      "function": {"name": fn.get("name"),
-                                                   "arguments": arguments_text(fn.get("arguments"))}})
-    for key in ("tool_call_id", "name"):
-        if m.get(key) is not None:
-            out[key] = m[key]
-    return out
-
-
-def chat_messages(messages: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Normalised messages, assistant turns counted from 0 for generated call ids."""
-    out, turn = [], 0
-    for m in messages:
-        out.append(chat_message(m, turn))
-        turn += m.get("role") == "assistant"
-    return out
+# text_of, arguments_text, chat_message and chat_messages are the package's one message layer
+# (records/messages.py); they are imported above and re-exported here.
 
 
 # ---------------------------------------------------------------------------------------------

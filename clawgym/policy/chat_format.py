@@ -18,6 +18,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..records.messages import arguments_object, text_of
+
 CHATML = ("{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\n' + (m['content'] or '') + '<|im_end|>\n' }}"
           "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}")
 TOOL_INSTRUCTIONS = """You can call tools. The tools available are described by these JSON schemas:
@@ -63,9 +65,7 @@ def tools_supported(tokenizer: Any, tools: list[dict[str, Any]] | None, *, chat_
 
 
 def _text(content: Any) -> str:
-    if isinstance(content, list):  # OpenAI content parts
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return content or ""
+    return text_of(content) or ""
 
 
 def text_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -77,10 +77,7 @@ def text_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             blocks = []
             for call in m["tool_calls"]:
                 fn = call.get("function", {})
-                try:
-                    args = json.loads(fn.get("arguments") or "{}")
-                except (TypeError, ValueError):
-                    args = fn.get("arguments")
+                args = arguments_object(fn.get("arguments") or "{}")
                 blocks.append("<tool_call>\n" + json.dumps({"name": fn.get("name"), "arguments": args}) + "\n</tool_call>")
             content = "\n".join(([content] if content else []) + blocks)
         elif role == "tool":
@@ -101,13 +98,8 @@ def native_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             calls = []
             for call in m["tool_calls"]:
                 fn = dict(call.get("function") or {})
-                if isinstance(fn.get("arguments"), str):
-                    try:
-                        parsed = json.loads(fn["arguments"])
-                    except ValueError:
-                        parsed = None
-                    if isinstance(parsed, dict):
-                        fn["arguments"] = parsed
+                if "arguments" in fn:
+                    fn["arguments"] = arguments_object(fn["arguments"])
                 calls.append({**call, "function": fn})
             m = {**m, "tool_calls": calls}
         out.append(m)

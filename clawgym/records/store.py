@@ -14,6 +14,7 @@ from typing import Any, Iterable, Iterator
 
 from ..errors import ClawgymError, PrerequisiteError
 from ..files.jsonl import write_lines
+from .messages import chat_messages, fixed_columns
 from .trajectory import FORMAT, Trajectory
 
 FORMATS = (FORMAT,)
@@ -146,34 +147,10 @@ def _choice(value: str | Iterable[str] | None, what: str) -> set[str] | None:
 # Hugging Face export
 
 
-def _text(content: Any) -> str | None:
-    """Message content as text (a list of content parts is joined)."""
-    if content is None or isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(str(p.get("text", "")) if isinstance(p, dict) else str(p) for p in content)
-    return json.dumps(content, ensure_ascii=False, default=str)
-
-
-def chat_message(m: dict[str, Any]) -> dict[str, Any]:
-    """An OpenAI chat message with a fixed set of keys (tool call arguments kept as JSON strings)."""
-    calls = None
-    if m.get("tool_calls"):
-        calls = []
-        for c in m["tool_calls"]:
-            fn = c.get("function") or {}
-            args = fn.get("arguments")
-            calls.append({"id": str(c.get("id") or ""), "type": str(c.get("type") or "function"),
-                          "function": {"name": str(fn.get("name") or ""),
-                                       "arguments": args if isinstance(args, str) else json.dumps(args or {})}})
-    return {"role": str(m.get("role") or ""), "content": _text(m.get("content")), "tool_calls": calls,
-            "tool_call_id": m.get("tool_call_id"), "name": m.get("name")}
-
-
 def sft_row(t: Trajectory) -> dict[str, Any]:
     """One dataset row: messages, tools (JSON text), task provenance, reward and status."""
     task = t.task or {}
-    return {"messages": [chat_message(m) for m in t.messages], "tools": json.dumps(t.tools, ensure_ascii=False),
+    return {"messages": [fixed_columns(m) for m in chat_messages(t.messages)], "tools": json.dumps(t.tools, ensure_ascii=False),
             "task_id": str(task.get("id") or task.get("name") or ""), "task_hash": str(task.get("hash") or ""),
             "seed": int(task.get("seed") or 0), "category": str(task.get("category") or ""),
             "reward": reward_of(t), "status": status_of(t) or ("error" if t.outcome == "error" else None)}

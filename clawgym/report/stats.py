@@ -16,7 +16,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 from math import comb
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from ..records.trial_record import TrialRecord, as_record
 
 DEFAULT_BOOT = 1000
 DEFAULT_SEED = 0
@@ -63,18 +65,17 @@ class Instance:
     rewards: list[float] = field(default_factory=list)
 
 
-def instances_of(records: Iterable[dict[str, Any]]) -> dict[str, Instance]:
+def instances_of(records: Iterable[TrialRecord | Mapping[str, Any]]) -> dict[str, Instance]:
     """Group graded records by task instance (the task hash, else name@seed)."""
     out: dict[str, Instance] = {}
-    for rec in records:
-        if rec.get("status") == "error" or rec.get("reward") is None:
+    for rec in map(as_record, records):
+        if rec.is_error or rec.reward is None:
             continue
-        task = rec.get("task") or {}
-        key = task.get("hash") or f"{task.get('name')}@{task.get('seed')}"
+        key = rec.task_hash or f"{rec.task_name}@{rec.seed}"
         inst = out.setdefault(key, Instance())
-        reward = float(rec["reward"])
+        reward = float(rec.reward)
         inst.n += 1
-        inst.passed += rec.get("status") == "passed"
+        inst.passed += rec.passed
         inst.reward_sum += reward
         inst.rewards.append(reward)
     return out

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from rich.console import Console
 from rich.table import Table
@@ -18,6 +18,7 @@ from rich.text import Text
 from .stats import DEFAULT_BOOT, DEFAULT_KS, DEFAULT_SEED, group_stats
 from ..spec.task import CATEGORY_LABELS
 from ..files.textsafe import printable
+from ..records.trial_record import TrialRecord, as_record
 
 
 def plain(value: Any) -> Text:
@@ -29,11 +30,11 @@ def _title(title: str) -> Text:
     return Text(printable(title), style="table.title")
 
 
-def agent_name(rec: dict[str, Any]) -> str:
-    return rec["agent"].get("name") or rec["agent"]["type"]
+def agent_name(rec: TrialRecord | Mapping[str, Any]) -> str:
+    return as_record(rec).agent_name
 
 
-def summarize(records: Iterable[dict[str, Any]], *, ks: Sequence[int] = DEFAULT_KS, n_boot: int = DEFAULT_BOOT,
+def summarize(records: Iterable[TrialRecord | Mapping[str, Any]], *, ks: Sequence[int] = DEFAULT_KS, n_boot: int = DEFAULT_BOOT,
               seed: int = DEFAULT_SEED) -> list[dict[str, Any]]:
     """Rows of (agent, category) with trial counts, mean reward and pass rate; `all` rows per agent.
 
@@ -41,19 +42,18 @@ def summarize(records: Iterable[dict[str, Any]], *, ks: Sequence[int] = DEFAULT_
     `pass@k`, `pass^k` and their CIs (see `report_stats.group_stats`; None where no instance has k
     graded attempts). The bootstrap is seeded, so the same records give the same intervals.
     """
-    groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
-    for rec in records:
-        agent = agent_name(rec)
-        groups[(agent, rec["task"]["category"])].append(rec)
-        groups[(agent, "all")].append(rec)
+    groups: dict[tuple[str, str], list[TrialRecord]] = defaultdict(list)
+    for rec in map(as_record, records):
+        groups[(rec.agent_name, rec.category)].append(rec)
+        groups[(rec.agent_name, "all")].append(rec)
     rows = []
     for (agent, category), recs in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] == "all", kv[0][1])):
-        graded = [r for r in recs if r["status"] != "error"]
-        rewards = [float(r["reward"]) for r in graded]
+        graded = [r for r in recs if not r.is_error]
+        rewards = [float(r.reward or 0.0) for r in graded]
         row = {
             "agent": agent, "category": category, "trials": len(recs), "errors": len(recs) - len(graded),
             "mean_reward": sum(rewards) / len(rewards) if rewards else None,
-            "pass_rate": sum(r["status"] == "passed" for r in graded) / len(graded) if graded else None,
+            "pass_rate": sum(r.passed for r in graded) / len(graded) if graded else None,
             "min_reward": min(rewards) if rewards else None, "max_reward": max(rewards) if rewards else None,
         }
         row.update(group_stats(recs, ks=ks, n_boot=n_boot, seed=seed))

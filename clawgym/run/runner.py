@@ -18,6 +18,7 @@ from .. import __version__
 from ..errors import ClawgymError
 from .plan import RunPlan
 from .trial import Trial, write_json_atomic
+from ..records.trial_record import TrialRecord
 from ..spec.task import thaw
 from ..verify import server as verify_server
 from ..sandbox.docker import release_client
@@ -54,24 +55,25 @@ def manifest(plan: RunPlan) -> dict[str, Any]:
     }
 
 
-def load_records(out: Path) -> dict[str, dict[str, Any]]:
-    """Finished trial records of a results folder, by trial id (unreadable ones are skipped)."""
-    records: dict[str, dict[str, Any]] = {}
+def load_records(out: Path) -> dict[str, TrialRecord]:
+    """Finished trial records of a results folder, by trial id (unreadable ones are skipped: the
+    trial runs again on resume). Records of every format version load."""
+    records: dict[str, TrialRecord] = {}
     for path in sorted((out / TRIALS).glob("*/record.json")):
         try:
-            rec = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
+            rec = TrialRecord.from_dict(json.loads(path.read_text(encoding="utf-8")), where=str(path))
+        except (OSError, ValueError):
             continue
-        records[rec["trial_id"]] = rec
+        records[rec.trial_id] = rec
     return records
 
 
-def pending_trials(plan: RunPlan, done: dict[str, dict[str, Any]]) -> list[Trial]:
+def pending_trials(plan: RunPlan, done: dict[str, TrialRecord]) -> list[Trial]:
     """Trials with no record, an `error` record, or a record for a different task hash."""
     todo = []
     for trial in plan.trials:
         rec = done.get(trial.id)
-        if rec is None or rec.get("status") == "error" or rec["task"]["hash"] != trial.task.hash:
+        if rec is None or rec.is_error or rec.task_hash != trial.task.hash:
             todo.append(trial)
     return todo
 
@@ -82,8 +84,8 @@ class RunEvents:
 
     on_start: Callable[[int, int], None] | None = None          # (already finished, total)
     on_trial_start: Callable[[str], None] | None = None         # trial id, each try
-    on_result: Callable[[dict[str, Any]], None] | None = None   # final record of a trial
-    on_retry: Callable[[dict[str, Any], float], None] | None = None  # errored record, delay
+    on_result: Callable[[TrialRecord], None] | None = None   # final record of a trial
+    on_retry: Callable[[TrialRecord, float], None] | None = None  # errored record, delay
 
 
 def trial_timeout(plan: RunPlan, trial: Trial) -> float:
@@ -94,9 +96,9 @@ def trial_timeout(plan: RunPlan, trial: Trial) -> float:
 
 
 def execute(plan: RunPlan, *, resume: bool = False,
-            on_result: Callable[[dict[str, Any]], None] | None = None,
+            on_result: Callable[[TrialRecord], None] | None = None,
             on_start: Callable[[int, int], None] | None = None,
-            events: RunEvents | None = None) -> list[dict[str, Any]]:
+            events: RunEvents | None = None) -> list[TrialRecord]:
     """Run the plan's trials and return every record for the plan (old ones included on resume).
 
     Each finished trial's files are written atomically the moment it ends; an interrupted run
@@ -122,16 +124,16 @@ def execute(plan: RunPlan, *, resume: bool = False,
     if todo:
         results.update(asyncio.run(_run_all(plan, todo, events)))
     order = {t.id: i for i, t in enumerate(plan.trials)}
-    return sorted(results.values(), key=lambda r: order.get(r["trial_id"], 0))
+    return sorted(results.values(), key=lambda r: order.get(r.trial_id, 0))
 
 
-async def _run_all(plan: RunPlan, todo: list[Trial], events: RunEvents) -> dict[str, dict[str, Any]]:
+async def _run_all(plan: RunPlan, todo: list[Trial], events: RunEvents) -> dict[str, TrialRecord]:
     """The asyncio runner: at most `concurrency` trials in flight, retries with backoff."""
     from .executors import make_executor
 
     executor = make_executor(plan)
     in_flight = asyncio.Semaphore(max(1, plan.concurrency))
-    results: dict[str, dict[str, Any]] = {}
+    results: dict[str, TrialRecord] = {}
 
     async def one(trial: Trial) -> None:
         tries = 0
@@ -142,7 +144,7 @@ async def _run_all(plan: RunPlan, todo: list[Trial], events: RunEvents) -> dict[
                     events.on_trial_start(trial.id)
                 outcome = await executor.run(trial, tries, trial_timeout(plan, trial))
             record = outcome.record
-            if record["status"] == "error" and tries <= plan.retries:
+            if record.is_error and tries <= plan.retries:
                 delay = plan.retry_backoff * 2 ** (tries - 1)
                 if events.on_retry:
                     events.on_retry(record, delay)

@@ -20,11 +20,11 @@ from ..errors import InfraError, PrerequisiteError
 from ..sandbox import SandboxLimits, create_sandbox
 from ..spec.task import Task
 from ..records.trajectory import Trajectory
+from ..records.trial_record import RECORD_FORMAT, TrialRecord, Usage
 from ..files.tempdirs import make_temp
 from ..verify import combine_hybrid, verify_task
 from ..compile.workspace import materialize
 
-RECORD_FORMAT = "clawgym.trial/v1"
 log = logging.getLogger(__name__)
 
 
@@ -70,7 +70,7 @@ def write_text_atomic(path: Path, text: str) -> None:
 class TrialOutcome:
     """What one trial produced: its record, trajectory and workspace diff (written by `write_outcome`)."""
 
-    record: dict[str, Any]
+    record: TrialRecord
     trajectory: dict[str, Any] | None = None
     diff: str | None = None
 
@@ -82,20 +82,19 @@ def write_outcome(trial_dir: Path, outcome: TrialOutcome) -> None:
         write_text_atomic(trial_dir / "workspace.diff", outcome.diff)
     if outcome.trajectory is not None:
         write_json_atomic(trial_dir / "trajectory.json", outcome.trajectory, indent=None)
-    write_json_atomic(trial_dir / "record.json", outcome.record)
+    write_json_atomic(trial_dir / "record.json", outcome.record.to_dict())
 
 
-def error_record(trial: Trial, message: str, *, tries: int = 1, **extra: Any) -> dict[str, Any]:
+def error_record(trial: Trial, message: str, *, tries: int = 1, **extra: Any) -> TrialRecord:
     """The record of a trial that ended in an infrastructure error outside `run_trial` (e.g. a timeout)."""
-    return {"format": RECORD_FORMAT, "trial_id": trial.id, "task": trial.task.summary(),
-            "agent": {**trial.agent, "name": agent_label(trial.agent)}, "attempt": trial.attempt,
-            "tries": tries, "status": "error", "reward": None, "verdict": None, "error": message,
-            "finished_at": time.time(), **extra}
+    return TrialRecord(trial_id=trial.id, task=trial.task.summary(),
+                       agent={**trial.agent, "name": agent_label(trial.agent)}, attempt=trial.attempt, tries=tries,
+                       status="error", error=message, finished_at=time.time(), extra=dict(extra))
 
 
 def execute_trial(trial: Trial, *, sandbox_spec: dict | None = None, pass_threshold: float = 1.0,
                   trial_dir: Path | None = None, keep_workspace: Path | None = None,
-                  judge: dict[str, Any] | None = None, tries: int = 1) -> dict[str, Any]:
+                  judge: dict[str, Any] | None = None, tries: int = 1) -> TrialRecord:
     """Run one trial end to end and return its record (its files also written to `trial_dir` if given)."""
     cache_dir = trial_dir.parent.parent / "judge_cache" if trial_dir is not None else None
     outcome = run_trial(trial, sandbox_spec=sandbox_spec, pass_threshold=pass_threshold,
@@ -194,7 +193,10 @@ def run_trial(trial: Trial, *, sandbox_spec: dict | None = None, pass_threshold:
     timings["total_s"] = time.monotonic() - t0
     record["timings"] = {k: round(v, 4) for k, v in timings.items()}
     record["finished_at"] = time.time()
-    return TrialOutcome(record, trajectory.to_dict() if trajectory is not None else None, workspace_diff)
+    if trajectory is not None:
+        record["usage"] = Usage.from_turns(trajectory.turns).to_dict()
+    return TrialOutcome(TrialRecord.from_dict(record), trajectory.to_dict() if trajectory is not None else None,
+                        workspace_diff)
 
 
 def _judge(config: dict[str, Any], task: Task, trajectory: dict, workspace: Path, original: Path,

@@ -184,7 +184,7 @@ def _replay(task: Task, sandbox: dict | None) -> dict[str, Any]:
     from ..run.trial import Trial, run_trial  # the runner behind execute_trial, keeping the trajectory
 
     outcome = run_trial(Trial(task, expert_agent(task)), sandbox_spec=sandbox)
-    return {**outcome.record, "trajectory": outcome.trajectory, "diff": outcome.diff}
+    return {**outcome.record.to_dict(), "trajectory": outcome.trajectory, "diff": outcome.diff}
 
 
 def expert_trajectories(tasks: Iterable[Task], *, jobs: int = 4,

@@ -55,7 +55,7 @@ def ray_trial(trial: Trial, tries: int, timeout: float, settings: dict[str, Any]
         timer.cancel()
     if not controls.token.finish():
         outcome = TrialOutcome(error_record(trial, reason, tries=tries, timed_out=True))
-    outcome.record["node"] = os.uname().nodename
+    outcome.record.extra["node"] = os.uname().nodename
     return outcome
 
 
