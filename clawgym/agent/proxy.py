@@ -120,13 +120,15 @@ class _UnixChatServer(ChatServing, socketserver.ThreadingMixIn, socketserver.Uni
 
 class RecordingProxy:
     """Serve `policy` (recording into `trajectory`) on a Unix socket in `folder`, a host folder the
-    sandbox sees read-only (its `private_dir`); the forwarder script is written beside it."""
+    sandbox sees read-only (its `private_dir`); the forwarder script is written beside it.
+    `recorder` replaces the default RecordingPolicy (e.g. one that also keeps budgets)."""
 
     def __init__(self, policy: Policy, trajectory: Trajectory, folder: Path, model_name: str,
-                 max_request_bytes: int = MAX_REQUEST_BYTES, max_turns: int | None = None):
+                 max_request_bytes: int = MAX_REQUEST_BYTES, max_turns: int | None = None,
+                 recorder: RecordingPolicy | None = None):
         self.folder = folder
         self.socket_path = folder / SOCKET_NAME
-        self.recorder = RecordingPolicy(policy, trajectory)
+        self.recorder = recorder or RecordingPolicy(policy, trajectory)
         self.server = _UnixChatServer(str(self.socket_path), self.recorder, model_name, trajectory,
                                       max_request_bytes, max_turns)
         os.chmod(self.socket_path, 0o777)  # the sandbox's uid connects; the folder stays read-only to it

@@ -98,13 +98,16 @@ class LocalSandbox(Sandbox):
     to the sandbox's uid like the workspace while it lives, so they must not be shared with other
     sandboxes), `own_cgroup` (default true: as root, a memory cgroup of its own; false when the
     calling process already sits in a memory cgroup that bounds it, which saves a cgroup move per
-    exec). Keep one live sandbox per workspace.
+    exec), `address_space_mb` (RLIMIT_AS of each process; default the memory limit: runtimes such as
+    Node reserve far more address space than they use, so an agent running on one raises it while
+    the memory cgroup, as root, still caps what the tree really uses). Keep one live sandbox per workspace.
     """
 
     def __init__(self, workspace: Path | str, *, limits: SandboxLimits | None = None, network: bool = False,
                  mount: str = DEFAULT_MOUNT, bwrap: str | None = None, uid_base: int = UID_BASE,
                  uid_count: int = UID_COUNT, ro_binds: Sequence[str | Sequence[str]] = (),
-                 rw_binds: Sequence[str | Sequence[str]] = (), own_cgroup: bool = True) -> None:
+                 rw_binds: Sequence[str | Sequence[str]] = (), own_cgroup: bool = True,
+                 address_space_mb: int | None = None) -> None:
         self.workspace, self.limits = Path(workspace).resolve(), limits or SandboxLimits()
         self.network, self.mount = bool(network), check_mount(mount)
         self._closed, self._lock, self._live = False, threading.Lock(), set()
@@ -115,6 +118,9 @@ class LocalSandbox(Sandbox):
         self._bridges: dict[str, str] = {}  # host folder the sandbox uid cannot reach -> where it is bridged
         self._net: UserNet | None = None
         self._ro_binds = [_bind_pair(b) for b in ro_binds]
+        if address_space_mb is not None and not int(address_space_mb) > 0:
+            raise ClawgymError(f"sandbox option address_space_mb must be positive, got {address_space_mb!r}")
+        self._address_space_mb = int(address_space_mb or self.limits.memory_mb)
         self._rw_binds = [_bind_pair(b, "writable bind") for b in rw_binds]
         self._defaults: dict[Path, tuple[int, int]] = {}  # owner of each handed-over root
         found = bwrap or shutil.which("bwrap")
@@ -241,7 +247,7 @@ class LocalSandbox(Sandbox):
         # Limits and uid are applied by setpriv/prlimit in front of bwrap, so the spawn needs no fork
         # of this (possibly big) Python process; without those tools a preexec_fn does the same.
         # As root NPROC counts per uid: outer bwrap + pid 1 + the command's tree (+ slirp4netns).
-        wanted = [("as", resource.RLIMIT_AS, self.limits.memory_mb * mib), ("core", resource.RLIMIT_CORE, 0),
+        wanted = [("as", resource.RLIMIT_AS, self._address_space_mb * mib), ("core", resource.RLIMIT_CORE, 0),
                   ("fsize", resource.RLIMIT_FSIZE, self.limits.file_size_mb * mib)]
         wanted += [("nproc", resource.RLIMIT_NPROC, self.limits.pids + 2 + int(self.network))] if self._root else []
         wanted += [("cpu", resource.RLIMIT_CPU, int(self.limits.cpu_seconds))] if self.limits.cpu_seconds else []

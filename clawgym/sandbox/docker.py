@@ -124,13 +124,14 @@ class DockerSandbox(Sandbox):
     network namespace, its loopback services and abstract Unix sockets, so only ask for it explicitly),
     `ro_binds` and `rw_binds` (extra host folders bind-mounted read-only or writable: "PATH" or
     ["HOST", "INSIDE"]; the daemon must see the same host paths, and a writable one must be writable
-    by uid 0 without capabilities, e.g. mode 0777).
+    by uid 0 without capabilities, e.g. mode 0777), `address_space_mb` (accepted for parity with the
+    local backend and ignored: a container's memory is capped by its cgroup, not by RLIMIT_AS).
     """
 
     def __init__(self, workspace: Path | str, *, limits: SandboxLimits | None = None, network: bool = False,
                  mount: str = DEFAULT_MOUNT, image: str = IMAGE, cpus: float | None = None,
                  sync: str = "exec", network_mode: str = "bridge", ro_binds: Sequence[str | Sequence[str]] = (),
-                 rw_binds: Sequence[str | Sequence[str]] = ()) -> None:
+                 rw_binds: Sequence[str | Sequence[str]] = (), address_space_mb: int | None = None) -> None:
         self.workspace, self.limits = Path(workspace).resolve(), limits or SandboxLimits()
         self.network, self.mount = bool(network), check_mount(mount)
         if sync not in ("exec", "close"):

@@ -1,0 +1,240 @@
+"""`openclaw`: the real OpenClaw, pinned, run as a black box inside the trial's own sandbox.
+
+Per trial: the task's workspace is OpenClaw's workspace; its state (sessions, logs) lives in a
+per-trial host folder shown writable at STATE; the install (Node, OpenClaw) and the shared compile
+cache are shown read-only; the generated `openclaw.json` sits in the trial's private folder
+(read-only, so the agent cannot rewrite its own config between turns). There is no network: the
+model is reached only through the recording proxy's Unix socket, relayed inside on loopback TCP.
+
+Driving: 2026.4.x runs `agent --local --session-id ID` once per user turn (the task's instruction,
+then any `follow_up` messages), continuing one session; 2026.9.x runs `agent exec` (one turn).
+A run past the trial's time is cut (`timeout`); OpenClaw exiting without a result is an `error`
+with the tail of its output and log; an upstream model failure is an `error` too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import time
+import uuid
+import weakref
+from pathlib import Path
+from typing import Any
+
+from ...errors import ClawgymError, InfraError
+from ...files import safefs
+from ...files.tempdirs import make_temp
+from ...policy.base import make_policy
+from ...records.trajectory import Trajectory
+from ...registry import register
+from ...sandbox import Sandbox
+from ...sandbox.base import PRIVATE_MOUNT
+from ...spec.task import Task
+from ..base import COMMON_AGENT_PROPS, Agent
+from ..proxy import FORWARDER_NAME, SOCKET_NAME, RecordingProxy
+from . import config as config_mod
+from .install import DEFAULT_VERSION, check_version, find
+from .recorder import OpenClawRecorder, text_of
+from .transcript import SESSION_FILE, parse_result, read_session, tool_steps
+
+PORT = 18080
+OPT = "/opt/openclaw"
+STATE = "/var/lib/openclaw"
+CONFIG_NAME = "openclaw.json"
+TAIL = 4000
+MAX_LOG = 64 << 10
+ADDRESS_SPACE_MB = 32768  # Node reserves far more address space than it uses (2026.9.6 needs > 8 GB)
+QUIET = {"OPENCLAW_NO_AUTO_UPDATE": "1", "OPENCLAW_DISABLE_BONJOUR": "1", "OPENCLAW_SKIP_CHANNELS": "1",
+         "OPENCLAW_NO_RESPAWN": "1", "NODE_OPTIONS": "--disable-wasm-trap-handler",
+         "NODE_COMPILE_CACHE": f"{OPT}/compile-cache", "PATH": f"{OPT}/node/bin:/usr/local/bin:/usr/bin:/bin"}
+
+SCHEMA: dict[str, Any] = {"type": "object", "additionalProperties": False, "required": ["policy"], "properties": {
+    **COMMON_AGENT_PROPS,
+    "version": {"type": "string", "default": DEFAULT_VERSION,
+                "description": "OpenClaw version (installed with `clawgym agents install openclaw@VERSION`)."},
+    "mode": {"enum": ["auto", "local", "exec"], "default": "auto",
+             "description": "How it is driven: `local` (agent --local, one session turn by turn; 2026.4.x), "
+                            "`exec` (agent exec; 2026.9.x); auto picks by version."},
+    "policy": {"type": "object", "required": ["type"],
+               "description": "The model the recording proxy forwards to (hf, openai, scripted...)."},
+    "model_name": {"type": "string", "default": "clawgym-model", "description": "Model id OpenClaw is told."},
+    "context_window": {"type": "integer", "minimum": 1024, "default": 32768,
+                       "description": "Context window OpenClaw is told the model has."},
+    "max_tokens": {"type": "integer", "minimum": 1, "default": 1024,
+                   "description": "Most tokens per model call (OpenClaw's maxTokens)."},
+    "max_turns": {"type": "integer", "minimum": 1, "default": 50,
+                  "description": "Most model calls per trial (the task's limits.turns wins when smaller)."},
+    "max_tokens_total": {"type": ["integer", "null"], "minimum": 1, "default": None,
+                         "description": "Budget of prompt + completion tokens over the trial."},
+    "follow_up": {"type": "array", "items": {"type": "string"}, "default": [],
+                  "description": "More user messages, sent one turn each after the instruction (local mode)."},
+    "deny_tools": {"type": "array", "items": {"type": "string"}, "default": list(config_mod.DENY),
+                   "description": "OpenClaw tools denied (no network here: web search, vector memory search)."},
+}}
+
+
+@register("agent", "openclaw")
+class OpenClawAgent(Agent):
+    """The real OpenClaw (a pinned version from the per-machine install) behind the recording proxy."""
+
+    type = "openclaw"
+    schema = SCHEMA
+
+    def __init__(self, config: dict[str, Any]):
+        super().__init__(config)
+        self.version = check_version(str(self.config.get("version") or DEFAULT_VERSION))
+        mode = self.config.get("mode", "auto")
+        self.mode = ("local" if self.version.startswith("2026.4.") else "exec") if mode == "auto" else mode
+        if self.mode == "exec" and self.config.get("follow_up"):
+            raise ClawgymError("follow_up messages need mode: local (agent exec runs one turn)", key="agent.follow_up")
+        if not isinstance(self.config.get("policy"), dict) or "type" not in self.config["policy"]:
+            raise ClawgymError("the openclaw agent needs a policy: {type: hf|openai|scripted, ...}", key="agent.policy",
+                               hint="on the command line: --agent openclaw --model embedded")
+        self.install = find(self.version)  # PrerequisiteError naming `clawgym agents install` when missing
+        self.policy = make_policy(dict(self.config["policy"]))
+        self._state: Path | None = None
+        self.transcript: bytes | None = None
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "version": self.version, "mode": self.mode, "policy": self.policy.describe()}
+
+    def sandbox_options(self, task: Task) -> dict[str, Any]:
+        """The install and compile cache read-only, a fresh per-trial state folder writable."""
+        self._state = make_temp("openclaw")
+        os.chmod(self._state, 0o711)  # a root-run sandbox's uid must reach it
+        weakref.finalize(self, safefs.remove_tree, self._state)
+        inst = self.install
+        return {"ro_binds": [[str(inst.node_dir), f"{OPT}/node"], [str(inst.app_dir), f"{OPT}/app"],
+                             [str(inst.compile_cache), f"{OPT}/compile-cache"]],
+                "rw_binds": [[str(self._state), STATE]], "address_space_mb": ADDRESS_SPACE_MB}
+
+    # ------------------------------------------------------------------ run
+    def run(self, task: Task, sandbox: Sandbox) -> Trajectory:
+        if sandbox.private_dir is None:
+            raise InfraError("the openclaw agent needs a sandbox with a private folder")
+        traj = self.new_trajectory(task)
+        traj.policy = self.policy.describe()
+        limits = task.limits or {}
+        seconds = float(limits.get("seconds", 600))
+        deadline = time.monotonic() + seconds
+        cfg = config_mod.build_config(self.version, port=PORT, model_id=str(self.config.get("model_name", "clawgym-model")),
+                                      workspace=sandbox.mount, timeout_s=max(int(seconds), 1),
+                                      context_window=int(self.config.get("context_window", 32768)),
+                                      max_tokens=int(self.config.get("max_tokens") or self.config["policy"].get("max_tokens") or 1024),
+                                      deny=self.config.get("deny_tools"))
+        path = sandbox.private_dir / CONFIG_NAME
+        path.write_text(json.dumps(cfg, indent=2), encoding="utf-8")
+        os.chmod(path, 0o644)
+        traj.agent.update(version=self.version, node=self.install.node_version, mode=self.mode,
+                          config_sha256=config_mod.config_hash(cfg), openclaw=self.install.verified)
+        max_turns = min(int(self.config.get("max_turns", 50)), int(limits.get("turns", 10 ** 9)))
+        recorder = OpenClawRecorder(self.policy, traj, max_turns=max_turns,
+                                    max_tokens_total=self.config.get("max_tokens_total"))
+        proxy = RecordingProxy(self.policy, traj, sandbox.private_dir, str(self.config.get("model_name", "clawgym-model")),
+                               recorder=recorder)
+        session = "clawgym-" + uuid.uuid4().hex[:12]
+        result: dict[str, Any] | None = None
+        outcome: tuple[str, str] | None = None
+        try:
+            for message in [task.instruction, *(self.config.get("follow_up") or [])]:
+                left = deadline - time.monotonic()
+                if left <= 1:
+                    outcome = ("timeout", f"the trial's {seconds:.0f} s ran out")
+                    break
+                outcome, turn_result = self._turn(sandbox, traj, message, session, left)
+                result = turn_result or result
+                if outcome is not None or recorder.spent:
+                    break
+        finally:
+            proxy.stop()
+            try:
+                self._collect(traj)
+            finally:
+                if self._state is not None:
+                    safefs.remove_tree(self._state)
+        if result is not None:
+            payloads = result.get("payloads") or (result.get("result") or {}).get("payloads") or []
+            text = "\n".join(str(p.get("text")) for p in payloads if isinstance(p, dict) and p.get("text"))
+            traj.final_message = text or result.get("final") or traj.final_message
+        if outcome is None and recorder.spent:
+            outcome = ("timeout", recorder.spent)
+        return self._finish(traj, recorder, *(outcome or ("completed", None)))
+
+    def _command(self, message: str, session: str, seconds: float) -> str:
+        node, entry = f"{OPT}/node/bin/node", f"{OPT}/app/node_modules/openclaw/openclaw.mjs"
+        if self.mode == "local":
+            args = ["agent", "--local", "--session-id", session, "--json", "--timeout", str(max(int(seconds) - 2, 5)),
+                    "--message", message]
+        else:
+            args = ["agent", "exec", "--config", f"{PRIVATE_MOUNT}/{CONFIG_NAME}", "--cwd", "{MOUNT}",
+                    "--state-dir", f"{STATE}/state", "--json", "--timeout", str(max(int(seconds) - 2, 5)), message]
+        return " ".join(shlex.quote(a) for a in [node, entry, *args])
+
+    def _turn(self, sandbox: Sandbox, traj: Trajectory, message: str, session: str,
+              seconds: float) -> tuple[tuple[str, str] | None, dict[str, Any] | None]:
+        """Run OpenClaw for one user message; (outcome, reason) when the trial ends here, and its result."""
+        command = self._command(message, session, seconds).replace(shlex.quote("{MOUNT}"), shlex.quote(sandbox.mount))
+        script = (f"python3 {PRIVATE_MOUNT}/{FORWARDER_NAME} {PRIVATE_MOUNT}/{SOCKET_NAME} {PORT} /tmp/.proxy-ready & "
+                  "for i in $(seq 300); do [ -e /tmp/.proxy-ready ] && break; sleep 0.01; done; "
+                  f"mkdir -p {STATE}/state {STATE}/logs; {command}; rc=$?; "
+                  f"cp /tmp/openclaw/*.log {STATE}/logs/ 2>/dev/null; exit $rc")
+        env = {**QUIET, "OPENCLAW_STATE_DIR": f"{STATE}/state", "OPENCLAW_CONFIG_PATH": f"{PRIVATE_MOUNT}/{CONFIG_NAME}"}
+        started = time.monotonic()
+        res = sandbox.exec(script, timeout=seconds, env=env)
+        result = parse_result(res.output)
+        traj.add("openclaw", message=message[:2000], exit_code=res.exit_code, timed_out=res.timed_out,
+                 duration_s=round(time.monotonic() - started, 3), output=res.output[-TAIL:])
+        errors = [t for t in traj.turns if t.get("error")]
+        if errors:
+            raise InfraError(f"the model behind the proxy failed: {errors[-1]['error']}")
+        if res.timed_out:
+            return ("timeout", f"OpenClaw ran past the trial's time ({seconds:.0f} s left at this turn)"), result
+        failed = result is None or result.get("ok") is False or (result.get("meta") or {}).get("aborted")
+        if res.exit_code != 0 or result is None:
+            return ("error", f"OpenClaw {self.version} exited {res.exit_code} without a result; "
+                             f"its last output:\n{res.output[-TAIL:].strip()}{self._log_tail()}"), result
+        if failed:
+            return ("failed", f"OpenClaw reported an error: {json.dumps(result.get('error'))[:500]}"), result
+        return None, result
+
+    def _log_tail(self) -> str:
+        if self._state is None:
+            return ""
+        try:
+            logs = sorted(n for n in os.listdir(self._state / "logs") if n.endswith(".log"))
+        except OSError:
+            return ""
+        for name in logs[-1:]:
+            try:
+                data = safefs.read_under(self._state, f"logs/{name}", 16 << 20) or b""
+            except ValueError:
+                return ""
+            return f"\nits log ({name}) ends:\n" + data[-MAX_LOG // 16:].decode("utf-8", "replace")
+        return ""
+
+    def _collect(self, traj: Trajectory) -> None:
+        """Keep OpenClaw's own transcript and turn the recorded conversation into tool steps."""
+        traj.steps.extend(tool_steps(traj.messages, start=len(traj.steps)))
+        traj.usage["turns"] = len([t for t in traj.turns if not t.get("error")])
+        traj.usage["tool_calls"] = sum(1 for s in traj.steps if s.get("kind") == "tool")
+        traj.usage["total_tokens"] = int(traj.usage.get("prompt_tokens", 0)) + int(traj.usage.get("completion_tokens", 0))
+        if self._state is not None and self.mode == "local":
+            self.transcript = read_session(self._state / "state")
+            if self.transcript is not None:
+                traj.add("openclaw_transcript", file=SESSION_FILE, bytes=len(self.transcript),
+                         text=self.transcript.decode("utf-8", "replace"))
+
+    def _finish(self, traj: Trajectory, recorder: OpenClawRecorder, outcome: str, reason: str | None = None) -> Trajectory:
+        traj.agent["segments"] = recorder.segments + 1
+        if traj.final_message is None and traj.messages and traj.messages[-1].get("role") == "assistant":
+            traj.final_message = text_of(traj.messages[-1].get("content"))
+        return traj.finish(outcome, reason)
+
+    def trial_files(self) -> dict[str, bytes]:
+        """Files kept beside the trajectory: OpenClaw's own session transcript."""
+        return {SESSION_FILE: self.transcript} if self.transcript is not None else {}
+
+    def close(self) -> None:
+        self.policy.close()
