@@ -56,6 +56,7 @@ class MovedFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def create_module(self, spec: Any) -> Any:
         new = new_path(spec.name)
+        assert new is not None  # find_spec only answers for moved paths
         _warn(spec.name, new)
         module = importlib.import_module(new)
         sys.modules[spec.name] = module

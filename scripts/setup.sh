@@ -35,7 +35,7 @@ if ! (cd / && "$PYTHON" -c "import clawgym, pytest, sys; sys.exit(clawgym.__file
   pip_install -e '.[test,export,synth]'
 fi
 
-# The linter the tests run (tests/test_lint.py).
+# The linter and the type checker the tests run (tests/test_lint.py).
 if ! "$PYTHON" -c "import ruff" >/dev/null 2>&1; then
   echo "installing ruff"
   pip_install "ruff>=0.6"

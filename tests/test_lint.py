@@ -1,5 +1,6 @@
-"""The code passes the linter configured in pyproject.toml ([tool.ruff]): unused or undefined
-names, syntax errors and bug-prone patterns fail the test run, with ruff's own report."""
+"""The code passes the linter and the type checker configured in pyproject.toml ([tool.ruff],
+[tool.mypy]): unused or undefined names, syntax errors, bug-prone patterns and type errors in the
+typed core fail the test run, with the tool's own report."""
 
 from __future__ import annotations
 
@@ -28,4 +29,14 @@ def test_ruff_finds_nothing():
         pytest.skip("ruff is not installed (scripts/setup.sh installs it)")
     result = subprocess.run([*ruff, "check", "--output-format", "concise", "clawgym", "tests", "benchmarks"],
                             cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_mypy_finds_nothing_in_the_typed_core():
+    try:
+        import mypy  # noqa: F401
+    except ImportError:
+        pytest.skip("mypy is not installed (scripts/setup.sh installs it)")
+    result = subprocess.run([sys.executable, "-m", "mypy", "--no-error-summary", "--cache-dir",
+                             str(ROOT / ".mypy_cache")], cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr

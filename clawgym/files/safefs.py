@@ -84,7 +84,7 @@ def walk(root: Path | str, limits: TreeLimits | None = GRADING_LIMITS, usage: Us
     """
     usage = usage if usage is not None else Usage()
     root_fd = os.open(root, _DIR_FLAGS)
-    stack: list[tuple[int, str, Iterator[os.DirEntry], int]] = []
+    stack: list[tuple[int, str, "os._ScandirIterator[str]", int]] = []
     try:
         stack.append((root_fd, "", os.scandir(root_fd), 1))
         while stack:

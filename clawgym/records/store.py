@@ -49,7 +49,7 @@ def read_jsonl(path: Path) -> Iterator[Trajectory]:
 
 def parse_line(line: str, file: str = "<string>", lineno: int | None = None) -> Trajectory:
     """One JSONL line as a Trajectory (errors located at `file`:`lineno`)."""
-    where = {"file": file, "line": lineno}
+    where: dict[str, Any] = {"file": file, "line": lineno}
     try:
         data = json.loads(line)
     except json.JSONDecodeError as e:
