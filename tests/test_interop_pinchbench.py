@@ -447,3 +447,20 @@ def test_native_task_exports_with_a_grade_that_calls_the_portable_grader(tmp_pat
         scores[agent] = json.loads(run.stdout.strip().splitlines()[-1])["clawgym_reward"]
         assert scores[agent] == pytest.approx(record["reward"]), (agent, record["verdict"])
     assert scores == {"oracle": 1.0, "nop": pytest.approx(scores["nop"])} and scores["nop"] <= 0.1
+
+
+def test_cli_import_run_report_and_export(tmp_path, bwrap):
+    from click.testing import CliRunner
+
+    from clawgym.cli.main import main
+
+    runner = CliRunner()
+    res = runner.invoke(main, ["import", "pinchbench", str(REPO), "--out", str(tmp_path / "specs"), "--quiet"])
+    assert res.exit_code == 0 and "15 PinchBench task(s): 10 imported, 5 imported with warnings, 0 rejected" in res.output
+    res = runner.invoke(main, ["run", str(tmp_path / "specs" / "task-sanity" / "task.yaml"), "--agent", "nop",
+                               "--out", str(tmp_path / "run")])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(main, ["report", str(tmp_path / "run"), "--pinchbench"])
+    assert res.exit_code == 0 and "nop: PinchBench score 0.0% (1 task; a subset of 15" in res.output, res.output
+    res = runner.invoke(main, ["export", "pinchbench", str(tmp_path / "specs"), "--out", str(tmp_path / "pb")])
+    assert res.exit_code == 0 and "15 exported (15 unchanged from their import)" in res.output

@@ -116,8 +116,10 @@ def run(spec: str | None, agents: tuple[str, ...], seeds: str, attempts: int, jo
 @click.option("--html", "html_out", type=click.Path(dir_okay=False),
               help="Also write one static page (plots and a trial browser) to this file.")
 @click.option("--k", "ks", default="1,5", show_default=True, help="k values for pass@k and pass^k, e.g. '1,5'.")
+@click.option("--pinchbench", is_flag=True,
+              help="Also print PinchBench's own run score (sum of task means / tasks run) of imported PinchBench tasks.")
 @_friendly
-def report(run_dirs: tuple[str, ...], html_out: str | None, ks: str) -> None:
+def report(run_dirs: tuple[str, ...], html_out: str | None, ks: str, pinchbench: bool = False) -> None:
     """Print the results table of run folders (finished or partial); several folders side by side.
 
     Mean reward, pass rate, pass@k and pass^k by agent and category, with bootstrap 95% CIs.
@@ -130,16 +132,23 @@ def report(run_dirs: tuple[str, ...], html_out: str | None, ks: str) -> None:
         k_values = parse_ks(ks)
     except ValueError:
         raise ClawgymError(f"--k {ks}: not a list of integers >= 1", hint="for example --k 1,5") from None
-    runs = []
+    runs, pb_records = [], []
     for run_dir, label in zip(run_dirs, run_labels(run_dirs)):
         records = list(load_records(Path(run_dir)).values())
         if not records:
             raise ClawgymError(f"no finished trials in {run_dir}", hint="is this a results folder of 'clawgym run'?")
         runs.append((label, summarize(records, ks=k_values)))
+        pb_records.append((label, records))
     if len(runs) == 1:
         print_summary(runs[0][1], console, title=f"Results: {run_dirs[0]}")
     else:
         console.print(compare_table(runs, title=f"Comparison of {len(runs)} runs"))
+    if pinchbench:
+        from .pinchbench import print_pinchbench_score
+        for label, records in pb_records:
+            console.print(f"{label}:", highlight=False, markup=False)
+            if not print_pinchbench_score(records, console):
+                console.print("  no trials of imported PinchBench tasks", highlight=False, markup=False)
     if html_out:
         from ..report.html import write_html
 
@@ -429,6 +438,9 @@ main.add_command(bench)
 main.add_command(diff_command)
 from .agents import agents  # noqa: E402
 main.add_command(agents)
+from .pinchbench import export_pinchbench, import_pinchbench  # noqa: E402
+import_.add_command(import_pinchbench)
+export.add_command(export_pinchbench)
 
 
 if __name__ == "__main__":  # pragma: no cover
