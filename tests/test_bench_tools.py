@@ -182,18 +182,21 @@ def test_diff_lists_added_changed_removed(repo):
     (repo / "specs" / "drop.yaml").unlink()
     (repo / "specs" / "new.yaml").write_text((repo / "specs" / "keep.yaml").read_text().replace("name: keep", "name: new"))
     status_before = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True).stdout
-    res = _invoke("diff", "HEAD")
+    res = _invoke("diff", "HEAD", "--seeds", "0")
     assert res.exit_code == 0, res.output
     listing = [line for line in res.output.splitlines() if re.match(r"(added|changed|removed) ", line)]
     assert listing == ["added    new@0  (specs/new.yaml)", "changed  edit@0  (specs/edit.yaml)",
                        "removed  drop@0  (specs/drop.yaml)"]
-    assert "1 added, 1 changed, 1 removed, 1 unchanged since HEAD" in res.output
+    # keep.yaml did not change: it is not compiled
+    assert ("1 added, 1 changed, 1 removed, 0 unchanged since HEAD (seeds 0); 1 spec file not affected, "
+            "not compiled") in res.output
     old, new = map(int, re.search(r"^-  expected: (\d+)\n\+  expected: (\d+)$", res.output, re.MULTILINE).groups())
     assert new == old + 1
     # the working tree and index are untouched
     assert subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True,
                           text=True).stdout == status_before
     data = json.loads(_invoke("diff", "HEAD", "--json", "--seeds", "1").output)
+    assert data["seeds"] == [0, 1] and data["not_compiled"] == 1
     assert [c["key"] for c in data["changed"]] == ["edit@0", "edit@1"]
     assert [a["key"] for a in data["added"]] == ["new@0", "new@1"]
 
@@ -203,8 +206,8 @@ def test_diff_shows_instruction_and_file_changes(repo):
     edit.write_text(edit.read_text().replace("Sum the numbers", "Add up the numbers").replace("{{ i }}", "{{ i }} "))
     res = _invoke("diff", "HEAD", "--paths", "specs/edit.yaml")
     assert "-Sum the numbers" in res.output and "+Add up the numbers" in res.output
-    assert "input files changed: input/numbers.txt" in res.output
-    assert "0 added, 1 changed, 0 removed, 0 unchanged" in res.output
+    assert "files changed: input/numbers.txt" in res.output
+    assert "0 added, 3 changed, 0 removed, 0 unchanged" in res.output
 
 
 def test_diff_errors(repo, tmp_path, monkeypatch):

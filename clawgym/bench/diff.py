@@ -4,8 +4,11 @@ A spec edit can change many instances, or none (a comment, a reordered key); a t
 change what the agent sees in ways the YAML diff hides. So both sides are compiled: BASE_REV's
 files are exported with `git archive` into a temporary folder (the user's working tree and index
 are never touched), the working tree is the other side, instances are matched by task name and
-seed, and their hashes compared. For a changed instance the rendered instruction and the checks
-(as YAML) are diffed, and the input files that changed are named.
+seed, and their hashes compared. Only the spec files the change can affect are compiled (their
+own file or a file next to them changed; everything when a shared file such as a persona
+changed). Each changed spec file's own change (the YAML diff of params, checks, files...) comes
+with its rendered effect on a few seeds: the params drawn, the input files, the instruction and
+the checks. `diff_format.py` prints it as text or as markdown for a pull-request comment.
 """
 
 from __future__ import annotations
@@ -57,9 +60,15 @@ def resolve_rev(rev: str, root: Path) -> str:
     return out.stdout.strip()
 
 
-def export_rev(commit: str, root: Path, dest: Path) -> None:
-    """Write the tree of `commit` into `dest` (git archive; nothing in the checkout changes)."""
-    data = git(["archive", "--format=tar", commit], root)
+def export_rev(commit: str, root: Path, dest: Path, paths: list[str] | None = None) -> None:
+    """Write the tree of `commit` (only `paths` that exist there, when given) into `dest` (git
+    archive; nothing in the checkout changes)."""
+    if paths is not None:
+        paths = [p for p in paths if subprocess.run(["git", "cat-file", "-e", f"{commit}:{p}"], cwd=root,
+                                                    capture_output=True).returncode == 0]
+        if not paths:
+            return
+    data = git(["archive", "--format=tar", commit, *(["--", *paths] if paths else [])], root)
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
         if hasattr(tarfile, "data_filter"):
             tar.extractall(dest, filter="data")
@@ -88,12 +97,15 @@ def spec_files(base: Path, paths: list[str]) -> list[Path]:
     return list(dict.fromkeys(out))
 
 
-def collect(base: Path, paths: list[str], seeds: list[int]) -> Side:
-    """Compile every task spec under `paths`: seed 0, plus `seeds` for specs whose instances vary."""
+def collect(base: Path, paths: list[str], seeds: list[int], only: set[str] | None = None) -> Side:
+    """Compile every task spec under `paths` (only those whose path relative to `base` is in
+    `only`, when given): seed 0, plus `seeds` for specs whose instances vary."""
     from ..compile.batch import compile_files
     from ..spec.load import load_file
 
     files = spec_files(base, paths)
+    if only is not None:
+        files = [f for f in files if f.relative_to(base).as_posix() in only]
     all_seeds = sorted({0, *seeds})
     side = Side()
     for compiled in compile_files(files, all_seeds):
@@ -131,10 +143,52 @@ class Change:
     checks_diff: list[str]
     files: dict[str, list[str]]     # added / removed / changed input paths
     other: list[str]                # other fields that changed (solution, limits, grading scripts...)
+    params: dict[str, list[Any]] = field(default_factory=dict)   # name -> [old, new] where they differ
+    lines: dict[str, list[int]] = field(default_factory=dict)    # changed text file -> [old, new] line counts
 
     def to_dict(self) -> dict[str, Any]:
-        return {"key": self.key, "spec": self.spec, "instruction_diff": self.instruction_diff,
-                "checks_diff": self.checks_diff, "files": self.files, "other": self.other}
+        return {"key": self.key, "spec": self.spec, "params": self.params, "instruction_diff": self.instruction_diff,
+                "checks_diff": self.checks_diff, "files": self.files, "lines": self.lines, "other": self.other}
+
+
+@dataclass
+class SpecChange:
+    """A spec file's own change: which top-level sections differ and their YAML diff."""
+
+    spec: str
+    status: str                     # added, removed or changed
+    sections: list[str]
+    diff: list[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"spec": self.spec, "status": self.status, "sections": self.sections, "diff": self.diff}
+
+
+def _yaml_of(path: Path) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def spec_change(rel: str, old: Path | None, new: Path | None) -> SpecChange | None:
+    """The YAML diff of each top-level section (params, vars, files, checks...) that differs;
+    None when the parsed spec is the same (a comment or a reordered key changed)."""
+    if old is None or new is None:
+        return SpecChange(rel, "added" if old is None else "removed", [], [])
+    a, b = _yaml_of(old), _yaml_of(new)
+    keys = list(dict.fromkeys([*b, *a]))
+    sections = [k for k in keys if a.get(k) != b.get(k)]
+    if not sections:
+        return None
+    lines: list[str] = []
+    for key in sections:
+        dump = {side: yaml.safe_dump({key: d[key]}, sort_keys=False, allow_unicode=True, width=100,
+                                     default_flow_style=None) if key in d else ""
+                for side, d in (("a", a), ("b", b))}
+        lines += _udiff(dump["a"], dump["b"], f"{rel} {key}")
+    return SpecChange(rel, "changed", sections, lines)
 
 
 @dataclass
@@ -146,9 +200,15 @@ class Diff:
     unchanged: int
     broken_base: list[Problem]
     broken_head: list[Problem]
+    specs: list[SpecChange] = field(default_factory=list)
+    seeds: list[int] = field(default_factory=list)
+    not_compiled: int = 0            # spec files left out: nothing they depend on changed
+    compiled_all: str | None = None  # why every spec was compiled (a shared file changed), if so
 
     def to_dict(self) -> dict[str, Any]:
-        return {"base": self.base, "added": [{"key": k, "spec": s} for k, s in self.added],
+        return {"base": self.base, "seeds": self.seeds, "specs": [c.to_dict() for c in self.specs],
+                "not_compiled": self.not_compiled, "compiled_all": self.compiled_all,
+                "added": [{"key": k, "spec": s} for k, s in self.added],
                 "removed": [{"key": k, "spec": s} for k, s in self.removed],
                 "changed": [c.to_dict() for c in self.changed], "unchanged": self.unchanged,
                 "broken": {"base": [p.format() for p in self.broken_base],
@@ -185,12 +245,48 @@ def compare_tasks(key: str, spec: str, old: Task, new: Task) -> Change:
         other.append("executable bits")
     if old.rubric_weight != new.rubric_weight and "rubric weight" not in other:
         other.append("rubric weight")
+    params = {k: [thaw(old.params).get(k), thaw(new.params).get(k)]
+              for k in dict.fromkeys([*new.params, *old.params]) if old.params.get(k) != new.params.get(k)}
+    other = [o for o in other if o != "params"]
+    lines = {p: [old.files[p].count(b"\n"), new.files[p].count(b"\n")] for p in files["changed"]
+             if b"\0" not in old.files[p][:4096] + new.files[p][:4096]}
     return Change(key, spec, _udiff(old.instruction, new.instruction, f"{key}/instruction"),
-                  _udiff(_checks_yaml(old), _checks_yaml(new), f"{key}/checks.yaml"), files, other)
+                  _udiff(_checks_yaml(old), _checks_yaml(new), f"{key}/checks.yaml"), files, other, params, lines)
+
+
+#: Folders whose files every spec may read: a change there means every spec is compiled.
+SHARED = ("personas/", "skills/", "workspaces/", "clawgym/")
+LIBRARY = ("personas", "skills", "workspaces")  # what a spec at the base revision is compiled with
+
+
+def changed_paths(commit: str, root: Path) -> list[str]:
+    """Files that differ between `commit` and the working tree (staged, unstaged or untracked)."""
+    tracked = git(["diff", "--name-only", "--no-renames", commit, "--"], root).decode().splitlines()
+    untracked = git(["ls-files", "--others", "--exclude-standard"], root).decode().splitlines()
+    return sorted(set(tracked) | set(untracked))
+
+
+def affected_specs(changed: list[str], candidates: set[str]) -> tuple[set[str], str | None]:
+    """The spec files (relative paths, among `candidates`) a change can affect, and why every one
+    is when a shared file changed. A spec is affected by its own file and by any file in its
+    folder or a folder below it (sources, grading scripts, templates kept next to it)."""
+    shared = next((c for c in changed if c.startswith(SHARED)), None)
+    if shared:
+        return set(candidates), f"{shared} changed, which any spec may use"
+    out = {c for c in changed if c in candidates}
+    for path in changed:
+        if path in candidates:
+            continue
+        folder = path.rsplit("/", 1)[0] if "/" in path else ""
+        while folder:
+            out |= {c for c in candidates if c.rsplit("/", 1)[0] == folder}
+            folder = folder.rsplit("/", 1)[0] if "/" in folder else ""
+    return out, None
 
 
 def diff_since(rev: str, *, paths: list[str], seeds: list[int], cwd: Path) -> Diff:
-    """Compare the task instances under `paths` at `rev` with the working tree of `cwd`'s checkout."""
+    """Compare the task instances under `paths` at `rev` with the working tree of `cwd`'s checkout,
+    compiling only the spec files the change can affect."""
     root = repo_root(cwd)
     commit = resolve_rev(rev, root)
     rel_paths = []
@@ -200,10 +296,17 @@ def diff_since(rev: str, *, paths: list[str], seeds: list[int], cwd: Path) -> Di
             rel_paths.append(full.relative_to(root.resolve()).as_posix())
         except ValueError:
             raise ClawgymError(f"--paths {p} is outside the repository {root}") from None
+    changed_files = changed_paths(commit, root)
     with tempfile.TemporaryDirectory(prefix="clawgym-diff-") as tmp:
-        export_rev(commit, root, Path(tmp))
-        base = collect(Path(tmp), rel_paths, seeds)
-    head = collect(root, rel_paths, seeds)
+        export_rev(commit, root, Path(tmp), [*rel_paths, *LIBRARY])
+        old_specs = {f.relative_to(tmp).as_posix() for f in spec_files(Path(tmp), rel_paths)}
+        new_specs = {f.relative_to(root).as_posix() for f in spec_files(root, rel_paths)}
+        only, why_all = affected_specs(changed_files, old_specs | new_specs)
+        only |= old_specs ^ new_specs
+        spec_changes = [c for rel in sorted(only) if (c := spec_change(
+            rel, Path(tmp) / rel if rel in old_specs else None, root / rel if rel in new_specs else None))]
+        base = collect(Path(tmp), rel_paths, seeds, only)
+    head = collect(root, rel_paths, seeds, only)
     added = [(k, head.specs[k]) for k in head.tasks if k not in base.tasks]
     removed = [(k, base.specs[k]) for k in base.tasks if k not in head.tasks]
     changed, same = [], 0
@@ -216,31 +319,5 @@ def diff_since(rev: str, *, paths: list[str], seeds: list[int], cwd: Path) -> Di
         else:
             changed.append(compare_tasks(key, head.specs[key], old, task))
     return Diff(rev, sorted(added), sorted(removed), sorted(changed, key=lambda c: c.key), same,
-                base.broken, head.broken)
-
-
-def print_diff(diff: Diff, console: Any, *, full: bool = True) -> None:
-    """The listing, then for each changed instance its diffs (unless `full` is False)."""
-    changed = [(c.key, c.spec) for c in diff.changed]
-    for label, items, style in (("added", diff.added, "green"), ("changed", changed, "yellow"),
-                                ("removed", diff.removed, "red")):
-        for key, spec in items:
-            console.print(f"{label:<8} {key}  ({spec})", style=style, markup=False, highlight=False)
-    for side, problems in (("at " + diff.base, diff.broken_base), ("now", diff.broken_head)):
-        for problem in problems:
-            console.print(f"{'broken':<8} {side}: {problem.format()}", style="red", markup=False, highlight=False)
-    console.print(f"{len(diff.added)} added, {len(diff.changed)} changed, {len(diff.removed)} removed, "
-                  f"{diff.unchanged} unchanged since {diff.base}", highlight=False, markup=False)
-    if not full:
-        return
-    for change in diff.changed:
-        console.rule(change.key, style="yellow")
-        for kind in ("added", "removed", "changed"):
-            if change.files[kind]:
-                console.print(f"input files {kind}: {', '.join(change.files[kind])}", markup=False, highlight=False)
-        if change.other:
-            console.print(f"also changed: {', '.join(change.other)}", markup=False, highlight=False)
-        for line in change.instruction_diff + change.checks_diff:
-            style = ("bold" if line.startswith(("---", "+++")) else "green" if line.startswith("+")
-                     else "red" if line.startswith("-") else "cyan" if line.startswith("@@") else None)
-            console.print(line, style=style, markup=False, highlight=False, soft_wrap=True)
+                base.broken, head.broken, spec_changes, sorted({0, *seeds}),
+                len((old_specs | new_specs) - only), why_all)

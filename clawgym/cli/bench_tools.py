@@ -187,32 +187,50 @@ def leaderboard_command(rows_dir: str, md_out: str | None, html_out: str | None)
 @click.argument("base_rev")
 @click.option("--paths", "paths", multiple=True, help="Spec folders or files to compare (repeatable; default: specs).")
 @click.option("--bench-only", is_flag=True, help="Only the benchmarks' instances (specs/bench and specs/bench-v2).")
-@click.option("--seeds", default="", help="Seeds compiled besides 0 for specs with params, e.g. '1-4'.")
+@click.option("--seeds", default="0-2", show_default=True,
+              help="Seeds compiled for specs with params (seed 0 always), e.g. '0-4'.")
 @click.option("--stat", is_flag=True, help="Only the listing, no diffs.")
-@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True,
+              help="markdown: a pull-request comment; json: for scripts.")
+@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
+@click.option("--out", "out_path", type=click.Path(dir_okay=False), help="Write the output to this file.")
 @friendly
-def diff_command(base_rev: str, paths: tuple[str, ...], bench_only: bool, seeds: str, stat: bool,
-                 as_json: bool) -> None:
-    """List the task instances added, changed or removed since BASE_REV (a git revision), by content hash.
+def diff_command(base_rev: str, paths: tuple[str, ...], bench_only: bool, seeds: str, stat: bool, fmt: str,
+                 as_json: bool, out_path: str | None) -> None:
+    """Show what changed in the task specs since BASE_REV (a git revision): each changed spec's
+    own change (the YAML diff of its params, checks, files...) next to its effect on a few seeds.
 
-    Both sides are compiled (BASE_REV from 'git archive'; your working tree is left alone) and
-    matched by task name and seed; a changed instance shows a diff of its rendered instruction and
-    of its checks, and which input files changed.
+    Only spec files the change can affect are compiled, on both sides (BASE_REV from 'git archive';
+    your working tree is left alone); instances are matched by task name and seed and compared by
+    content hash; a changed instance shows its params, input files, rendered instruction and checks.
     """
     from ..run.plan import parse_seeds
-    from ..bench.diff import diff_since, print_diff, repo_root
+    from ..bench.diff import diff_since, repo_root
+    from ..bench.diff_format import markdown, print_diff
 
     if bench_only and paths:
         raise ClawgymError("--bench-only and --paths exclude each other", hint="--bench-only means --paths specs/bench specs/bench-v2")
     try:
         extra = parse_seeds(seeds) if seeds.strip() else []
     except ValueError:
-        raise ClawgymError(f"--seeds {seeds}: not a seed list", hint="e.g. '1-4' or '1,5'") from None
+        raise ClawgymError(f"--seeds {seeds}: not a seed list", hint="e.g. '0-2' or '1,5'") from None
     top = repo_root(Path.cwd())
     chosen = ([str(top / f) for f in BENCHES.values() if (top / f).is_dir()] if bench_only
               else list(paths or ["specs"]))
     result = diff_since(base_rev, paths=chosen, seeds=extra, cwd=Path.cwd())
-    if as_json:
-        click.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
+    fmt = "json" if as_json else fmt
+    if fmt == "text":
+        if not out_path:
+            print_diff(result, console, full=not stat)
+            return
+        from rich.console import Console
+        with open(out_path, "w", encoding="utf-8") as fh:
+            print_diff(result, Console(file=fh, no_color=True, width=120), full=not stat)
+        console.print(f"wrote {out_path}", highlight=False, markup=False)
+        return
+    text = json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n" if fmt == "json" else markdown(result)
+    if out_path:
+        Path(out_path).write_text(text, encoding="utf-8")
+        console.print(f"wrote {out_path}", highlight=False, markup=False)
     else:
-        print_diff(result, console, full=not stat)
+        click.echo(text, nl=False)
