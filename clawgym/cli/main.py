@@ -69,6 +69,8 @@ def render(spec: str, seed: int, as_json: bool, show_files: bool, out: str | Non
 @click.option("--out", type=click.Path(file_okay=False), help="Results folder (default: runs/<name>).")
 @click.option("--resume", "resume_dir", type=click.Path(exists=True, file_okay=False),
               help="Continue a results folder: re-run only missing and errored trials.")
+@click.option("--add", is_flag=True, help="Add to a finished results folder of the same spec: new seeds or "
+                                          "agents run, finished trials are kept.")
 @click.option("--model", help="Model for model-driven agents (claw): 'embedded' (default, the bundled "
                               "SmolLM2-135M-Instruct), a local model folder or hub id, or with --base-url an "
                               "endpoint's model name.")
@@ -87,7 +89,7 @@ def render(spec: str, seed: int, as_json: bool, show_files: bool, out: str | Non
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @_friendly
 def run(spec: str | None, agents: tuple[str, ...], seeds: str, attempts: int, jobs: int | None,
-        out: str | None, resume_dir: str | None, model: str | None, base_url: str | None,
+        out: str | None, resume_dir: str | None, add: bool, model: str | None, base_url: str | None,
         temperature: float | None, max_tokens: int | None, max_turns: int | None,
         max_sandboxes: int | None, max_model_requests: int | None, trial_timeout: float | None,
         executor: str | None, ray_address: str | None, quiet: bool) -> None:
@@ -107,7 +109,7 @@ def run(spec: str | None, agents: tuple[str, ...], seeds: str, attempts: int, jo
                  "executor": ({"type": executor or "ray", **({"address": ray_address} if ray_address else {})}
                               if executor or ray_address else None)}
     run_command(spec, agents=configs, seeds=seeds, attempts=attempts, overrides=overrides, out=out,
-                resume_dir=resume_dir, quiet=quiet, console=console)
+                resume_dir=resume_dir, quiet=quiet, console=console, add=add)
 
 
 @main.command()

@@ -12,24 +12,56 @@ from ..errors import ClawgymError
 from ..run.plan import RunPlan, parse_seeds, plan_for_task, plan_from_run_spec
 from ..report.summary import print_summary, summarize
 from ..run.trial import write_json_atomic
-from ..run.runner import MANIFEST, RunEvents, execute, load_records
+from ..run.runner import MANIFEST, RunEvents, execute, load_records, manifest
 from ..spec.load import load_file
 from ..files.textsafe import markup_safe
 
 
 def build_plan(spec: str | None, *, agents: list[dict], seeds: str, attempts: int, out: str | None,
-               resume_dir: str | None, overrides: dict | None = None) -> tuple[RunPlan, bool]:
+               resume_dir: str | None, overrides: dict | None = None, add: bool = False) -> tuple[RunPlan, bool]:
     """The plan to run and whether it resumes an existing folder.
 
     `overrides` (command-line options such as concurrency or executor; None values ignored)
-    replace the spec's settings, also when resuming.
+    replace the spec's settings, also when resuming. With `add`, a finished results folder of the
+    same spec is extended: its seeds and agents plus the ones given, only the missing trials run.
     """
     plan, resume = _plan(spec, agents=agents, seeds=seeds, attempts=attempts, out=out, resume_dir=resume_dir,
                          concurrency=(overrides or {}).get("concurrency"))
+    if add:
+        plan, resume = _extended(plan, spec, attempts=attempts), True
+    elif not resume and plan.out.is_dir() and load_records(plan.out):
+        done = len(load_records(plan.out))
+        raise ClawgymError(f"results folder {plan.out} already holds {done} finished trials",
+                           hint="to add these seeds or agents to it, run the same command with --add; "
+                                f"'clawgym run --resume {plan.out}' only finishes the trials it was started with; "
+                                "or choose another --out")
     for key, value in (overrides or {}).items():
         if value is not None:
             setattr(plan, key, value)
     return plan, resume
+
+
+def _extended(plan: RunPlan, spec: str | None, *, attempts: int) -> RunPlan:
+    """`plan` widened to everything its results folder already planned (seeds, agents), so the
+    folder's manifest lists both and a later --resume or report sees one run."""
+    manifest_path = plan.out / MANIFEST
+    if not manifest_path.is_file():
+        return plan  # a new folder: --add changes nothing
+    source = json.loads(manifest_path.read_text(encoding="utf-8"))["source"]
+    if spec is None or Path(source.get("spec_file", "")).resolve() != Path(spec).resolve():
+        raise ClawgymError(f"--add: {plan.out} holds a run of {source.get('spec_file')}, not of {spec}",
+                           hint="add to a folder made by the same spec, or choose another --out")
+    doc = load_file(spec)
+    if doc.data.get("kind") == "Task":
+        seeds = sorted({*map(int, source.get("seeds", [])), *(t.seed for t in plan.tasks)})
+        agents = list({json.dumps(a, sort_keys=True): a for a in [*source.get("agents", []),
+                                                                  *plan.source.get("agents", [])]}.values())
+        wider = plan_for_task(doc, agents=agents, seeds=seeds, attempts=max(attempts, int(source.get("attempts", 1))),
+                              concurrency=plan.concurrency, out=str(plan.out))
+        wider.source["attempts"] = max(attempts, int(source.get("attempts", 1)))
+        plan = wider
+    write_json_atomic(manifest_path, manifest(plan))
+    return plan
 
 
 def _plan(spec: str | None, *, agents: list[dict], seeds: str, attempts: int, out: str | None,
@@ -67,9 +99,10 @@ def _plan(spec: str | None, *, agents: list[dict], seeds: str, attempts: int, ou
 
 
 def run_command(spec: str | None, *, agents: list[dict], seeds: str, attempts: int, out: str | None,
-                resume_dir: str | None, quiet: bool, console: Console, overrides: dict | None = None) -> None:
+                resume_dir: str | None, quiet: bool, console: Console, overrides: dict | None = None,
+                add: bool = False) -> None:
     plan, resume = build_plan(spec, agents=agents, seeds=seeds, attempts=attempts, out=out,
-                              resume_dir=resume_dir, overrides=overrides)
+                              resume_dir=resume_dir, overrides=overrides, add=add)
     stats = {"done": 0, "passed": 0, "errors": 0, "running": 0}
     waiting_retry: set[str] = set()
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
