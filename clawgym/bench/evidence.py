@@ -22,12 +22,13 @@ from typing import Any
 
 from ..errors import ClawgymError
 from .layout import Instance
+from ..records.trial_record import TrialRecord
 
 LEVELS = ((0.4, "easy"), (0.7, "medium"), (1.01, "hard"))
 ACCEPT = ("accept", "accepted")
 
 
-def _records(folder: Path) -> list[dict[str, Any]]:
+def _records(folder: Path) -> list[TrialRecord]:
     import json
 
     out = []
@@ -35,7 +36,7 @@ def _records(folder: Path) -> list[dict[str, Any]]:
         if path.parent.parent.name != "trials":
             continue
         try:
-            out.append(json.loads(path.read_text(encoding="utf-8")))
+            out.append(TrialRecord.from_dict(json.loads(path.read_text(encoding="utf-8")), where=str(path)))
         except (OSError, ValueError):
             continue
     return out
@@ -55,10 +56,9 @@ def load_agent_results(specs: list[str]) -> dict[str, dict[str, list[dict[str, A
             raise ClawgymError(f"{folder} holds no trial records (trials/*/record.json)",
                                hint="point --agents at a finished run's results folder")
         for rec in records:
-            agent = label or rec.get("agent", {}).get("name") or rec.get("agent", {}).get("type", "?")
-            task = rec.get("task", {})
-            found[task.get("hash", "")][agent].append(rec)
-            found["name:" + str(task.get("name", ""))][agent].append(rec)
+            agent = label or rec.agent_name
+            found[rec.task_hash][agent].append(rec)
+            found["name:" + rec.task_name][agent].append(rec)
     return {k: dict(v) for k, v in found.items()}
 
 

@@ -23,6 +23,7 @@ from ..run.plan import RunPlan
 from ..report.summary import print_summary, summarize
 from ..run.trial import Trial, write_json_atomic
 from ..run.runner import MANIFEST, RunEvents, execute, load_records
+from ..records.trial_record import TrialRecord, as_record
 from ..files.textsafe import markup_safe
 from .discover import compile_instances, discover, key_of, select, stale_lock_details, version_info
 
@@ -149,11 +150,13 @@ def safe_label(text: str) -> str:
 # Running
 
 
-def usage_of(run_dir: Path, trial_id: str) -> tuple[int, int]:
-    """(tokens, turns) of one trial, from its trajectory file (0, 0 when absent)."""
+def usage_of(run_dir: Path, rec: TrialRecord) -> tuple[int, int]:
+    """(tokens, turns) of one trial: from its record (v2), else its trajectory file (0, 0 when absent)."""
     from ..report.html import trial_usage
 
-    path = run_dir / "trials" / trial_id / "trajectory.json"
+    if rec.usage is not None:
+        return rec.usage.total_tokens, rec.usage.model_calls
+    path = run_dir / "trials" / rec.trial_id / "trajectory.json"
     try:
         traj = json.loads(path.read_bytes())
     except (OSError, ValueError):
@@ -172,20 +175,21 @@ def _stats(row: dict[str, Any], usage: list[tuple[int, int]], ks: list[int]) -> 
     return out
 
 
-def leaderboard_row(records: list[dict[str, Any]], run_dir: Path, *, label: str, config: dict[str, Any], k: int,
+def leaderboard_row(records: list[TrialRecord], run_dir: Path, *, label: str, config: dict[str, Any], k: int,
                     bench: dict[str, Any]) -> dict[str, Any]:
     """The row: overall and per-category stats with CIs, tokens and turns, counts, version and date."""
     ks = sorted({1, k})
+    records = [as_record(r) for r in records]
     rows = summarize(records, ks=ks)
     usage: dict[str, list[tuple[int, int]]] = {}
     for rec in records:
-        if rec["status"] == "error":
+        if rec.is_error:
             continue
-        pair = usage_of(run_dir, rec["trial_id"])
+        pair = usage_of(run_dir, rec)
         usage.setdefault("all", []).append(pair)
-        usage.setdefault(rec["task"]["category"], []).append(pair)
+        usage.setdefault(rec.category, []).append(pair)
     overall = next((r for r in rows if r["category"] == "all"), None)
-    errors = sum(r["status"] == "error" for r in records)
+    errors = sum(r.is_error for r in records)
     return {
         "format": ROW_FORMAT, "label": label, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "benchmark": bench, "agent": describe_agent(config), "model": model_of(config), "k": k, "ks": ks,

@@ -26,6 +26,21 @@ class Usage:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
 
+    @property
+    def total_tokens(self) -> int:
+        return (self.prompt_tokens or 0) + (self.completion_tokens or 0)
+
+    @classmethod
+    def from_trajectory(cls, usage: Mapping[str, Any] | None, turns: list[Mapping[str, Any]]) -> "Usage":
+        """A trajectory's usage: its own totals where it has them, else the sum over its turns
+        (a turn that reports only `total_tokens` counts as completion tokens)."""
+        usage = usage if isinstance(usage, Mapping) else {}
+        summed = cls.from_turns(turns)
+        prompt = usage.get("prompt_tokens") if isinstance(usage.get("prompt_tokens"), int) else summed.prompt_tokens
+        completion = (usage.get("completion_tokens") if isinstance(usage.get("completion_tokens"), int)
+                      else summed.completion_tokens)
+        return cls(len(turns), prompt, completion)
+
     @classmethod
     def from_turns(cls, turns: list[Mapping[str, Any]]) -> "Usage":
         """Sum the `usage` of a trajectory's turns."""
@@ -37,6 +52,8 @@ class Usage:
                 prompt, seen_prompt = prompt + usage["prompt_tokens"], True
             if isinstance(usage.get("completion_tokens"), int):
                 completion, seen_completion = completion + usage["completion_tokens"], True
+            elif isinstance(usage.get("total_tokens"), int):
+                completion, seen_completion = completion + usage["total_tokens"] - usage.get("prompt_tokens", 0), True
         return cls(len(turns), prompt if seen_prompt else None, completion if seen_completion else None)
 
     def to_dict(self) -> dict[str, Any]:

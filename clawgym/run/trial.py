@@ -194,7 +194,7 @@ def run_trial(trial: Trial, *, sandbox_spec: dict | None = None, pass_threshold:
     record["timings"] = {k: round(v, 4) for k, v in timings.items()}
     record["finished_at"] = time.time()
     if trajectory is not None:
-        record["usage"] = Usage.from_turns(trajectory.turns).to_dict()
+        record["usage"] = Usage.from_trajectory(trajectory.usage, trajectory.turns).to_dict()
     return TrialOutcome(TrialRecord.from_dict(record), trajectory.to_dict() if trajectory is not None else None,
                         workspace_diff)
 
