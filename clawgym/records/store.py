@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Mapping
 
 from ..errors import ClawgymError, PrerequisiteError
 from ..files.jsonl import write_lines
 from .messages import chat_messages, fixed_columns
 from .trajectory import FORMAT, Trajectory
+from .trial_record import TrialRecord
 
 FORMATS = (FORMAT,)
 STATUSES = ("passed", "failed", "error")
@@ -104,32 +105,35 @@ def collect_run(run_dir: Path, *, min_reward: float | None = None, status: str |
     statuses = _choice(status, "status")
     categories = _choice(category, "category")
     for record_path in sorted(trials.glob("*/record.json")):
-        rec = _load(record_path)
-        if not isinstance(rec, dict) or "task" not in rec:
-            raise ClawgymError("not a trial record", file=str(record_path))
-        st, reward = rec.get("status"), rec.get("reward")
-        if statuses is not None and st not in statuses:
+        try:
+            rec = TrialRecord.from_dict(_load(record_path))
+        except ValueError as e:
+            raise ClawgymError(str(e), file=str(record_path),
+                               hint="every trials/*/record.json is written by clawgym run; remove a stray file") from None
+        if statuses is not None and rec.status not in statuses:
             continue
-        if categories is not None and rec["task"].get("category") not in categories:
+        if categories is not None and rec.category not in categories:
             continue
-        if min_reward is not None and (reward is None or float(reward) < min_reward):
+        if min_reward is not None and (rec.reward is None or rec.reward < min_reward):
             continue
         folder = record_path.parent
         traj_path = folder / "trajectory.json"
         if traj_path.is_file():
             t = Trajectory.from_dict(_load(traj_path))
         else:
-            t = Trajectory(task=rec["task"], agent=rec.get("agent") or {}, outcome="error", error=rec.get("error"))
+            t = Trajectory(task=rec.task, agent=rec.agent, outcome="error", error=rec.error)
         attach_outcome(t, rec)
         diff_path = folder / "workspace.diff"
         t.diff = diff_path.read_text(encoding="utf-8", errors="replace") if diff_path.is_file() else None
         yield t
 
 
-def attach_outcome(t: Trajectory, rec: dict[str, Any]) -> Trajectory:
+def attach_outcome(t: Trajectory, rec: TrialRecord | Mapping[str, Any]) -> Trajectory:
     """Put a trial record's outcome on its trajectory: the verdict plus trial_id, status, reward, error."""
-    t.verdict = {**(rec.get("verdict") or {}), "trial_id": rec.get("trial_id"), "status": rec.get("status"),
-                 "reward": rec.get("reward"), "error": rec.get("error")}
+    if not isinstance(rec, TrialRecord):
+        rec = TrialRecord.from_dict(rec)
+    verdict = rec.verdict.to_dict() if rec.verdict is not None else {}
+    t.verdict = {**verdict, "trial_id": rec.trial_id, "status": rec.status, "reward": rec.reward, "error": rec.error}
     return t
 
 

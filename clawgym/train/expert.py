@@ -216,7 +216,7 @@ def to_trajectory(record: Mapping[str, Any]) -> Any:
 
     from ..records.store import attach_outcome
 
-    t = attach_outcome(Trajectory.from_dict(dict(record["trajectory"])), dict(record))
+    t = attach_outcome(Trajectory.from_dict(dict(record["trajectory"])), record)
     t.diff = record.get("diff")
     return t
 
