@@ -19,7 +19,7 @@ MOVED: dict[str, str] = {
     'clawgym.control': 'clawgym.trial_controls',
     'clawgym.docgen': 'clawgym.cli.docgen',
     'clawgym.executors': 'clawgym.run.executors',
-    'clawgym.jsonl': 'clawgym.files.jsonl',
+    'clawgym.jsonl': 'clawgym.files.atomic',
     'clawgym.judge': 'clawgym.verify.judge',
     'clawgym.lint': 'clawgym.run.lint',
     'clawgym.plan': 'clawgym.run.plan',

@@ -18,7 +18,7 @@ from typing import Any, Callable
 import yaml
 
 from ..errors import ClawgymError
-from ..run.trial import write_text_atomic
+from ..files.atomic import write_text_atomic
 from ..spec.write import dump_spec
 from .calibrate import calibrate_instance
 from .evidence import agent_summary, difficulty, load_agent_results, review_summary

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import SpecError
-from ..run.trial import write_text_atomic
+from ..files.atomic import write_text_atomic
 from .layout import LOCK_FILE, Instance, read_lock, series_of, version_of
 
 

@@ -21,7 +21,8 @@ from .. import __version__
 from ..errors import ClawgymError, SpecError
 from ..run.plan import RunPlan
 from ..report.summary import print_summary, summarize
-from ..run.trial import Trial, write_json_atomic
+from ..run.trial import Trial
+from ..files.atomic import write_json_atomic
 from ..run.runner import MANIFEST, RunEvents, execute, load_records
 from ..records.trial_record import TrialRecord, as_record
 from ..files.textsafe import markup_safe

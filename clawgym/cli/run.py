@@ -11,7 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from ..errors import ClawgymError
 from ..run.plan import RunPlan, parse_seeds, plan_for_task, plan_from_run_spec
 from ..report.summary import print_summary, summarize
-from ..run.trial import write_json_atomic
+from ..files.atomic import write_json_atomic
 from ..run.runner import MANIFEST, RunEvents, execute, load_records, manifest
 from ..spec.load import load_file
 from ..files.textsafe import markup_safe
@@ -36,7 +36,9 @@ def build_plan(spec: str | None, *, agents: list[dict], seeds: str, attempts: in
                                 f"'clawgym run --resume {plan.out}' only finishes the trials it was started with; "
                                 "or choose another --out")
     for key, value in (overrides or {}).items():
-        if value is not None:
+        if value is not None and key == "processes":  # --processes: one setting of the executor
+            plan.executor = {**(plan.executor or {"type": "local"}), "processes": value}
+        elif value is not None:
             setattr(plan, key, value)
     return plan, resume
 

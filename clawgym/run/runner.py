@@ -17,7 +17,8 @@ from typing import Any, Callable
 from .. import __version__
 from ..errors import ClawgymError
 from .plan import RunPlan
-from .trial import Trial, write_json_atomic
+from .trial import Trial
+from ..files.atomic import write_json_atomic
 from ..records.trial_record import TrialRecord
 from ..spec.task import thaw
 from ..verify import server as verify_server

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-import threading
 import time
 import traceback
 from dataclasses import dataclass
@@ -22,6 +20,7 @@ from ..spec.task import Task
 from ..records.trajectory import Trajectory
 from ..records.trial_record import RECORD_FORMAT, TrialRecord, Usage
 from ..files.tempdirs import make_temp
+from ..files.atomic import write_json_atomic, write_text_atomic
 from ..verify import combine_hybrid, verify_task
 from ..compile.workspace import materialize
 
@@ -45,25 +44,6 @@ def sandbox_limits(task: Task) -> SandboxLimits:
     lim = task.limits
     return SandboxLimits(wall_seconds=float(lim["seconds"]), memory_mb=int(lim["memory_mb"]),
                          pids=int(lim["pids"]), output_bytes=int(lim["output_bytes"]))
-
-
-def write_json_atomic(path: Path, data: Any, *, indent: int | None = 2) -> None:
-    """Write JSON so that readers see the old file or the whole new one, never a torn file.
-
-    `indent=None` writes compact JSON with the C encoder (much faster for big trajectories).
-    """
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(json.dumps(data, indent=indent, ensure_ascii=False, default=str))
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 @dataclass

@@ -24,6 +24,7 @@ from jinja2.sandbox import SandboxedEnvironment
 from jinja2.utils import Namespace
 
 from ..errors import Problem, did_you_mean
+from ..files.atomic import write_bytes_atomic
 from .names import missing_attribute, row_keys
 
 _MARKERS = ("{{", "{%", "{#")
@@ -150,9 +151,7 @@ def _template(source: str) -> jinja2.Template:
         if path is not None:
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_name(f".{path.name}.{os.getpid()}")
-                tmp.write_bytes(marshal.dumps(code))
-                os.replace(tmp, path)
+                write_bytes_atomic(path, marshal.dumps(code), fsync=False)
             except OSError:
                 pass  # a read-only home only costs speed
     return env.template_class.from_code(env, code, env.make_globals(None))

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ..errors import ClawgymError
-from ..run.trial import write_text_atomic
+from ..files.atomic import write_text_atomic
 from ..spec.library import LIBRARY_DIRS
 
 MANIFEST, REJECTED, SETTINGS = "manifest.jsonl", "rejected.jsonl", "synth.json"

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..files import safefs
+from ..files.atomic import write_text_atomic
 from ..checks.base import CheckResult, clip
 from ..errors import InfraError
 from ..policy.base import Policy
@@ -240,11 +241,9 @@ def _cache_write(cache_dir: Path | None, key: str, scores: list[tuple[float, str
         return
     path = _cache_path(cache_dir, key)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{id(scores)}.tmp")
-    tmp.write_text(json.dumps({"format": JUDGE_FORMAT, "key": key, "judge": judge, "raw": raw,
-                               "scores": [{"score": s, "reason": r} for s, r in scores]},
-                              ensure_ascii=False, indent=1, default=str), encoding="utf-8")
-    os.replace(tmp, path)
+    write_text_atomic(path, json.dumps({"format": JUDGE_FORMAT, "key": key, "judge": judge, "raw": raw,
+                                        "scores": [{"score": s, "reason": r} for s, r in scores]},
+                                       ensure_ascii=False, indent=1, default=str))
 
 
 # ---------------------------------------------------------------------------------------------
