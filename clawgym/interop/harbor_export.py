@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..errors import ClawgymError
-from ..files.jsonl import write_lines
+from ..files.atomic import write_lines
 from ..spec.task import Task, thaw
 from .folders import swap_in
 from .portable import JSONSCHEMA_PIN, Refused, find_specs, grader_needs, grading_refusals, write_bundle

@@ -8,7 +8,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..files.jsonl import write_lines
+from ..files.atomic import write_lines
 
 STATUSES = ("imported", "warned", "rejected")
 

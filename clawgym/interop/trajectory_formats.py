@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterable, Iterator
 from rich.console import Console
 
 from ..errors import ClawgymError, PrerequisiteError
-from ..files.jsonl import write_lines
+from ..files.atomic import write_lines
 from ..records.store import collect_run, parse_line, to_hf_dataset, write_jsonl
 from ..records.trajectory import Trajectory
 

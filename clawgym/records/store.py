@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
 from ..errors import ClawgymError, PrerequisiteError
-from ..files.jsonl import write_lines
+from ..files.atomic import write_lines
 from .messages import chat_messages, fixed_columns
 from .trajectory import FORMAT, Trajectory
 from .trial_record import TrialRecord
