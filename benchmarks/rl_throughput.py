@@ -71,19 +71,42 @@ def main() -> None:
     (work / "rl.yaml").write_text(json.dumps(spec))
     train_rl(load_rl_spec(work / "rl.yaml"), progress=False)
 
-    rows = read_metrics(out, "train")
-    print(f"{'step':>4} {'step s':>7} {'rollout s':>9} {'gen s':>6} {'train s':>7} {'rollout tok/s':>13} "
-          f"{'trainer tok/s':>13} {'wait share':>10} {'groups':>6}")
+    print(table(read_metrics(out, "train")))
+
+
+def table(rows: list[dict]) -> str:
+    """The per-step figures of a GRPO run's metrics, and their means after the first step."""
+    lines = [f"{'step':>4} {'step s':>7} {'rollout s':>9} {'gen s':>6} {'train s':>7} {'rollout tok/s':>13} "
+             f"{'trainer tok/s':>13} {'wait share':>10} {'groups':>6}"]
     for r in rows:
-        print(f"{r['step']:>4} {r['step_s']:>7.1f} {r['rollout_s']:>9.1f} {r['generation_s']:>6.1f} {r['train_s']:>7.1f} "
-              f"{r['rollout_tokens_per_s']:>13.1f} {r['trainer_tokens_per_s']:>13.1f} {r['wait_share']:>10.1%} "
-              f"{r['groups']:>6}")
-    later = rows[1:] or rows  # the first step also pays for loading and warming up
-    print(f"\nmean over steps {later[0]['step']}-{later[-1]['step']}: "
-          f"rollout {statistics.mean(r['rollout_tokens_per_s'] for r in later):.1f} tok/s, "
-          f"trainer {statistics.mean(r['trainer_tokens_per_s'] for r in later):.1f} tok/s, "
-          f"waiting on sandboxes and verifiers {statistics.mean(r['wait_share'] for r in later):.1%} of step time "
-          f"(target < 10%)")
+        lines.append(f"{r['step']:>4} {r['step_s']:>7.1f} {r['rollout_s']:>9.1f} {r['generation_s'] or 0:>6.1f} "
+                     f"{r['train_s']:>7.1f} {r['rollout_tokens_per_s']:>13.1f} {r['trainer_tokens_per_s']:>13.1f} "
+                     f"{r['wait_share'] or 0:>10.1%} {r['groups']:>6}")
+    if rows:
+        f = figures(rows)
+        trainer = (f"{f['trainer_tokens_per_s']:.1f} tok/s" if f["trainer_tokens_per_s"] is not None
+                   else "not measured (no step had a group with a reward spread)")
+        lines.append(f"\nmean over steps {f['steps_averaged']}: rollout {f['rollout_tokens_per_s']:.1f} tok/s, "
+                     f"trainer {trainer}, waiting on sandboxes and verifiers "
+                     f"{f['wait_share']:.1%} of step time (target < 10%)")
+    return "\n".join(lines)
+
+
+def figures(rows: list[dict]) -> dict:
+    """Mean rollout and trainer tokens/s and wait share over the steps after the first (which also
+    pays for loading and warming up; the only step when there is one). Trainer tokens/s counts
+    only steps that updated."""
+    later = rows[1:] or rows
+    updated = [r for r in later if r.get("updated", True)] or [r for r in rows if r.get("updated", True)]
+    return {"steps_averaged": f"{later[0]['step']}-{later[-1]['step']}",
+            "rollout_tokens_per_s": statistics.mean(r["rollout_tokens_per_s"] for r in later),
+            "trainer_tokens_per_s": statistics.mean(r["trainer_tokens_per_s"] for r in updated) if updated else None,
+            "wait_share": statistics.mean(r["wait_share"] or 0.0 for r in later),
+            "steps_updated": sum(1 for r in rows if r.get("updated", True)),
+            "per_step": [{k: r.get(k) for k in ("step", "step_s", "rollout_s", "generation_s", "train_s",
+                                                 "rollout_tokens_per_s", "trainer_tokens_per_s", "wait_share",
+                                                 "groups", "reward_mean", "pass_rate", "sampled_tokens", "updated")}
+                         for r in rows]}
 
 
 if __name__ == "__main__":

