@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator, Protocol
 
 from .errors import InfraError
 
@@ -93,12 +93,27 @@ class CancelToken:
             raise TrialCancelled(self.reason or "the trial was cancelled")
 
 
-class Slots:
-    """A counting cap that a cancelled trial stops waiting for (None = no cap)."""
+class Semaphore(Protocol):
+    """What a cap needs of a semaphore: `threading`'s, or `multiprocessing`'s to share across processes."""
 
-    def __init__(self, limit: int | None):
+    def acquire(self, blocking: bool = True, timeout: float | None = None) -> bool: ...
+
+    def release(self) -> None: ...
+
+
+class Slots:
+    """A counting cap that a cancelled trial stops waiting for (None = no cap).
+
+    `semaphore` (optional) is the counter to use: a `multiprocessing` semaphore makes one cap hold
+    across the worker processes that inherit it (see :func:`shared_semaphore`); any object with
+    `acquire(timeout=)` and `release()` works, such as a cluster-wide limiter's client.
+    """
+
+    def __init__(self, limit: int | None, semaphore: Semaphore | None = None):
         self.limit = limit if limit and limit > 0 else None
-        self._sem = threading.BoundedSemaphore(self.limit) if self.limit else None
+        self._sem: Semaphore | None = None
+        if self.limit:
+            self._sem = semaphore if semaphore is not None else threading.BoundedSemaphore(self.limit)
 
     @contextmanager
     def hold(self, token: CancelToken) -> Iterator[None]:
@@ -106,13 +121,19 @@ class Slots:
             token.check()
             yield
             return
-        while not self._sem.acquire(timeout=POLL_S):
+        while not self._sem.acquire(True, POLL_S):
             token.check()
         try:
             token.check()
             yield
         finally:
             self._sem.release()
+
+
+def shared_semaphore(limit: int | None, context: Any) -> Any:
+    """A semaphore of `limit` slots that worker processes started from `context` (a
+    `multiprocessing` context) share when it is handed to them at start; None for no cap."""
+    return context.BoundedSemaphore(limit) if limit and limit > 0 else None
 
 
 @dataclass

@@ -60,6 +60,15 @@ def render(spec: str, seed: int, as_json: bool, show_files: bool, out: str | Non
         console.print(f"workspace written to {out}")
 
 
+def _processes(value: str | None) -> int | str | None:
+    """--processes: 'auto' or a whole number of at least 1."""
+    if value is None or value == "auto":
+        return value
+    if not value.isdigit() or int(value) < 1:
+        raise click.BadParameter(f"{value!r} is neither 'auto' nor a whole number of at least 1")
+    return int(value)
+
+
 @main.command()
 @click.argument("spec", required=False, type=click.Path(exists=True, dir_okay=False))
 @click.option("--agent", "agents", multiple=True, help="Agent type for a task spec (repeatable). Default: oracle.")
@@ -86,13 +95,16 @@ def render(spec: str, seed: int, as_json: bool, show_files: bool, out: str | Non
 @click.option("--executor", type=click.Choice(["local", "ray"]),
               help="Where trials run: this machine (local) or an existing Ray cluster (ray).")
 @click.option("--ray-address", help="Ray cluster address for --executor ray (default: $RAY_ADDRESS or auto).")
+@click.option("--processes", callback=lambda ctx, param, v: _processes(v),
+              help="Worker processes of the local executor: a number, or 'auto' (default: processes from "
+                   "128 trials in flight, one per 128, at most one per core).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @_friendly
 def run(spec: str | None, agents: tuple[str, ...], seeds: str, attempts: int, jobs: int | None,
         out: str | None, resume_dir: str | None, add: bool, model: str | None, base_url: str | None,
         temperature: float | None, max_tokens: int | None, max_turns: int | None,
         max_sandboxes: int | None, max_model_requests: int | None, trial_timeout: float | None,
-        executor: str | None, ray_address: str | None, quiet: bool) -> None:
+        executor: str | None, ray_address: str | None, processes: int | str | None, quiet: bool) -> None:
     """Run a run spec (kind: Run), or one task spec with --agent/--seeds, and print the results table.
 
     Examples: clawgym run specs/quickstart.yaml; clawgym run TASK.yaml --agent claw --model embedded
@@ -107,7 +119,8 @@ def run(spec: str | None, agents: tuple[str, ...], seeds: str, attempts: int, jo
     overrides = {"concurrency": jobs, "max_sandboxes": max_sandboxes, "max_model_requests": max_model_requests,
                  "trial_timeout": trial_timeout,
                  "executor": ({"type": executor or "ray", **({"address": ray_address} if ray_address else {})}
-                              if executor or ray_address else None)}
+                              if executor or ray_address else None),
+                 "processes": processes}
     run_command(spec, agents=configs, seeds=seeds, attempts=attempts, overrides=overrides, out=out,
                 resume_dir=resume_dir, quiet=quiet, console=console, add=add)
 
