@@ -169,3 +169,28 @@ def test_execute_trial_scores_one(tmp_path, monkeypatch, bwrap):
     assert saved["outcome"] == "completed" and saved["tools"] and saved["messages"][0]["role"] == "system"
     bad = execute_trial(Trial(task, {"type": "claw", "policy": {"type": "scripted", "turns": [{"error": "down"}]}}))
     assert bad["status"] == "error" and bad["reward"] is None
+
+
+def test_followups_are_the_users_next_messages_and_a_new_session_starts_fresh(tmp_path, bwrap):
+    """A multi-session task: each follow-up arrives when the model answers without a tool call;
+    `new_session` gives the model a fresh conversation while the trajectory keeps every message."""
+    from dataclasses import replace
+
+    task = replace(make_task(instruction="Remember: the code word is heron."),
+                   followups=({"message": "Write the code word to word.txt.", "new_session": False},
+                              {"message": "What did you write?", "new_session": True}))
+    ws = tmp_path / "ws"
+    materialize(task, ws)
+    agent = ClawAgent({"type": "claw", "policy": {"type": "scripted", "turns": [
+        "Noted.", calls(("write", {"path": "word.txt", "content": "heron"})), "Done.", "I wrote heron."]}})
+    with LocalSandbox(ws, mount=task.mount) as sb:
+        traj = agent.run(task, sb)
+    seen = [c["messages"] for c in agent.policy.calls]
+    assert [m["role"] for m in seen[1]] == ["system", "user", "assistant", "user"]       # continued
+    assert seen[1][-1]["content"] == "Write the code word to word.txt."
+    assert [m["role"] for m in seen[3]] == ["system", "user"] and seen[3][1]["content"] == "What did you write?"
+    assert (ws / "word.txt").read_text() == "heron" and traj.outcome == "completed"
+    assert [m["role"] for m in traj.messages] == ["system", "user", "assistant", "user", "assistant", "tool",
+                                                  "assistant", "user", "assistant"]
+    (marker,) = [s for s in traj.steps if s.get("kind") == "new_session"]
+    assert marker["message_index"] == 7 and traj.final_message == "I wrote heron."

@@ -56,7 +56,7 @@ def test_import_report_suite_and_order(imported):
     assert rows[0]["task_id"] == "task_sanity"                       # run_first, then the manifest's order
     assert [r["task_id"] for r in rows[:3]] == ["task_sanity", "task_calendar", "task_config_audit"]
     warned = {r["task_id"] for r in rows if r["status"] == "warned"}
-    assert warned == {"task_project_plan", "task_memory_recall", "task_gh_issues", "task_npm_markdownlint",
+    assert warned == {"task_project_plan", "task_gh_issues", "task_npm_markdownlint",
                       "task_05_weather"}
     suite = json.loads((imported / "pinchbench-suite.json").read_text())
     assert suite["size"] == 15 and suite["run_first"] == ["task_sanity"] and len(suite["core"]) == 5
@@ -106,8 +106,9 @@ def test_rubric_and_hybrid_weights(imported):
 
 def test_multi_session_prompts_in_order(imported):
     task = compiled(imported, "task_memory_recall")
-    first, second = task.instruction.split("\n\n[Message 2 of 2, in a new session]\n")
-    assert first.startswith("[Message 1 of 2]\nPlease remember this") and second.startswith("Quick question")
+    assert task.instruction.startswith("Please remember this")
+    (later,) = task.followups
+    assert later["message"].startswith("Quick question") and later["new_session"] is True
     assert len(task.checks[0]["prompt"]) == 2
 
 
@@ -456,7 +457,7 @@ def test_cli_import_run_report_and_export(tmp_path, bwrap):
 
     runner = CliRunner()
     res = runner.invoke(main, ["import", "pinchbench", str(REPO), "--out", str(tmp_path / "specs"), "--quiet"])
-    assert res.exit_code == 0 and "15 PinchBench task(s): 10 imported, 5 imported with warnings, 0 rejected" in res.output
+    assert res.exit_code == 0 and "15 PinchBench task(s): 11 imported, 4 imported with warnings, 0 rejected" in res.output
     res = runner.invoke(main, ["run", str(tmp_path / "specs" / "task-sanity" / "task.yaml"), "--agent", "nop",
                                "--out", str(tmp_path / "run")])
     assert res.exit_code == 0, res.output

@@ -5,6 +5,7 @@ upstream policy gives them, plus the program's own output and version."""
 
 from __future__ import annotations
 
+import json
 import shlex
 import time
 from typing import Any
@@ -27,7 +28,8 @@ _TAIL = 20_000
 @register("agent", "command")
 class CommandAgent(Agent):
     """Runs `run` in the sandbox with OPENAI_BASE_URL/OPENAI_API_KEY/OPENAI_MODEL pointing at the
-    recording proxy, the instruction in $CLAWGYM_INSTRUCTION and on stdin. `version` is a command
+    recording proxy, the instruction in $CLAWGYM_INSTRUCTION and on stdin (a multi-session task's
+    later messages in $CLAWGYM_FOLLOWUPS, a JSON list of {message, new_session}). `version` is a command
     whose output is recorded as the agent's version; `ro_binds` shows the program's own install
     read-only in the sandbox."""
 
@@ -80,6 +82,8 @@ class CommandAgent(Agent):
         env = {**(self.config.get("env") or {}), "OPENAI_BASE_URL": f"http://127.0.0.1:{INSIDE_PORT}/v1",
                "OPENAI_API_KEY": "clawgym-proxy", "OPENAI_MODEL": self.config.get("model_name", "clawgym"),
                "CLAWGYM_INSTRUCTION": task.instruction}
+        if task.followups:  # a multi-session task: the agent conducts the later messages itself
+            env["CLAWGYM_FOLLOWUPS"] = json.dumps([dict(f) for f in task.followups], ensure_ascii=False)
         script = (f"python3 {shlex.quote(PRIVATE_MOUNT + '/' + FORWARDER_NAME)} "
                   f"{shlex.quote(PRIVATE_MOUNT + '/' + SOCKET_NAME)} "
                   f"{INSIDE_PORT} /tmp/.proxy-ready & "

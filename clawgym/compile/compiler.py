@@ -206,6 +206,7 @@ class _Compiler:
             self._add_tree(skill.tree, f"skills/{skill.spec['name']}")
         schema = raw_schema("task")["properties"]
         instruction = self.render(schema["instruction"], data["instruction"], ("instruction",))
+        followups = self.render(schema["followups"], data.get("followups", []), ("followups",))
         solution = [self._solution_step(schema["solution"]["items"], step, i)
                     for i, step in enumerate(data.get("solution") or []) if ("solution", i) not in self.skip]
         checks = [self._check(schema["checks"]["items"], check, i) for i, check in enumerate(data["checks"])
@@ -227,6 +228,8 @@ class _Compiler:
             subcategory=data.get("subcategory", ""), difficulty=data.get("difficulty", ""),
             spec_file=doc.file, task_dir=str(doc.folder), extra_hashed=self.extra,
             solution_lines=tuple(doc.line(("solution", i)) for i in range(len(solution))),
+            followups=tuple({"message": f["message"], "new_session": bool(f.get("new_session", False))}
+                            for f in followups or []),
         )
 
     # -- names that failed -----------------------------------------------------------------

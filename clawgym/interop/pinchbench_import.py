@@ -101,11 +101,6 @@ def _warnings(task: PinchTask, where: str) -> list[str]:
         if p.startswith(OFFLINE) or ":" in p:
             out.append(f"prerequisite {p!r} cannot be met offline (no network or installs in the sandbox): "
                        "imported and tagged 'prerequisite-unmet'; expect low scores")
-    if task.sessions:
-        fresh = [s.id for s in task.sessions if s.new_session]
-        out.append(f"multi_session: the {len(task.sessions)} session prompts are sent as one instruction, in order "
-                   "(a trial takes one instruction)" + (f"; sessions {', '.join(fresh)} start a new session in the "
-                                                         "original, where the agent keeps only its files" if fresh else ""))
     if task.grader and "params" in task.grader and '"arguments"' not in task.grader and "'arguments'" not in task.grader:
         out.append("the grader reads tool-call `params`, which OpenClaw transcripts do not carry (they use "
                    "`arguments`): those criteria score as they would under OpenClaw")
@@ -115,14 +110,15 @@ def _warnings(task: PinchTask, where: str) -> list[str]:
 
 
 def instruction(task: PinchTask) -> str:
-    """The user's message: the whole Prompt section, or every session's prompt in order."""
-    if not task.sessions:
-        return task.prompt
-    parts = []
-    for i, s in enumerate(task.sessions, 1):
-        head = f"[Message {i} of {len(task.sessions)}" + (", in a new session]" if s.new_session else "]")
-        parts.append(f"{head}\n{s.prompt}")
-    return "\n\n".join(parts)
+    """The user's first message: the whole Prompt section, or the first session's prompt."""
+    return task.sessions[0].prompt if task.sessions else task.prompt
+
+
+def followups(task: PinchTask) -> list[dict[str, Any]]:
+    """A multi-session task's later prompts, each sent when the agent ends its previous turn; a
+    session marked `new_session` starts a fresh conversation, as in the original runner."""
+    return [{"message": literal(s.prompt), **({"new_session": True} if s.new_session else {})}
+            for s in task.sessions[1:]]
 
 
 def rubric(task: PinchTask) -> list[dict[str, Any]]:
@@ -156,6 +152,8 @@ def build_spec(task: PinchTask, name: str, category: str, tags: list[str], resto
         spec["files"] = files
     text = instruction(task)
     spec["instruction"] = literal(text)
+    if len(task.sessions) > 1:
+        spec["followups"] = followups(task)
     check: dict[str, Any] = {"type": "pinchbench_grade", "name": "automated"}
     if task.grader is not None and task.grading_type != "llm_judge":
         check.update(grader=f"{SOURCE}/grade.py", clock=CLOCK,

@@ -42,7 +42,7 @@ def thaw(value: Any) -> Any:
     return value
 
 
-_FROZEN_FIELDS = ("params", "solution", "checks", "rubric", "limits", "tools", "extra_hashed")
+_FROZEN_FIELDS = ("params", "solution", "checks", "rubric", "limits", "tools", "extra_hashed", "followups")
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,7 @@ class Task:
     task_dir: str = ""
     extra_hashed: Mapping[str, str] = field(default_factory=dict)  # sha256 of grading scripts etc.
     solution_lines: tuple[int, ...] = ()
+    followups: tuple[Mapping[str, Any], ...] = ()  # later user messages: {message, new_session}
     hash: str = ""
 
     def __post_init__(self) -> None:
@@ -111,6 +112,7 @@ class Task:
             "limits": self.limits, "network": self.network, "mount": self.mount,
             "extra": self.extra_hashed, **({"tools": self.tools} if self.tools else {}),
             **({"clock": self.clock} if self.clock != "2026-03-02T09:00:00Z" else {}),
+            **({"followups": self.followups} if self.followups else {}),
         }
         text = json.dumps(body, sort_keys=True, ensure_ascii=False, default=_json_default)
         return hashlib.sha256(text.encode()).hexdigest()
@@ -128,6 +130,8 @@ class Task:
                "instruction": self.instruction, "solution": thaw(self.solution), "checks": thaw(self.checks),
                "rubric": thaw(self.rubric), "limits": thaw(self.limits), "network": self.network,
                "mount": self.mount, "tools": thaw(self.tools), "clock": self.clock}
+        if self.followups:
+            out["followups"] = thaw(self.followups)
         if with_files:
             out["files"] = {p: _text_or_note(b) for p, b in sorted(self.files.items())}
         return out

@@ -50,7 +50,10 @@ def tool_error(name: str, message: str) -> str:
 class ClawAgent(Agent):
     """A Claw-style agent: system prompt from the workspace's bootstrap files and skills, the task's
     instruction as the user message, then model turns and tool calls until the model answers
-    without a tool call or a budget (turns, wall time, tokens) runs out."""
+    without a tool call or a budget (turns, wall time, tokens) runs out. A task's follow-ups are the
+    user's next messages, each sent when the model answers without a tool call; one with
+    `new_session` starts a fresh conversation (system prompt and that message; a `new_session` step
+    marks where in `messages` it begins)."""
 
     type = "claw"
     schema = SCHEMA
@@ -98,7 +101,15 @@ class ClawAgent(Agent):
         system = prompt_mod.build_system_prompt(state.workspace, task.clock, names, cfg.get("system_prompt_extra"))
         messages: list[dict[str, Any]] = [{"role": "system", "content": system},
                                           {"role": "user", "content": task.instruction}]
-        traj.messages = messages
+        traj.messages = messages  # every message of the trial, in order
+        context = messages        # what the model sees: the current session's messages
+        followups = [dict(f) for f in task.followups or ()]
+
+        def say(message: dict[str, Any]) -> None:
+            context.append(message)
+            if context is not messages:
+                messages.append(message)
+
         usage = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "turns": 0, "tool_calls": 0}
         traj.usage = usage
         try:
@@ -107,7 +118,7 @@ class ClawAgent(Agent):
                 if reason:
                     return traj.finish("timeout", reason)
                 try:
-                    completion = policy.complete(messages, tools)
+                    completion = policy.complete(context, tools)
                 except PolicyError as exc:
                     return traj.finish("error", f"policy error at turn {state.turn + 1}: {exc}")
                 state.turn += 1
@@ -127,8 +138,18 @@ class ClawAgent(Agent):
                 calls = completion.tool_calls
                 if calls:
                     message["tool_calls"] = calls
-                messages.append(message)
+                say(message)
                 if not calls:
+                    if followups:  # the user's next message of a multi-session task
+                        nxt = followups.pop(0)
+                        user = {"role": "user", "content": nxt["message"]}
+                        if nxt.get("new_session"):
+                            traj.add("new_session", turn=state.turn, message_index=len(messages))
+                            context = [{"role": "system", "content": system}, user]
+                            messages.append(user)
+                        else:
+                            say(user)
+                        continue
                     traj.final_message = message["content"] or ""
                     return traj.finish("completed")
                 for i, call in enumerate(calls):
@@ -140,8 +161,7 @@ class ClawAgent(Agent):
                     else:
                         content = self._dispatch(call, names, funcs, state, traj)
                     usage["tool_calls"] += 1
-                    messages.append({"role": "tool", "tool_call_id": call.get("id") or f"call_{i}",
-                                     "content": content})
+                    say({"role": "tool", "tool_call_id": call.get("id") or f"call_{i}", "content": content})
         finally:
             if state.sessions is not None:
                 state.sessions.close()
