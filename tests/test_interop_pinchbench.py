@@ -463,5 +463,9 @@ def test_cli_import_run_report_and_export(tmp_path, bwrap):
     assert res.exit_code == 0, res.output
     res = runner.invoke(main, ["report", str(tmp_path / "run"), "--pinchbench"])
     assert res.exit_code == 0 and "nop: PinchBench score 0.0% (1 task; a subset of 15" in res.output, res.output
+    res = runner.invoke(main, ["bench", "run", "--bench", str(tmp_path / "specs"), "--agent", "nop", "-k", "1",
+                               "--only", "task-sanity", "--allow-unlocked", "--quiet", "--pinchbench",
+                               "--out", str(tmp_path / "bench-run"), "--leaderboard", str(tmp_path / "rows")])
+    assert res.exit_code == 0 and "nop: PinchBench score 0.0% (1 task; a subset of 15" in res.output, res.output
     res = runner.invoke(main, ["export", "pinchbench", str(tmp_path / "specs"), "--out", str(tmp_path / "pb")])
     assert res.exit_code == 0 and "15 exported (15 unchanged from their import)" in res.output

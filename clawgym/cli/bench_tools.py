@@ -119,11 +119,13 @@ def review_command(names: tuple[str, ...], every: bool, bench_dir: str, reviewer
 @click.option("--trial-timeout", type=click.FloatRange(min=0, min_open=True),
               help="Seconds per trial before it is cancelled as `error` (default: task limit + 600).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
+@click.option("--pinchbench", is_flag=True, help="Also print PinchBench's own run score (sum of task means over "
+                                                 "the tasks run) for instances imported from PinchBench.")
 @friendly
 def run_command(model: str | None, base_url: str | None, agent: str | None, k: int, bench_dir: str,
                 out: str | None, label: str | None, leaderboard_dir: str, jobs: int, only: tuple[str, ...],
                 judge: str | None, allow_unlocked: bool, temperature: float | None, max_tokens: int | None,
-                max_turns: int | None, trial_timeout: float | None, quiet: bool) -> None:
+                max_turns: int | None, trial_timeout: float | None, quiet: bool, pinchbench: bool = False) -> None:
     """Evaluate a model or agent on the benchmark (k attempts per instance) and write its leaderboard row.
 
     Rerunning the same command continues an interrupted run. Examples: clawgym bench run --model
@@ -147,6 +149,14 @@ def run_command(model: str | None, base_url: str | None, agent: str | None, k: i
     console.print(f"leaderboard row written to {path}: mean reward {fmt_ci(o['mean_reward'], o['mean_reward_ci'])}, "
                   f"pass rate {fmt_ci(o['pass_rate'], o['pass_rate_ci'], True)} on benchmark "
                   f"{row['benchmark']['version']}", highlight=False, markup=False)
+    if pinchbench:
+        from ..run.runner import load_records
+        from .pinchbench import print_pinchbench_score
+
+        run_dir = Path(out) if out else Path("runs/bench") / name
+        if not print_pinchbench_score(list(load_records(run_dir).values()), console):
+            console.print("no PinchBench task in this run (import one with 'clawgym import pinchbench')",
+                          highlight=False, markup=False)
 
 
 @click.command("leaderboard")
