@@ -185,7 +185,7 @@ class OpenClawAgent(Agent):
         res = sandbox.exec(script, timeout=seconds, env=env)
         result = parse_result(res.output)
         traj.add("openclaw", message=message[:2000], exit_code=res.exit_code, timed_out=res.timed_out,
-                 duration_s=round(time.monotonic() - started, 3), output=res.output[-TAIL:])
+                 duration_s=round(time.monotonic() - started, 3), result=_summary(result), output=res.output[-TAIL:])
         errors = [t for t in traj.turns if t.get("error")]
         if errors:
             raise InfraError(f"the model behind the proxy failed: {errors[-1]['error']}")
@@ -195,8 +195,10 @@ class OpenClawAgent(Agent):
         if res.exit_code != 0 or result is None:
             return ("error", f"OpenClaw {self.version} exited {res.exit_code} without a result; "
                              f"its last output:\n{res.output[-TAIL:].strip()}{self._log_tail()}"), result
+        if (result.get("meta") or {}).get("aborted"):  # its own deadline: the trial's time, minus a margin
+            return ("timeout", f"OpenClaw stopped at the trial's time limit: {json.dumps(_summary(result))[:800]}"), result
         if failed:
-            return ("failed", f"OpenClaw reported an error: {json.dumps(result.get('error'))[:500]}"), result
+            return ("failed", f"OpenClaw reported an error: {json.dumps(_summary(result))[:800]}"), result
         return None, result
 
     def _log_tail(self) -> str:
@@ -238,3 +240,14 @@ class OpenClawAgent(Agent):
 
     def close(self) -> None:
         self.policy.close()
+
+
+def _summary(result: dict[str, Any] | None) -> dict[str, Any] | None:
+    """OpenClaw's result without its (long) system-prompt report."""
+    if result is None:
+        return None
+    out = {k: v for k, v in result.items() if k != "meta"}
+    meta = result.get("meta")
+    if isinstance(meta, dict):
+        out["meta"] = {k: v for k, v in meta.items() if k != "systemPromptReport"}
+    return out
