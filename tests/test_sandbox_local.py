@@ -106,3 +106,25 @@ def test_blocked_user_namespaces_is_a_prerequisite_error(tmp_path: Path) -> None
         assert "user namespaces" in str(info.value)
     finally:
         shutil.rmtree(tools)
+
+
+@needs_bwrap
+def test_kept_namespaces_keep_only_the_workspace_between_execs(tmp_path: Path) -> None:
+    """One bwrap serves all the execs of a sandbox, yet each exec starts as if fresh: private
+    folders emptied, no process of an earlier exec left, the workspace kept."""
+    with LocalSandbox(tmp_path) as sb:
+        r = sb.exec("echo t > /tmp/t; echo h > ~/h; echo s > /dev/shm/s; mkdir -p /tmp/d/e; chmod 000 /tmp/d; "
+                    "(exec -a clawgym-left-behind sleep 60) & setsid sleep 60 & echo w > kept.txt; echo $$")
+        assert r.exit_code == 0, r
+        first_pid1 = sb._session.child_pid
+        r = sb.exec("ls -A /tmp ~ /dev/shm; ps -e -o comm= 2>/dev/null || ls /proc | grep -c '^[0-9]'; cat kept.txt")
+        assert sb._session.child_pid == first_pid1, "the second exec started a new bwrap"
+        assert "t" not in r.output.split() and "h" not in r.output.split() and "clawgym-left-behind" not in r.output
+        assert ".openclaw" in r.output and r.output.split()[-1] == "w"
+        procs = sb.exec("ls /proc | grep -c '^[0-9]'")
+        assert int(procs.output.strip()) <= 4, procs  # the server, bash, ls, grep
+        busy = sb.exec("sleep 0.01; echo ok", timeout=5)
+        assert busy.output.strip() == "ok"
+        timed = sb.exec("sleep 30", timeout=0.5)
+        assert timed.timed_out and sb._session is None  # a timeout ends the kept namespace ...
+        assert sb.exec("cat kept.txt").output.strip() == "w"  # ... and the next exec gets a new one

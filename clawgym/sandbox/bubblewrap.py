@@ -1,7 +1,11 @@
 """Local sandbox backend on bubblewrap (``bwrap``).
 
-Each exec starts a fresh bwrap with new user, mount, pid, ipc, uts, cgroup and net namespaces;
-with ``network=True`` a slirp4netns started for the exec gives that net namespace outbound access
+A sandbox runs in new user, mount, pid, ipc, uts, cgroup and net namespaces. Without a network,
+one bwrap is kept for all the execs of a sandbox (started at the first exec), its pid 1 a small exec
+server that runs each command alone in the namespace and clears everything but the workspace
+after it (see :mod:`clawgym.sandbox.session`); an exec that overlaps another, or any exec with
+``keep_namespaces=False``, gets a fresh bwrap of its own. With ``network=True`` every exec gets a
+fresh bwrap and a slirp4netns started for it gives that net namespace outbound access
 (see :mod:`clawgym.sandbox.network`), never the host's loopback or abstract sockets. Inside: the
 workspace read-write at `mount`; /usr, /bin, /lib*, /sbin and a minimal /etc read-only (with
 networking, a resolv.conf naming the user-mode network's DNS forwarder); private size-capped tmpfs
@@ -17,8 +21,12 @@ uid 0 of their own user namespace, without capabilities, mapped on the host to:
 
 Every process also gets RLIMIT_AS (memory_mb) and RLIMIT_FSIZE. The command runs under a small
 ``sh`` as pid 1: when the command exits the pid namespace is torn down, so background or setsid'd
-children never outlive their exec; a timeout, an output flood or close() SIGKILLs pid 1, which
-takes the whole tree with it. Only the workspace persists between execs. There is no seccomp filter.
+children never outlive their exec (in a kept sandbox the exec server SIGKILLs every other process
+of the namespace when the command exits); a timeout, an output flood or close() SIGKILLs pid 1,
+which takes the whole tree with it. Only the workspace persists between execs (SysV IPC objects of
+a kept sandbox last until it closes). There is no seccomp filter. Host resources (the uid, the
+hand-over of the workspace, the memory cgroup) are claimed at the first exec, so a sandbox whose
+agent never runs a command costs almost nothing.
 
 bwrap is started through util-linux ``setpriv``/``prlimit`` (uid, limits), so spawning never forks
 this Python process; only when root's sandbox uid cannot walk down to the workspace is a
@@ -33,6 +41,7 @@ import logging
 import os
 import resource
 import secrets
+import select
 import selectors
 import shutil
 import socket
@@ -48,6 +57,7 @@ from ..registry import register
 from .host import claim_uid, kill_pid1, memory_cgroup, searchable, walk_entries
 from .base import DEFAULT_MOUNT, ExecResult, Sandbox, SandboxLimits, check_mount, home_for
 from .network import RESOLV_CONF, TUN_HINT, Helper, NetworkStartError, UserNet
+from . import session
 
 UID_BASE, UID_COUNT = 1_900_000_000, 65_536  # host uids reserved for sandboxes run by root
 KILL_GRACE = 5.0  # seconds a killed tree may take to disappear
@@ -100,14 +110,16 @@ class LocalSandbox(Sandbox):
     calling process already sits in a memory cgroup that bounds it, which saves a cgroup move per
     exec), `address_space_mb` (RLIMIT_AS of each process; default the memory limit: runtimes such as
     Node reserve far more address space than they use, so an agent running on one raises it while
-    the memory cgroup, as root, still caps what the tree really uses). Keep one live sandbox per workspace.
+    the memory cgroup, as root, still caps what the tree really uses), `keep_namespaces` (default true:
+    one bwrap for all the execs of a network-less sandbox; false: a fresh bwrap per exec). Keep one
+    live sandbox per workspace.
     """
 
     def __init__(self, workspace: Path | str, *, limits: SandboxLimits | None = None, network: bool = False,
                  mount: str = DEFAULT_MOUNT, bwrap: str | None = None, uid_base: int = UID_BASE,
                  uid_count: int = UID_COUNT, ro_binds: Sequence[str | Sequence[str]] = (),
                  rw_binds: Sequence[str | Sequence[str]] = (), own_cgroup: bool = True,
-                 address_space_mb: int | None = None) -> None:
+                 address_space_mb: int | None = None, keep_namespaces: bool = True) -> None:
         self.workspace, self.limits = Path(workspace).resolve(), limits or SandboxLimits()
         self.network, self.mount = bool(network), check_mount(mount)
         self._closed, self._lock, self._live = False, threading.Lock(), set()
@@ -142,24 +154,44 @@ class LocalSandbox(Sandbox):
         if self.network:  # before anything is claimed: a missing helper is a PrerequisiteError
             self._net = UserNet()
         self._shell = "/bin/bash" if os.path.exists("/bin/bash") else "/bin/sh"
-        try:
-            self._uid = os.getuid()
-            if self._root:
-                self._uid, self._uid_sock = claim_uid(uid_base, uid_count)
-                if self._net is not None:
-                    self._net.run_as(self._uid)
-                self._hand_over()
-                if own_cgroup:
-                    self._cgroup = memory_cgroup(f"clawgym-sandbox-{self._uid}-{secrets.token_hex(3)}",
-                                                 self.limits.memory_mb << 20)
-                self._plan_bridges()
-            self._build_args(feats)
-            self._probe()
-        except BaseException:
-            self.close()
-            raise
+        self._uid = os.getuid()
+        self._uid_range, self._own_cgroup, self._feats = (uid_base, uid_count), own_cgroup, feats
+        self._prepared = False
+        self._keep = bool(keep_namespaces) and not self.network and session.available()
+        self._session: session.Session | None = None
+        if (self._bwrap, self._root, self.network) not in _probed:
+            try:
+                self._probe()  # once per process and mode: prepares this sandbox now
+            except BaseException:
+                self.close()
+                raise
 
     # ----------------------------------------------------------------- setup
+    def _prepare(self) -> None:
+        """Claim what the sandbox needs on the host (as root: its uid, the workspace handed over, a
+        memory cgroup), at its first exec: a sandbox whose agent never runs a command costs nothing."""
+        with self._lock:
+            if self._prepared:
+                return
+            if self._closed:
+                raise ClawgymError("sandbox is closed")
+            try:
+                if self._root:
+                    self._uid, self._uid_sock = claim_uid(*self._uid_range)
+                    if self._net is not None:
+                        self._net.run_as(self._uid)
+                    self._hand_over()
+                    if self._own_cgroup:
+                        self._cgroup = memory_cgroup(f"clawgym-sandbox-{self._uid}-{secrets.token_hex(3)}",
+                                                     self.limits.memory_mb << 20)
+                    self._plan_bridges()
+                self._build_args(self._feats)
+                self._prepared = True
+            except BaseException:
+                self._closed = True
+                self._release_host()
+                raise
+
     def _plan_bridges(self) -> None:
         """bwrap resolves host paths as the sandbox's uid: folders it cannot walk down to (below a
         private temp folder, say) are bind-mounted onto a free top-level mount point first, in a
@@ -274,7 +306,9 @@ class LocalSandbox(Sandbox):
             if key in _probed:
                 return
             try:
-                res = self.exec(["true"], timeout=60)
+                self._prepare()
+                argv, env = self.command_env(["true"], None, self._shell)
+                res = self._exec_fresh(argv, env, None, None, 60.0)
                 problem = None if res.exit_code == 0 else res.output.strip() or f"exit code {res.exit_code}"
             except NetworkStartError as exc:
                 raise PrerequisiteError(str(exc), hint=TUN_HINT) from None
@@ -312,6 +346,120 @@ class LocalSandbox(Sandbox):
         limit = self.limits.wall_seconds if timeout is None else float(timeout)
         if self._closed:
             raise ClawgymError("sandbox is closed")
+        self._prepare()
+        kept = self._take_session()
+        if kept is None:
+            return self._exec_fresh(argv, run_env, workdir, data, limit)
+        try:
+            return self._exec_kept(kept, argv, run_env, workdir, data, limit)
+        finally:
+            kept.busy = False
+
+    # ----------------------------------------------------------- kept namespaces
+    def _take_session(self) -> session.Session | None:
+        """The sandbox's kept bwrap for this exec (started on first use), or None when it is busy
+        with another exec (that one then runs in a fresh bwrap of its own) or not kept at all."""
+        with self._lock:
+            if not self._keep or self._closed:
+                return None
+            current = self._session
+            if current is not None and not current.dead:
+                if current.busy:
+                    return None
+                current.busy = True
+                return current
+            self._keep = False  # no second start while this one starts
+        try:
+            started = self._start_session()
+        except (OSError, InfraError, subprocess.SubprocessError) as exc:
+            log.warning("cannot keep a sandbox's namespaces (each exec gets a fresh bwrap): %s", exc)
+            return None
+        with self._lock:
+            self._keep = True
+            if self._closed:
+                started.kill()
+                started.reap(KILL_GRACE)
+                return None
+            started.busy, self._session = True, started
+            return started
+
+    def _start_session(self) -> session.Session:
+        """One bwrap whose pid 1 is the exec server, in the sandbox's memory cgroup (moved once)."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        st_r, st_w = os.pipe()
+        passed, data_args, block_w = [st_w, theirs.fileno()], [], None
+        try:
+            code_r = session.server_code_pipe()
+            passed.append(code_r)
+            if self._cgroup is not None:
+                r, block_w = os.pipe()
+                passed.append(r)
+                data_args += ["--block-fd", str(r)]
+            for path, content in self._data:
+                r, w = os.pipe()
+                os.write(w, content.encode())
+                os.close(w)
+                passed.append(r)
+                data_args += [*self._perms, "--ro-bind-data", str(r), path]
+            home = home_for(self.mount)
+            wipe = ["/tmp", "/dev/shm"] + ([home] if home not in ("/", "/tmp") else [])
+            args = [*self._launch, *self._head, *data_args, *self._tail, "--json-status-fd", str(st_w), "--",
+                    *session.server_command(code_r, theirs.fileno(), wipe)]
+            proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL, env=self.default_env(), cwd="/", pass_fds=passed,
+                                    preexec_fn=self._preexec_fn)
+        except BaseException:
+            for fd in (st_r, *((block_w,) if block_w is not None else ())):
+                os.close(fd)
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+            for fd in passed[:1] + passed[2:]:
+                os.close(fd)
+        kept = session.Session(proc, ours, 0)
+        try:
+            status, deadline = bytearray(), time.monotonic() + 30
+            while "child-pid" not in _parse_status(status):
+                ready, _, _ = select.select([st_r], [], [], max(0.0, deadline - time.monotonic()))
+                chunk = os.read(st_r, 65536) if ready else b""
+                if not chunk:
+                    raise InfraError("the kept sandbox did not start")
+                status += chunk
+            kept.child_pid = int(_parse_status(status)["child-pid"])
+            if self._cgroup is not None:
+                (self._cgroup / "cgroup.procs").write_text(str(kept.child_pid))
+        except BaseException:
+            kept.kill()
+            kept.reap(KILL_GRACE)
+            raise
+        finally:
+            if block_w is not None:
+                os.close(block_w)
+            os.close(st_r)
+        return kept
+
+    def _exec_kept(self, kept: session.Session, argv: list[str], env: dict[str, str], workdir: str | None,
+                   data: bytes | None, limit: float) -> ExecResult:
+        start, cap = time.monotonic(), self.limits.output_bytes
+        code, out, seen, reason = kept.run([*self._inner, *argv], env, self.resolve_workdir(workdir), data, limit,
+                                           cap, cap + max(cap, 4 << 20),
+                                           lambda: "closed" if self._closed else None)
+        if reason is not None:
+            kept.reap(KILL_GRACE)
+            with self._lock:
+                if self._session is kept:
+                    self._session = None
+        if reason == "lost":
+            raise InfraError("the sandbox was killed from outside (its exec server ended)")
+        return ExecResult(exit_code=code, output=out.decode("utf-8", errors="replace"),
+                          timed_out=reason == "timeout", truncated=seen > cap,
+                          duration_s=time.monotonic() - start, killed_reason=reason)
+
+    # ------------------------------------------------------------ fresh bwrap
+    def _exec_fresh(self, argv: list[str], run_env: dict[str, str], workdir: str | None, data: bytes | None,
+                    limit: float) -> ExecResult:
+        """Run one command in a bwrap of its own (its namespaces end with it)."""
         fds = [*os.pipe(), *os.pipe()]  # output r/w, status r/w
         passed, data_args, block_w = [fds[3]], [], None
         try:
@@ -494,12 +642,24 @@ class LocalSandbox(Sandbox):
             self._close_done.set()
 
     def _close(self, runs: list) -> None:
+        kept, self._session = self._session, None
+        if kept is not None:
+            kept.kill()
         for run in runs:
             run.kill("closed")
         for run in runs:
             run.done.wait(KILL_GRACE * 2)
+        if kept is not None:
+            deadline = time.monotonic() + KILL_GRACE * 2
+            while kept.busy and time.monotonic() < deadline:  # its exec returns as soon as it sees the kill
+                time.sleep(0.005)
+            kept.reap(KILL_GRACE)
         if self._net is not None:  # helpers of ended execs, and of any exec that did not return in time
             self._net.close([run.helper for run in runs if run.helper is not None])
+        self._release_host()
+
+    def _release_host(self) -> None:
+        """Give the workspace back, remove the memory cgroup and free the uid (what `_prepare` claimed)."""
         try:
             self._restore_owners()
         finally:
