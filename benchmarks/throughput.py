@@ -1,6 +1,12 @@
 """Rollouts per minute with a policy that simulates model latency, at several concurrencies.
 
-Usage: python benchmarks/throughput.py [--latency 2] [--turns 5] [--concurrency 1,8,64,256]
+Usage: python benchmarks/throughput.py [--latency 2] [--turns 5] [--concurrency 64,256,1024]
+                                      [--processes 1,auto]
+
+Each concurrency runs once per `--processes` value, in the same invocation: `1` is the runner's
+own process with worker threads (the baseline), `auto` the local executor's own choice (worker
+processes from 128 trials in flight), a number that many worker processes. The load average is
+printed next to every figure (other work on the machine lowers them).
 
 Each trial: the claw agent on a small real task (the authoring guide's), a scripted policy that
 waits --latency seconds per call, --turns calls (reads of the task's input, then a final answer),
@@ -11,6 +17,7 @@ records written). Ideal = concurrency × 60 / (latency × turns) rollouts per mi
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import tempfile
@@ -25,7 +32,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--latency", type=float, default=2.0)
     ap.add_argument("--turns", type=int, default=5)
-    ap.add_argument("--concurrency", default="1,8,64,256")
+    ap.add_argument("--concurrency", default="64,256,1024")
+    ap.add_argument("--processes", default="1,auto", help="comma-separated: 1 (threads), auto, or a number")
     ap.add_argument("--rounds", type=float, default=2.0, help="trials = rounds × concurrency (at least 4)")
     ap.add_argument("--graded", action="store_true",
                     help="grade with a Python grading script (runs in a grading sandbox) instead of file checks")
@@ -43,20 +51,29 @@ def main() -> None:
              for i in range(args.turns - 1)] + ["Done."]
     agent = {"type": "claw", "policy": {"type": "scripted", "turns": turns, "latency_s": args.latency}}
     print(f"latency {args.latency:g} s × {args.turns} turns per trial; task {name}")
-    print(f"{'concurrency':>11} {'trials':>7} {'wall s':>8} {'rollouts/min':>13} {'ideal':>8} {'% ideal':>8}")
+    from clawgym.run.executors import local_processes
+
+    print(f"{'concurrency':>11} {'processes':>9} {'trials':>7} {'wall s':>8} {'rollouts/min':>13} {'ideal':>8} "
+          f"{'% ideal':>8} {'load 1m':>8}")
     for conc in (int(c) for c in args.concurrency.split(",")):
         n = max(4, int(conc * args.rounds))
         trials = [Trial(compile_task(spec, seed), agent) for seed in range(n)]
-        out = Path(tempfile.mkdtemp(prefix="clawgym-throughput-"))
-        plan = RunPlan(name="throughput", trials=trials, out=out / "run", concurrency=conc, retries=0)
-        t0 = time.perf_counter()
-        records = execute(plan)
-        wall = time.perf_counter() - t0
-        errors = sum(r["status"] == "error" for r in records)
-        rate, ideal = len(records) * 60 / wall, conc * 60 / (args.latency * args.turns)
-        print(f"{conc:>11} {n:>7} {wall:>8.1f} {rate:>13.1f} {ideal:>8.1f} {100 * rate / ideal:>7.0f}%"
-              + (f"  ({errors} errors)" if errors else ""), flush=True)
-        shutil.rmtree(out, ignore_errors=True)
+        for processes in args.processes.split(","):
+            choice = processes if processes == "auto" else int(processes)
+            out = Path(tempfile.mkdtemp(prefix="clawgym-throughput-"))
+            plan = RunPlan(name="throughput", trials=trials, out=out / "run", concurrency=conc, retries=0,
+                           executor={"type": "local", "processes": choice})
+            used = local_processes(plan, choice)
+            t0 = time.perf_counter()
+            records = execute(plan)
+            wall = time.perf_counter() - t0
+            load = os.getloadavg()[0]
+            errors = sum(r["status"] == "error" for r in records)
+            rate, ideal = len(records) * 60 / wall, conc * 60 / (args.latency * args.turns)
+            label = f"{used}" + (" (auto)" if processes == "auto" else "")
+            print(f"{conc:>11} {label:>9} {n:>7} {wall:>8.1f} {rate:>13.1f} {ideal:>8.1f} {100 * rate / ideal:>7.0f}%"
+                  f" {load:>8.2f}" + (f"  ({errors} errors)" if errors else ""), flush=True)
+            shutil.rmtree(out, ignore_errors=True)
 
 
 if __name__ == "__main__":
