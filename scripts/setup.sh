@@ -45,6 +45,12 @@ if ! "$PYTHON" -c "import mypy" >/dev/null 2>&1; then
   pip_install "mypy>=1.10"
 fi
 
+# The HTML report's plots (a dependency of the package; an older install may lack it).
+if ! "$PYTHON" -c "import matplotlib" >/dev/null 2>&1; then
+  echo "installing matplotlib"
+  pip_install "matplotlib>=3.7"
+fi
+
 # Near-duplicate removal in task synthesis (MinHash LSH).
 if ! "$PYTHON" -c "import datasketch" >/dev/null 2>&1; then
   echo "installing datasketch"

@@ -1,14 +1,16 @@
 """`clawgym report --html`: one self-contained static page for one or more run folders.
 
 The page has the results table (with CIs), plots (reward distribution, mean reward per category,
-tokens and turns per trial) and a trial browser: a virtualised list with filters (run, agent,
-category, status, text) and, for the selected trial, its trajectory step by step (messages with tool
-calls and results, sandbox steps with their output, the verdict's checks, the workspace diff).
+tokens and turns per trial; SVG drawn by matplotlib in `clawgym.report.plots`) and a trial browser:
+a virtualised list with filters (run, agent, category, status, text) and, for the selected trial, its
+trajectory step by step (messages with tool calls and results, sandbox steps with their output, the
+verdict's checks, the workspace diff).
 
 Everything is in the file: the data as JSON in `<script type="application/json">` blocks, plain
-JavaScript, inline SVG; nothing is fetched. The list index is parsed at load; the per-trial details
-are parsed only when a trial is first opened, so the page opens fast at 10,000 trials. Long strings
-that repeat across trials (system prompts, tool schemas) are stored once; very long strings are cut.
+JavaScript, the plots as inline SVG (with no record text in them: names reach the page only as data);
+nothing is fetched. The list index is parsed at load; the per-trial details are parsed only when a
+trial is first opened, so the page opens fast at 10,000 trials. Long strings that repeat across
+trials (system prompts, tool schemas) are stored once; very long strings are cut.
 
 Agent data is hostile: in the JSON blocks `<`, `>`, `&`, U+2028 and U+2029 are escaped so nothing can
 close a block early; every string shown has its control characters and bidi overrides made visible
@@ -28,6 +30,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .summary import agent_name, run_labels, summarize
+from .plots import PLOTS, build_plots
 from .stats import DEFAULT_KS
 from ..spec.task import CATEGORY_LABELS
 from ..files.textsafe import printable
@@ -212,6 +215,7 @@ def build_report_data(run_dirs: Sequence[Path], *, ks: Sequence[int] = DEFAULT_K
     cols: dict[str, list] = {k: [] for k in ("id", "run", "agent", "cat", "status", "reward", "tokens", "turns",
                                               "task", "seed", "attempt", "secs")}
     details: list[dict[str, Any]] = []
+    has_trajectory: list[bool] = []
     stats: dict[str, list] = {}
     for run_dir, label in zip(run_dirs, labels):
         records = []
@@ -228,6 +232,7 @@ def build_report_data(run_dirs: Sequence[Path], *, ks: Sequence[int] = DEFAULT_K
             except OSError:
                 diff = None
             tokens, turns = trial_usage(traj)
+            has_trajectory.append(traj is not None)
             task = rec["task"]
             cols["id"].append(rec["trial_id"])
             cols["run"].append(label)
@@ -243,18 +248,23 @@ def build_report_data(run_dirs: Sequence[Path], *, ks: Sequence[int] = DEFAULT_K
             cols["secs"].append(round(_num((rec.get("timings") or {}).get("total_s")) or 0.0, 3))
             details.append(_detail(rec, traj, diff, s))
         stats[label] = summarize(records, ks=ks) if records else []
+    try:
+        plots = build_plots(cols, stats, labels, CATEGORY_LABELS, has_trajectory)
+        svgs = plots.pop("svg")
+    except ImportError as exc:  # matplotlib missing: the page says so where the plots would be
+        plots, svgs = {"error": f"plots need matplotlib ({exc}): pip install matplotlib"}, {}
     # Names, ids and labels are one line each; messages, outputs and diffs keep their line breaks.
-    one_line = _visible({"runs": labels, "run_dirs": [str(d) for d in run_dirs], "stats": stats, "index": cols},
-                        multiline=False)
+    one_line = _visible({"runs": labels, "run_dirs": [str(d) for d in run_dirs], "stats": stats, "index": cols,
+                         "plots": plots}, multiline=False)
     return {**one_line, "ks": list(ks), "categories": CATEGORY_LABELS, "details": [_visible(d) for d in details],
-            "strings": _visible(s.items), "generated_at": time.strftime("%Y-%m-%d %H:%M:%S")}
+            "strings": _visible(s.items), "generated_at": time.strftime("%Y-%m-%d %H:%M:%S"), "plot_svg": svgs}
 
 
 # In a <script> block only "</script" (and "<!--") can end the data early; the rest keeps old
 # parsers and JavaScript string rules (U+2028/9 were line ends before ES2019) from surprises.
 _JSON_ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
                                "\u2028": "\\u2028", "\u2029": "\\u2029"})
-_PLACEHOLDER = re.compile(r"\{\{(TITLE|DATA|CSP)\}\}")
+_PLACEHOLDER = re.compile(r"\{\{(TITLE|DATA|CSP|PLOT-\w+)\}\}")
 _INLINE_SCRIPT = re.compile(r"<script>(.*?)</script>", re.DOTALL)
 _INLINE_STYLE = re.compile(r"<style>(.*?)</style>", re.DOTALL)
 
@@ -282,13 +292,16 @@ def content_security_policy(page: str) -> str:
 
 def render_html(data: dict[str, Any]) -> str:
     """The page: the template with the title, the data blocks and the security policy filled in."""
-    head = {k: v for k, v in data.items() if k not in ("details", "strings")}
+    head = {k: v for k, v in data.items() if k not in ("details", "strings", "plot_svg")}
     title = "ClawGym report: " + ", ".join(printable(str(r)) for r in data["runs"])
     template = TEMPLATE.read_text(encoding="utf-8")
     csp = html.escape(content_security_policy(template), quote=False).replace('"', "&quot;")
     values = {"TITLE": html.escape(title), "CSP": csp,
               "DATA": json_script("data-index", head) + "\n"
               + json_script("data-details", {"details": data["details"], "strings": data["strings"]})}
+    svgs = data.get("plot_svg") or {}
+    for name in PLOTS:  # the SVG is markup made here from numbers and our own words (see plots.py)
+        values[f"PLOT-{name}"] = svgs.get(f"plot-{name}") or '<p class="muted">no plot</p>'
     # One pass, so text put in for one placeholder is never taken for another.
     return _PLACEHOLDER.sub(lambda m: values[m.group(1)], template)
 
