@@ -61,7 +61,7 @@ def make_run(out: Path, n_trials: int, *, attempts: int = 4, agents: tuple[str, 
                     messages.append({"role": "tool", "tool_call_id": f"call_{t}", "content": f"file{t}.csv\n"})
                 steps = [{"index": 0, "kind": "exec", "description": "list inputs", "exit_code": 0,
                           "output": "a.csv\nb.csv\n", "duration_s": 0.01, "timed_out": False}]
-                trajectory = {"format": "clawgym.records.trajectory/v1", "task": record["task"], "agent": record["agent"],
+                trajectory = {"format": "clawgym.trajectory/v1", "task": record["task"], "agent": record["agent"],
                               "steps": steps, "outcome": "completed", "final_message": "Done: wrote the summary.",
                               "error": None, "messages": messages if turns else [], "tools": [],
                               "turns": [{"index": t, "finish_reason": "tool_calls",

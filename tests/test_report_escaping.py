@@ -100,7 +100,7 @@ def _hostile_run(root: Path) -> Path:
         if n == 0:
             rec["trial_id"] = BAD_ID
         path.write_text(json.dumps(rec))
-        traj = {"format": "clawgym.records.trajectory/v1", "task": rec["task"], "agent": rec["agent"], "outcome": HOSTILE,
+        traj = {"format": "clawgym.trajectory/v1", "task": rec["task"], "agent": rec["agent"], "outcome": HOSTILE,
                 "final_message": "Done. " + HOSTILE, "error": None, "tools": [{"function": {"name": IMG}}],
                 "messages": [{"role": "user", "content": HOSTILE},
                              {"role": IMG, "name": SCRIPT, "content": [{"type": "text", "text": HOSTILE}]},

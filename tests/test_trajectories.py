@@ -47,10 +47,10 @@ def test_round_trip(tmp_path):
 @pytest.mark.parametrize("line, problem", [
     ("{not json", "t.jsonl:3: not a JSON object"),
     ("[1]", "t.jsonl:3: expected a JSON object, got list"),
-    ('{"format": "clawgym.records.trajectory/v9", "task": {}, "agent": {}}',
-     "t.jsonl:3: unknown trajectory format 'clawgym.records.trajectory/v9' (this clawgym reads clawgym.records.trajectory/v1"),
+    ('{"format": "clawgym.trajectory/v9", "task": {}, "agent": {}}',
+     "t.jsonl:3: unknown trajectory format 'clawgym.trajectory/v9' (this clawgym reads clawgym.trajectory/v1"),
     ('{"task": {}, "agent": {}}', "t.jsonl:3: unknown trajectory format None"),
-    ('{"format": "clawgym.records.trajectory/v1", "agent": {}}', "t.jsonl:3: trajectory lacks task"),
+    ('{"format": "clawgym.trajectory/v1", "agent": {}}', "t.jsonl:3: trajectory lacks task"),
 ])
 def test_bad_line_error_names_file_and_line(tmp_path, line, problem):
     path = tmp_path / "t.jsonl"

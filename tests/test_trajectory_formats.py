@@ -90,7 +90,7 @@ def test_openai_row_layout_and_exact_round_trip():
     row = to_openai_row(multi())
     assert set(row) == {"messages", "tools", "metadata"}
     assert row["messages"] == OPENAI_MESSAGES and row["tools"] == TOOLS
-    assert row["metadata"] == {"format": "clawgym.records.trajectory/v1", "task_id": "sum@4", "task_name": "sum",
+    assert row["metadata"] == {"format": "clawgym.trajectory/v1", "task_id": "sum@4", "task_name": "sum",
                                "task_hash": "h4", "seed": 4, "category": "systems", "reward": 0.5,
                                "status": "failed", "outcome": "completed", "agent": "claw-x", "agent_type": "claw",
                                "trial_id": "sum.s4.claw-x.a0"}

@@ -1,9 +1,9 @@
 """Trajectory datasets in other formats: OpenAI chat fine-tuning JSONL, ShareGPT JSONL, HF datasets.
 
-`clawgym export trajectories` writes our own `clawgym.records.trajectory/v1` lines, OpenAI rows
+`clawgym export trajectories` writes our own `clawgym.trajectory/v1` lines, OpenAI rows
 (`{"messages", "tools", "metadata"}`) or ShareGPT rows (see `clawgym.interop.sharegpt`);
 `clawgym import trajectories` reads any of them, or a dataset saved with `save_to_disk`, back into
-`clawgym.records.trajectory/v1` lines for the trainers.
+`clawgym.trajectory/v1` lines for the trainers.
 
 Every exported row carries a flat `metadata` object (task id, name, hash, seed, category, reward,
 status, outcome, agent, trial id, trajectory format; scalars only, so `datasets` can load the file)
@@ -92,7 +92,7 @@ def detect_format(path: Path) -> str:
                            "dataset_dict.json", file=str(path), hint=f"accepted: {ACCEPTED}")
     for row, where in _json_rows(path):
         if isinstance(row, dict):
-            if str(row.get("format") or "").startswith("clawgym.records.trajectory") or {"task", "agent"} <= set(row):
+            if str(row.get("format") or "").startswith("clawgym.trajectory/") or {"task", "agent"} <= set(row):
                 return "clawgym"
             if "messages" in row:
                 return "openai"
@@ -240,7 +240,7 @@ def export_command(run_dirs: list[Path], *, out_jsonl: Path | None, fmt: str = "
 
 
 def import_command(sources: list[Path], out: Path, *, fmt: str = "auto", console: Console) -> None:
-    """`clawgym import trajectories`: read every source and write clawgym.records.trajectory/v1 JSONL to `out`."""
+    """`clawgym import trajectories`: read every source and write clawgym.trajectory/v1 JSONL to `out`."""
     readers = [(Path(s), *_read(Path(s), fmt)) for s in sources]  # detect all before writing anything
     counts: list[list[int]] = [[0, 0] for _ in readers]
 

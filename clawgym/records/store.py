@@ -1,7 +1,7 @@
 """Trajectory files: versioned JSONL readers and writers, collection from a run folder, HF export.
 
 One trajectory per line, each a `Trajectory.to_dict()` object whose `format` field names its
-version (`clawgym.records.trajectory/v1`), so files can be concatenated. A trajectory collected from a
+version (`clawgym.trajectory/v1`), so files can be concatenated. A trajectory collected from a
 run carries its trial outcome in `verdict`: the verifier's verdict plus `trial_id`, `status`
 (passed / failed / error), `reward` (None for errors) and `error`; `diff` holds the workspace diff.
 """

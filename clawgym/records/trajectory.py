@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-FORMAT = "clawgym.records.trajectory/v1"
+FORMAT = "clawgym.trajectory/v1"
 OUTCOMES = ("completed", "failed", "timeout", "error")
 
 

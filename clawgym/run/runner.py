@@ -42,7 +42,7 @@ def package_versions() -> dict[str, str]:
 def manifest(plan: RunPlan) -> dict[str, Any]:
     """What makes a run reproducible: specs with hashes, agents, sandbox, seeds and versions."""
     return {
-        "format": "clawgym.run.runner/v1", "name": plan.name, "created_at": time.time(),
+        "format": "clawgym.run/v1", "name": plan.name, "created_at": time.time(),
         "source": plan.source, "sandbox": plan.sandbox or {"type": "local"},
         "pass_threshold": plan.pass_threshold, "concurrency": plan.concurrency,
         "max_sandboxes": plan.max_sandboxes, "max_model_requests": plan.max_model_requests,

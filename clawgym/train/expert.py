@@ -5,7 +5,7 @@
 summary). `expert_trajectories` replays them with the real `claw` agent and a scripted policy
 through the normal trial runner, so each trajectory carries the real system prompt, the real tool
 results and the verifier's verdict. `expert_command` keeps the replays that score and writes them
-as `clawgym.records.trajectory/v1` JSONL, ready for SFT.
+as `clawgym.trajectory/v1` JSONL, ready for SFT.
 """
 
 from __future__ import annotations
