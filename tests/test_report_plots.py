@@ -35,7 +35,7 @@ def _trial(trials: Path, task: str, seed: int, agent: str, category: str, reward
     (folder / "record.json").write_text(json.dumps(record))
     if reward is not None:
         completion = tokens // 10
-        traj = {"format": "clawgym.records.trajectory/v1", "task": info, "agent": record["agent"], "steps": [],
+        traj = {"format": "clawgym.trajectory/v1", "task": info, "agent": record["agent"], "steps": [],
                 "outcome": "completed", "final_message": "done", "error": None, "messages": [], "tools": [],
                 "turns": [{"index": t, "finish_reason": "stop", "usage": {}} for t in range(turns)],
                 "usage": {"prompt_tokens": tokens - completion, "completion_tokens": completion, "turns": turns},
@@ -252,3 +252,24 @@ def test_plots_cost_little_at_10000_trials():
     assert set(out["svg"]) == {"plot-reward", "plot-category", "plot-tokens", "plot-turns"}
     assert sum(len(svg) for svg in out["svg"].values()) < 400_000
     assert seconds < 5, seconds
+
+
+def test_many_categories_become_rows_with_names_beside_them():
+    cats = [f"category-number-{i}-with-a-rather-long-name" for i in range(25)]
+    rows = {(s, c): {"mean_reward": 0.0 if c == 3 else 0.5, "mean_reward_ci": [0.4, 0.6], "trials": 2, "errors": 0}
+            for s in range(3) for c in range(25) if (s, c) != (2, 7)}
+    with __import__("matplotlib").rc_context(plots._RC):
+        plot = plots.category_plot(cats, cats, rows, ["a", "b", "c"], plots.PALETTE[:3])
+        svg = plot.svg()
+    assert plot.ax_h == 25 * (3 * plots.ROW_H + 8)  # as tall as the rows need
+    assert plot.ax.get_yticks().size == 0 and list(plot.ax.get_xticks()) == [0, 0.2, 0.4, 0.6, 0.8, 1.0]
+    assert {f"label-{c}" for c in range(25)} <= set(plot.tips) and plot.tips["label-4"] == cats[4]
+    assert {f"zero-{s}-3" for s in range(3)} <= set(plot.tips) and "nodata-2-7" in plot.tips
+    assert "category-number" not in svg and 'id="plot-category-label-24"' in svg
+
+
+def test_fit_lines():
+    assert plots.fit_lines("short", 100) == ["short"]
+    lines = plots.fit_lines("a" * 80, 60)
+    assert len(lines) == 2 and lines[1].endswith("…") and all(plots._width(x, plots.FONT) <= 60 for x in lines)
+    assert plots.fit_lines("one two three four five six seven", 40, max_lines=2)[-1].endswith("…")

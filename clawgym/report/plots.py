@@ -41,7 +41,8 @@ SMALL = 8.0  # value labels and notes
 ZERO_MARK = 3.0  # height in points of the mark a zero bar gets under the baseline
 OUTLIER_FACTOR = 4.0  # cut the axis only when the largest value is this many times the last ordinary one
 MAX_LABEL_LINES = 3
-MAX_ROTATED = 150.0  # points: a rotated label longer than this is shortened (the tooltip has it all)
+ROW_H = 10.0  # points per bar when categories are rows
+ROW_LABEL_W = 140.0  # points for a category name beside its row (two lines; longer names end in "…")
 
 _RC = {"svg.fonttype": "none", "svg.hashsalt": "clawgym-report", "font.size": FONT, "font.family": "sans-serif",
        "font.sans-serif": ["DejaVu Sans", "Bitstream Vera Sans", "Verdana", "Arial", "Helvetica"],
@@ -202,6 +203,23 @@ def wrap(text: str, width: float, size: float = FONT, max_lines: int = MAX_LABEL
     return lines if len(lines) <= max_lines else None
 
 
+def fit_lines(text: str, width: float, size: float = FONT, max_lines: int = 2) -> list[str]:
+    """`text` wrapped to `width` points (breaking inside a word if it must), at most `max_lines` lines,
+    the last one ending in "…" if something is left out."""
+    lines = wrap(text, width, size, max_lines=len(text) + 1)
+    if lines is None:  # a piece wider than the line: break by characters
+        lines, current = [], ""
+        for ch in text:
+            if current and _width(current + ch, size) > width:
+                lines.append(current)
+                current = ""
+            current += ch
+        lines.append(current)
+    if len(lines) > max_lines:
+        lines = lines[:max_lines - 1] + [shorten(" ".join(lines[max_lines - 1:]), width, size)]
+    return lines
+
+
 def shorten(text: str, width: float, size: float = FONT) -> str:
     """`text`, cut with an ellipsis to fit `width` points."""
     if _width(text, size) <= width:
@@ -221,16 +239,16 @@ def shorten(text: str, width: float, size: float = FONT) -> str:
 class _Plot:
     """One figure with its tooltips (element id -> text) and notes."""
 
-    def __init__(self, name: str, title: str) -> None:
+    def __init__(self, name: str, title: str, *, ax_h: float = AX_H, grid: str = "y") -> None:
         from matplotlib.figure import Figure
 
-        self.name, self.title = name, title
-        w, h = LEFT + AX_W + RIGHT, TOP + AX_H + BOTTOM
+        self.name, self.title, self.ax_h = name, title, ax_h
+        w, h = LEFT + AX_W + RIGHT, TOP + ax_h + BOTTOM
         self.fig = Figure(figsize=(w / 72, h / 72), dpi=72)
-        self.ax = self.fig.add_axes((LEFT / w, BOTTOM / h, AX_W / w, AX_H / h))
+        self.ax = self.fig.add_axes((LEFT / w, BOTTOM / h, AX_W / w, ax_h / h))
         self.ax.spines[["top", "right"]].set_visible(False)
         self.ax.set_axisbelow(True)
-        self.ax.grid(axis="y", color="#e4e4e4", linewidth=0.8)
+        self.ax.grid(axis=grid, color="#e4e4e4", linewidth=0.8)
         self.tips: dict[str, str] = {}
         self.notes: list[str] = []
         self.label_room = 0.0  # points the tallest value label needs above its bar
@@ -257,7 +275,7 @@ class _Plot:
 
     def points_to_y(self, points: float) -> float:
         lo, hi = self.ax.get_ylim()
-        return points / AX_H * (hi - lo)
+        return points / self.ax_h * (hi - lo)
 
     def value_label(self, x: float, y: float, text: str, bar_width_pt: float, gid: str) -> None:
         """`text` above (x, y): horizontal if it fits over the bar, else turned upright."""
@@ -437,29 +455,56 @@ def usage_plot(name: str, title: str, values: Sequence[int], present: Sequence[b
 def category_plot(cats: Sequence[str], labels: Sequence[str], rows: Mapping[tuple[int, int], Mapping[str, Any]],
                   names: Sequence[str], colors: Sequence[str]) -> _Plot:
     """Mean reward per category and series with the 95% CI; rows[(series, category index)] is a summary
-    row (absent: the series has no trials there)."""
-    from matplotlib import patheffects
-    from matplotlib.patches import Rectangle
-    from matplotlib.transforms import offset_copy
+    row (absent: the series has no trials there).
 
-    plot = _Plot("plot-category", "Mean reward per category, with 95% confidence intervals")
-    ax, S, C = plot.ax, len(names), len(cats)
-    plot.y_axis([0, 0.2, 0.4, 0.6, 0.8, 1.0], "mean reward", headroom=0.2)  # room for "1.00" turned upright
+    Columns when every name wraps under its group of bars and the bars are wide enough for their value;
+    else one row per category with the names on the left, the plot as tall as it needs to be.
+    """
+    S, C = len(names), len(cats)
+    shown = [printable(str(label)) for label in labels]
     slot_pt = AX_W / max(1, C)
+    wrapped: list[list[str] | None] = []
+    size = FONT
+    if slot_pt * 0.8 / max(1, S) >= SMALL + 1:
+        for size in (FONT, FONT - 1.5):
+            wrapped = [wrap(text, slot_pt - 6, size) for text in shown]
+            if all(w is not None for w in wrapped):
+                break
+    columns = bool(wrapped) and all(w is not None for w in wrapped)
+    band_pt = S * ROW_H + 8
+    plot = _Plot("plot-category", "Mean reward per category, with 95% confidence intervals",
+                 ax_h=AX_H if columns else max(60.0, C * band_pt), grid="y" if columns else "x")
+    ax = plot.ax
+    ticks = [0, 0.2, 0.4, 0.6, 0.8, 1.0]
+    if columns:
+        plot.y_axis(ticks, "mean reward", headroom=0.2)  # room for "1.00" turned upright
+        mark_size = plot.points_to_y(ZERO_MARK)
+    else:
+        plot.x_ticks(ticks)
+        ax.set_xlim(0, 1.25)
+        ax.spines["bottom"].set_bounds(0, 1)
+        ax.set_xlabel("mean reward")
+        ax.set_ylim(-0.5, C - 0.5)
+        ax.set_yticks([])
+        mark_size = ZERO_MARK / AX_W * 1.25
     inner = 0.8 / max(1, S)
-    bar_pt = inner * slot_pt
-    zero_h = plot.points_to_y(ZERO_MARK)
+    bar_pt = inner * (slot_pt if columns else band_pt)
     for c in range(C):
         for s in range(S):
+            # columns: x from the left, series left to right; rows: y from the top, series top to bottom
+            start = c + 0.1 + s * inner if columns else (C - 1 - c) + 0.4 - (s + 1) * inner
+            mid = start + inner / 2
             row = rows.get((s, c))
-            x = c + 0.1 + s * inner
-            mid = x + inner / 2
             where = f"{names[s]} · {labels[c]}"
             mean = None if row is None else row.get("mean_reward")
             if mean is None:
                 why = "no trials" if row is None else f"no graded trials ({row.get('errors', 0)} errors)"
-                t = ax.text(mid, 0.02, "no data", rotation=90, ha="center", va="bottom", fontsize=SMALL - 0.5,
-                            color="#888888", style="italic")
+                if columns:
+                    t = ax.text(mid, 0.02, "no data", rotation=90, ha="center", va="bottom", fontsize=SMALL - 0.5,
+                                color="#888888", style="italic")
+                else:
+                    t = ax.text(0.01, mid, "no data", ha="left", va="center", fontsize=SMALL - 0.5,
+                                color="#888888", style="italic")
                 plot.tip(t, f"nodata-{s}-{c}", f"{where}: no data, {why}")
                 continue
             ci = row.get("mean_reward_ci") if row else None
@@ -467,43 +512,61 @@ def category_plot(cats: Sequence[str], labels: Sequence[str], rows: Mapping[tupl
             detail = f"{where}: mean reward {mean:.3f} over {trials(n)}" + (
                 f", 95% CI {ci[0]:.3f}–{ci[1]:.3f}" if ci else "")
             if mean > 0:
-                rect = ax.bar(x, mean, inner, align="edge", color=colors[s], linewidth=0)[0]
-                plot.tip(rect, f"bar-{s}-{c}", detail)
-            else:
-                mark = Rectangle((x, -zero_h), inner, zero_h, facecolor=colors[s], edgecolor="#222222",
-                                 linewidth=0.6, clip_on=False, zorder=3)
+                bar = (ax.bar(start, mean, inner, align="edge", color=colors[s], linewidth=0) if columns else
+                       ax.barh(start, mean, inner, align="edge", color=colors[s], linewidth=0))[0]
+                plot.tip(bar, f"bar-{s}-{c}", detail)
+            else:  # a mark just outside the axis, where no bar can be
+                xy, wh = ((start, -mark_size), (inner, mark_size)) if columns else ((-mark_size, start), (mark_size, inner))
+                mark = _rectangle(xy, wh, colors[s])
                 ax.add_patch(mark)
-                plot.tip(mark, f"zero-{s}-{c}", detail + " (drawn as a mark under the axis)")
+                plot.tip(mark, f"zero-{s}-{c}", detail + " (drawn as a mark beside the axis)")
             top = mean
             if ci and ci[1] > ci[0]:
-                line = ax.vlines(mid, ci[0], ci[1], color="#222222", linewidth=0.9, zorder=4)
+                line = (ax.vlines(mid, ci[0], ci[1], color="#222222", linewidth=0.9, zorder=4) if columns else
+                        ax.hlines(mid, ci[0], ci[1], color="#222222", linewidth=0.9, zorder=4))
                 plot.tip(line, f"ci-{s}-{c}", detail)
                 top = max(top, ci[1])
-            plot.value_label(mid, top, f"{mean:.2f}", bar_pt, f"value-{s}-{c}")
-    ax.set_xlim(0, max(1, C))
-    ax.set_xticks([c + 0.5 for c in range(C)], [""] * C)
-    ax.tick_params(axis="x", length=0)
-    # Category names: wrapped to the slot, else turned; drawn as outlines, the full name in the tooltip.
-    shown = [printable(str(label)) for label in labels]
-    for size in (FONT, FONT - 1.5):
-        wrapped = [wrap(text, slot_pt - 6, size) for text in shown]
-        rotated = any(w is None for w in wrapped)
-        if not rotated:
-            break
-    trans = offset_copy(ax.get_xaxis_transform(), fig=plot.fig, y=-ZERO_MARK - 4, units="points")
-    for c, text in enumerate(shown):
-        if rotated:
-            lines = [shorten(text, MAX_ROTATED)]
-            t = ax.text(c + 0.5, 0, lines[0], transform=trans, rotation=30, rotation_mode="anchor", ha="right",
-                        va="top", fontsize=FONT, parse_math=False, path_effects=[patheffects.Normal()])
-        else:
-            lines = wrapped[c] or [text]
-            t = ax.text(c + 0.5, 0, "\n".join(lines), transform=trans, ha="center", va="top", fontsize=size,
-                        linespacing=1.15, parse_math=False, path_effects=[patheffects.Normal()])
-        plot.tip(t, f"label-{c}", str(labels[c]))
+            if columns:
+                plot.value_label(mid, top, f"{mean:.2f}", bar_pt, f"value-{s}-{c}")
+            else:
+                ax.annotate(f"{mean:.2f}", (top, mid), xytext=(2, 0), textcoords="offset points", ha="left",
+                            va="center", fontsize=min(SMALL, bar_pt), color="#333333", gid=f"value-{s}-{c}",
+                            annotation_clip=False)
+    _category_names(plot, shown, labels, wrapped, size, columns)
     if not C:
         plot.message("no categories")
     return plot
+
+
+def _rectangle(xy: tuple[float, float], wh: tuple[float, float], color: str) -> Any:
+    from matplotlib.patches import Rectangle
+
+    return Rectangle(xy, wh[0], wh[1], facecolor=color, edgecolor="#222222", linewidth=0.6, clip_on=False, zorder=3)
+
+
+def _category_names(plot: _Plot, shown: Sequence[str], labels: Sequence[str], wrapped: Sequence[list[str] | None],
+                    size: float, columns: bool) -> None:
+    """Category names drawn as outlines (no record text in the SVG), the full name as the tooltip."""
+    from matplotlib import patheffects
+    from matplotlib.transforms import offset_copy
+
+    ax, C = plot.ax, len(shown)
+    if columns:
+        ax.set_xlim(0, max(1, C))
+        ax.set_xticks([c + 0.5 for c in range(C)], [""] * C)
+        ax.tick_params(axis="x", length=0)
+        trans = offset_copy(ax.get_xaxis_transform(), fig=plot.fig, y=-ZERO_MARK - 4, units="points")
+    else:
+        trans = offset_copy(ax.get_yaxis_transform(), fig=plot.fig, x=-ZERO_MARK - 4, units="points")
+    for c, text in enumerate(shown):
+        if columns:
+            t = ax.text(c + 0.5, 0, "\n".join(wrapped[c] or [text]), transform=trans, ha="center", va="top",
+                        fontsize=size, linespacing=1.15, parse_math=False, path_effects=[patheffects.Normal()])
+        else:
+            lines = fit_lines(text, ROW_LABEL_W, FONT, 2)
+            t = ax.text(0, C - 1 - c, "\n".join(lines), transform=trans, ha="right", va="center", fontsize=FONT,
+                        linespacing=1.1, parse_math=False, path_effects=[patheffects.Normal()])
+        plot.tip(t, f"label-{c}", str(labels[c]))
 
 
 # ---- all of it ----
