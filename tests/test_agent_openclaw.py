@@ -166,6 +166,7 @@ def test_scripted_trial_solves_the_task_through_openclaws_tools(arena):
     (transcript,) = [s for s in traj["steps"] if s["kind"] == "openclaw_transcript"]
     events = [json.loads(line) for line in transcript["text"].splitlines()]
     assert events[0]["type"] == "session" and any(e.get("message", {}).get("role") == "toolResult" for e in events)
+    assert (trial / "openclaw-session.jsonl").read_text() == transcript["text"]  # OpenClaw's own, beside ours
     assert not list(work_root().glob(f"clawgym-openclaw-{os.getpid()}-*"))  # the state folder is gone
 
 
@@ -265,3 +266,23 @@ def test_trial_against_clawgym_serve(arena):
     assert result.exit_code == 0, result.output
     traj = _check_model_trial(arena.root / "out")
     assert traj["policy"]["type"] == "openai"
+
+
+@needs_openclaw
+@pytest.mark.slow
+def test_a_multi_session_task_is_conducted_turn_by_turn(arena):
+    """A task's followups reach OpenClaw as later turns; a new_session one starts a fresh session."""
+    turns = ["Noted.", {"content": None, "tool_calls": [tool_call("exec", command=SOLVE)]}, "Done.", "Fresh start."]
+    spec = _spec(arena, {"type": "openclaw", "policy": {"type": "scripted", "turns": turns}}, seconds=300)
+    task = Path(json.loads(spec.read_text())["tasks"][0])
+    task.write_text(task.read_text() + "followups:\n  - message: Now compute the total.\n"
+                    "  - {message: Anything else?, new_session: true}\n")
+    result = CliRunner().invoke(main, ["run", str(spec), "--quiet"])
+    assert result.exit_code == 0, result.output
+    (trial,) = (arena.root / "out" / "trials").iterdir()
+    traj = json.loads((trial / "trajectory.json").read_text())
+    sent = [s["message"] for s in traj["steps"] if s["kind"] == "openclaw"]
+    assert sent[1:] == ["Now compute the total.", "Anything else?"]
+    (fresh,) = [s for s in traj["steps"] if s["kind"] == "new_session"]
+    assert fresh["requested"] is True
+    assert json.loads((trial / "record.json").read_text())["status"] == "passed"

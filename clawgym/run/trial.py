@@ -6,7 +6,7 @@ import logging
 import os
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ from ..spec.task import Task
 from ..records.trajectory import Trajectory
 from ..records.trial_record import RECORD_FORMAT, TrialRecord, Usage
 from ..files.tempdirs import make_temp
-from ..files.atomic import write_json_atomic, write_text_atomic
+from ..files.atomic import write_bytes_atomic, write_json_atomic, write_text_atomic
 from ..verify import combine_hybrid, verify_task
 from ..compile.workspace import materialize
 
@@ -53,6 +53,7 @@ class TrialOutcome:
     record: TrialRecord
     trajectory: dict[str, Any] | None = None
     diff: str | None = None
+    files: dict[str, bytes] = field(default_factory=dict)  # an agent's own files (e.g. OpenClaw's transcript)
 
 
 def write_outcome(trial_dir: Path, outcome: TrialOutcome) -> None:
@@ -62,6 +63,8 @@ def write_outcome(trial_dir: Path, outcome: TrialOutcome) -> None:
         write_text_atomic(trial_dir / "workspace.diff", outcome.diff)
     if outcome.trajectory is not None:
         write_json_atomic(trial_dir / "trajectory.json", outcome.trajectory, indent=None)
+    for name, data in outcome.files.items():
+        write_bytes_atomic(trial_dir / name, data)
     write_json_atomic(trial_dir / "record.json", outcome.record.to_dict())
 
 
@@ -109,6 +112,7 @@ def run_trial(trial: Trial, *, sandbox_spec: dict | None = None, pass_threshold:
                               "status": "error", "reward": None, "verdict": None, "error": None}
     trajectory: Trajectory | None = None
     workspace_diff: str | None = None
+    agent_files: dict[str, bytes] = {}
     try:
         agent = make_agent(trial.agent)
         record["agent"] = agent.describe()
@@ -129,6 +133,7 @@ def run_trial(trial: Trial, *, sandbox_spec: dict | None = None, pass_threshold:
             workspace_problem = getattr(sandbox, "workspace_problem", None)
         token.check()
         record["agent"] = {**record["agent"], **trajectory.agent}  # e.g. a black-box agent's version
+        agent_files = _agent_files(agent)
         timings["agent_s"] = time.monotonic() - t1
         if trajectory.outcome == "error":
             raise InfraError(trajectory.error or "the agent reported an infrastructure error")
@@ -176,7 +181,15 @@ def run_trial(trial: Trial, *, sandbox_spec: dict | None = None, pass_threshold:
     if trajectory is not None:
         record["usage"] = Usage.from_trajectory(trajectory.usage, trajectory.turns).to_dict()
     return TrialOutcome(TrialRecord.from_dict(record), trajectory.to_dict() if trajectory is not None else None,
-                        workspace_diff)
+                        workspace_diff, agent_files)
+
+
+def _agent_files(agent: Any) -> dict[str, bytes]:
+    """The files an agent keeps beside its trajectory (`trial_files()`), under plain names only."""
+    files = agent.trial_files() if callable(getattr(agent, "trial_files", None)) else {}
+    return {name: bytes(data) for name, data in (files or {}).items()
+            if isinstance(name, str) and name and "/" not in name and not name.startswith(".")
+            and name not in ("record.json", "trajectory.json", "workspace.diff")}
 
 
 def _judge(config: dict[str, Any], task: Task, trajectory: dict, workspace: Path, original: Path,

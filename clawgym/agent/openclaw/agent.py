@@ -137,12 +137,20 @@ class OpenClawAgent(Agent):
         session = "clawgym-" + uuid.uuid4().hex[:12]
         result: dict[str, Any] | None = None
         outcome: tuple[str, str] | None = None
+        # the task's own later messages (a multi-session task), then the agent config's follow_up ones
+        messages = [(task.instruction, False)] + [(str(f["message"]), bool(f.get("new_session")))
+                                                  for f in task.followups or ()]
+        messages += [(m, False) for m in self.config.get("follow_up") or []]
         try:
-            for message in [task.instruction, *(self.config.get("follow_up") or [])]:
+            for i, (message, new_session) in enumerate(messages):
                 left = deadline - time.monotonic()
                 if left <= 1:
                     outcome = ("timeout", f"the trial's {seconds:.0f} s ran out")
                     break
+                if i and (new_session or self.mode == "exec"):  # `agent exec` has no session to continue
+                    session = "clawgym-" + uuid.uuid4().hex[:12]
+                    traj.add("new_session", turn=len(traj.turns), message_index=len(traj.messages),
+                             requested=new_session)
                 outcome, turn_result = self._turn(sandbox, traj, message, session, left)
                 result = turn_result or result
                 if outcome is not None or recorder.spent:
