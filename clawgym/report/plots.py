@@ -6,10 +6,10 @@ model turns per trial, one colour per series (agent, or run · agent for several
 What the plots promise:
 - Round ticks: 1, 2 or 5 × 10^k steps from matplotlib's `MaxNLocator`, integers on count axes; the top
   tick is at or above the largest bar, so a bar of 1 ends exactly on the "1" grid line.
-- Zero is visible and is not "no data": a zero bar is a mark under the baseline with its value label;
+- Zero is visible and is not "no data": a zero bar is a mark just outside the axis with its value label;
   a group without graded trials shows "no data".
-- Labels fit: category names are wrapped (or rotated when a word does not fit), the full name is in the
-  tooltip; nothing is cut.
+- Labels fit: category names are wrapped under their bars, or, when they cannot be (many categories,
+  long words), each category becomes a row with its name beside it; the full name is in the tooltip.
 - Outliers do not flatten the rest: when the largest value is far beyond Tukey's far-out fence
   (Q3 + 3 IQR) of the others, the axis is cut after the last ordinary value, the outliers go to one
   hatched bar on the right, and the plot says so.
