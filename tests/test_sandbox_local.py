@@ -128,3 +128,27 @@ def test_kept_namespaces_keep_only_the_workspace_between_execs(tmp_path: Path) -
         timed = sb.exec("sleep 30", timeout=0.5)
         assert timed.timed_out and sb._session is None  # a timeout ends the kept namespace ...
         assert sb.exec("cat kept.txt").output.strip() == "w"  # ... and the next exec gets a new one
+
+
+@needs_bwrap
+def test_pooled_sandboxes_are_started_ahead_and_used_once(tmp_path: Path) -> None:
+    from clawgym.sandbox.pool import SandboxPool
+
+    with SandboxPool(2) as pool:
+        assert pool.wait_ready(30)
+        sb = pool.take()
+        assert sb._session is not None and not sb._session.dead  # already running
+        (sb.workspace / "in.txt").write_text("from host\n")
+        sb.adopt()
+        r = sb.exec("cat in.txt && echo more >> in.txt && echo out > out.txt && id -u")
+        assert r.exit_code == 0 and r.output.split() == ["from", "host", "0"], r
+        folder = sb.workspace.parent
+        other = pool.take()
+        assert other.workspace != sb.workspace and other._uid != sb._uid or os.geteuid() != 0
+        sb.close()
+        assert (sb.workspace / "in.txt").read_text() == "from host\nmore\n" or not folder.exists()
+        other.close()
+    from clawgym.sandbox.host import drain_later
+
+    drain_later()
+    assert not folder.exists(), "the pool's folder outlived its sandbox"

@@ -50,11 +50,11 @@ import subprocess
 import threading
 import time
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from ..errors import ClawgymError, InfraError, PrerequisiteError
 from ..registry import register
-from .host import claim_uid, kill_pid1, memory_cgroup, searchable, walk_entries
+from .host import claim_uid, kill_pid1, later, memory_cgroup, release_cgroup, searchable, walk_entries
 from .base import DEFAULT_MOUNT, ExecResult, Sandbox, SandboxLimits, check_mount, home_for
 from .network import RESOLV_CONF, TUN_HINT, Helper, NetworkStartError, UserNet
 from . import session
@@ -159,6 +159,7 @@ class LocalSandbox(Sandbox):
         self._prepared = False
         self._keep = bool(keep_namespaces) and not self.network and session.available()
         self._session: session.Session | None = None
+        self._on_close: list[Callable[[], None]] = []  # e.g. a pool removing the folder it made
         if (self._bwrap, self._root, self.network) not in _probed:
             try:
                 self._probe()  # once per process and mode: prepares this sandbox now
@@ -214,11 +215,11 @@ class LocalSandbox(Sandbox):
 
     def _hand_over(self) -> None:
         """Give the workspace (and writable binds) to the sandbox uid, remembering owners to restore on close."""
-        owners: dict[tuple[int, int], tuple[int, int]] = {}
+        owners: dict[tuple[int, int], tuple[int, int]] = self._owners if self._owners is not None else {}
         self._owners = owners
         for root in self._writable_roots():
             st = os.stat(root)
-            self._defaults[root] = (st.st_uid, st.st_gid)
+            self._defaults.setdefault(root, (st.st_uid, st.st_gid))
             for dfd, name, st in walk_entries(root):
                 if (st.st_uid, st.st_gid) == (self._uid, self._uid) or (stat.S_ISREG(st.st_mode) and st.st_nlink > 1):
                     continue  # a hard link may be shared with a file outside the workspace
@@ -356,6 +357,25 @@ class LocalSandbox(Sandbox):
             kept.busy = False
 
     # ----------------------------------------------------------- kept namespaces
+    def start(self) -> None:
+        """Claim the host resources and start the kept bwrap now rather than at the first exec (a
+        pool does this ahead of time). Files the host writes into the workspace afterwards are given
+        to the sandbox by `adopt`."""
+        self._prepare()
+        kept = self._take_session()
+        if kept is not None:
+            kept.busy = False
+
+    def on_close(self, callback: Callable[[], None]) -> None:
+        """Call `callback` once the sandbox has closed and given back its host resources."""
+        self._on_close.append(callback)
+
+    def adopt(self) -> None:
+        """As root: hand what the host wrote into the workspace since the sandbox was prepared to
+        the sandbox's uid (owners are restored on close like the rest). Otherwise nothing to do."""
+        if self._prepared and self._root and self._owners is not None:
+            self._hand_over()
+
     def _take_session(self) -> session.Session | None:
         """The sandbox's kept bwrap for this exec (started on first use), or None when it is busy
         with another exec (that one then runs in a fresh bwrap of its own) or not kept at all."""
@@ -643,6 +663,17 @@ class LocalSandbox(Sandbox):
 
     def _close(self, runs: list) -> None:
         kept, self._session = self._session, None
+        if kept is not None and not kept.busy and not runs:
+            # Idle: the exec server is alone in its namespace, blocked on its socket, so once it is
+            # killed nothing can write any more. Owners are restored now, the rest in the background.
+            kept.kill()
+            cgroup, uid_sock, callbacks = self._cgroup, self._uid_sock, list(self._on_close)
+            self._cgroup = self._uid_sock = None
+            try:
+                self._restore_owners()
+            finally:
+                later(lambda: _finish_teardown(kept, cgroup, uid_sock, callbacks))
+            return
         if kept is not None:
             kept.kill()
         for run in runs:
@@ -663,22 +694,21 @@ class LocalSandbox(Sandbox):
         try:
             self._restore_owners()
         finally:
-            for _ in range(200):  # tasks leave the cgroup shortly after they are reaped
-                try:
-                    if self._cgroup is not None:
-                        self._cgroup.rmdir()
-                    break
-                except FileNotFoundError:
-                    break
-                except OSError:
-                    time.sleep(0.01)
-            else:
-                log.warning("cannot remove sandbox cgroup %s", self._cgroup)
-            if self._uid_sock is not None:
-                self._uid_sock.close()
+            release_cgroup(self._cgroup, self._uid_sock)
+            self._cgroup = self._uid_sock = None
+        for callback in self._on_close:
+            callback()
 
     def __repr__(self) -> str:
         return f"LocalSandbox({str(self.workspace)!r}, mount={self.mount!r}, network={self.network})"
+
+
+def _finish_teardown(kept: session.Session, cgroup: Path | None, uid_sock: socket.socket | None,
+                     callbacks: list[Callable[[], None]]) -> None:
+    kept.reap(KILL_GRACE)
+    release_cgroup(cgroup, uid_sock)
+    for callback in callbacks:
+        callback()
 
 
 def _parse_status(raw: bytes | bytearray) -> dict:

@@ -6,6 +6,7 @@ and safe to call concurrently from many sandboxes.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import logging
 import os
@@ -16,7 +17,7 @@ import stat
 import threading
 import time
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from ..files import safefs
 from ..errors import InfraError
@@ -231,3 +232,104 @@ def walk_entries(root: Path) -> Iterator[tuple[int | None, str, os.stat_result]]
             yield entry.dir_fd, entry.name, entry.st
     except safefs.TreeTooLarge as exc:
         log.warning("not walking all of %s: %s", root, exc)
+
+
+_reaper_lock = threading.Lock()
+_reaper_queue: list[tuple[float, Path | None, socket.socket | None]] = []
+_reaper_wake = threading.Event()
+_reaper: threading.Thread | None = None
+REAP_TRIES_S = 2.0
+
+
+def release_cgroup(cgroup: Path | None, uid_sock: socket.socket | None) -> None:
+    """Remove a closed sandbox's memory cgroup, then free its uid. Its tasks leave the cgroup a few
+    milliseconds after they are reaped: when the first try finds it busy, a background thread keeps
+    trying (for REAP_TRIES_S) so that closing a sandbox does not wait for that."""
+    if _try_rmdir(cgroup):
+        if uid_sock is not None:
+            uid_sock.close()
+        return
+    global _reaper
+    with _reaper_lock:
+        _reaper_queue.append((time.monotonic() + REAP_TRIES_S, cgroup, uid_sock))
+        if _reaper is None or not _reaper.is_alive():
+            _reaper = threading.Thread(target=_reap_loop, name="clawgym-cgroup-reaper", daemon=True)
+            _reaper.start()
+    _reaper_wake.set()
+
+
+def drain_releases(timeout: float = REAP_TRIES_S + 1.0) -> None:
+    """Wait (bounded) until every queued cgroup is removed (the end of a run, tests)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with _reaper_lock:
+            if not _reaper_queue:
+                return
+        time.sleep(0.01)
+
+
+def _try_rmdir(cgroup: Path | None) -> bool:
+    if cgroup is None:
+        return True
+    try:
+        cgroup.rmdir()
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def _reap_loop() -> None:
+    while True:
+        _reaper_wake.wait(0.01)
+        _reaper_wake.clear()
+        with _reaper_lock:
+            items = list(_reaper_queue)
+        done = []
+        for item in items:
+            deadline, cgroup, uid_sock = item
+            if _try_rmdir(cgroup) or time.monotonic() > deadline:
+                if cgroup is not None and cgroup.exists():
+                    log.warning("cannot remove sandbox cgroup %s", cgroup)
+                if uid_sock is not None:
+                    uid_sock.close()
+                done.append(item)
+        with _reaper_lock:
+            for item in done:
+                _reaper_queue.remove(item)
+
+
+_later_lock = threading.Lock()
+_later_pending: set = set()
+_later_pool = None
+
+
+def later(fn: "Callable[[], object]") -> None:
+    """Run `fn` (the tail of a sandbox's tear-down: reaping, cgroup, uid) on a background thread;
+    `drain_later` (also called at exit) waits for what is queued."""
+    global _later_pool
+    from concurrent.futures import ThreadPoolExecutor
+
+    with _later_lock:
+        if _later_pool is None:
+            _later_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="clawgym-teardown")
+            atexit.register(drain_later)
+        future = _later_pool.submit(fn)
+        _later_pending.add(future)
+    future.add_done_callback(_later_done)
+
+
+def _later_done(future: object) -> None:
+    with _later_lock:
+        _later_pending.discard(future)
+
+
+def drain_later(timeout: float = 30.0) -> None:
+    """Wait (bounded) for queued tear-downs and cgroup removals to finish."""
+    from concurrent.futures import wait
+
+    with _later_lock:
+        pending = list(_later_pending)
+    wait(pending, timeout=timeout)
+    drain_releases()
