@@ -460,3 +460,5 @@ export.add_command(export_pinchbench)
 
 if __name__ == "__main__":  # pragma: no cover
     main()
+from .compare import compare_command  # noqa: E402
+main.add_command(compare_command)
