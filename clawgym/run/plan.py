@@ -35,7 +35,15 @@ class RunPlan:
     max_model_requests: int | None = None    # model requests in flight at once (default: no cap)
     trial_timeout: float | None = None       # seconds per trial (default: task limit + 600)
     executor: dict[str, Any] | None = None   # {type: local|ray, ...}
+    shared_inputs: bool | None = None        # trials of one instance copy one prepared tree (None: when any has several)
     source: dict[str, Any] = field(default_factory=dict)
+
+    def shares_inputs(self) -> bool:
+        """Whether trials start from one prepared tree per instance: as set, else when some instance
+        has several trials (attempts, agents, GRPO groups)."""
+        if self.shared_inputs is not None:
+            return self.shared_inputs
+        return len({t.task.hash for t in self.trials}) < len(self.trials)
 
     @property
     def tasks(self) -> list[Task]:

@@ -23,6 +23,7 @@ from ..files.tempdirs import make_temp
 from ..files.atomic import write_bytes_atomic, write_json_atomic, write_text_atomic
 from ..verify import combine_hybrid, verify_task
 from ..compile.workspace import materialize
+from ..compile.prepared import PREPARED, clone_tree
 
 log = logging.getLogger(__name__)
 
@@ -89,8 +90,12 @@ def execute_trial(trial: Trial, *, sandbox_spec: dict | None = None, pass_thresh
 
 def run_trial(trial: Trial, *, sandbox_spec: dict | None = None, pass_threshold: float = 1.0,
               keep_workspace: Path | None = None, judge: dict[str, Any] | None = None, tries: int = 1,
-              judge_cache: Path | None = None) -> TrialOutcome:
+              judge_cache: Path | None = None, shared_inputs: bool = False) -> TrialOutcome:
     """Run one trial: materialise, agent in a fresh sandbox, verify, judge. Writes nothing.
+
+    With `shared_inputs` the workspace is copied from this process's one prepared tree of the
+    task's files (`clawgym.compile.prepared`), which is also the pristine original the verifier
+    grades against (its digest is checked first and recorded as `inputs_sha256`).
 
     Status is `passed`, `failed` or `error`. Infrastructure failures (sandbox, model endpoint,
     verifier, judge, cancellation) give `error` with the `error` text and reward None, never 0; a
@@ -116,7 +121,13 @@ def run_trial(trial: Trial, *, sandbox_spec: dict | None = None, pass_threshold:
     try:
         agent = make_agent(trial.agent)
         record["agent"] = agent.describe()
-        materialize(task, workspace)  # the verifier writes its own pristine copy
+        pristine = None
+        if shared_inputs:
+            pristine, digest = PREPARED.get(task)
+            clone_tree(pristine, workspace)
+            record["inputs_sha256"] = digest
+        else:
+            materialize(task, workspace)  # the verifier writes its own pristine copy
         private.mkdir(mode=0o755)  # host-owned, shown read-only inside: the agent can use it, never change it
         timings["setup_s"] = time.monotonic() - t0
         extra = agent.sandbox_options(task)
@@ -139,7 +150,9 @@ def run_trial(trial: Trial, *, sandbox_spec: dict | None = None, pass_threshold:
             raise InfraError(trajectory.error or "the agent reported an infrastructure error")
         t2 = time.monotonic()
         trajectory_dict = trajectory.to_dict()
-        verdict = verify_task(task, workspace, trajectory=trajectory_dict, sandbox=sandbox_spec,
+        if pristine is not None:
+            PREPARED.check(pristine, record["inputs_sha256"])
+        verdict = verify_task(task, workspace, trajectory=trajectory_dict, sandbox=sandbox_spec, original=pristine,
                               pass_threshold=pass_threshold, diff=True, workspace_problem=workspace_problem)
         workspace_diff = verdict.workspace_diff
         timings["verify_s"] = time.monotonic() - t2

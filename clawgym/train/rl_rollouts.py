@@ -96,11 +96,16 @@ class Phase:
 
 def run_round(tasks: list[Task], agent: dict[str, Any], out: Path, *, group_size: int, rollout: dict[str, Any],
               pass_threshold: float) -> list[dict[str, Any]]:
-    """G trials of each task through the runner (finished ones reused on resume); their records."""
+    """G trials of each task through the runner (finished ones reused on resume); their records.
+
+    The G rollouts of an instance start from one prepared tree of its files, copied into each
+    rollout's workspace; it is also the pristine original they are graded against (its digest is
+    in each record as `inputs_sha256`)."""
     trials = [Trial(task, agent, attempt=g) for task in tasks for g in range(group_size)]
     plan = RunPlan(name=out.name, trials=trials, out=out, concurrency=rollout["concurrency"],
                    sandbox=rollout.get("sandbox"), pass_threshold=pass_threshold, retries=1,
-                   trial_timeout=rollout.get("trial_timeout"), source={"rl_round": str(out)})
+                   trial_timeout=rollout.get("trial_timeout"), source={"rl_round": str(out)},
+                   shared_inputs=True)
     return execute(plan, resume=True)
 
 

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 from ... import trial_controls as control
 from ...trial_controls import Controls, Slots
 from ..trial import Trial, TrialOutcome, error_record, run_trial, write_outcome
+from ...compile.prepared import PREPARED
+from ...sandbox.host import drain_later
 
 if TYPE_CHECKING:
     from ..plan import RunPlan
@@ -34,6 +36,7 @@ class ThreadExecutor:
         self._pool = ThreadPoolExecutor(max_workers=max(1, plan.concurrency) + SPARE_THREADS,
                                         thread_name_prefix="clawgym-trial")
         self._live: dict[Future, Controls] = {}
+        self._shared = plan.shares_inputs()
 
     async def run(self, trial: Trial, tries: int, timeout: float) -> TrialOutcome:
         controls = Controls(control.CancelToken(), self.sandboxes, self.model_requests)
@@ -59,7 +62,7 @@ class ThreadExecutor:
         with control.use(controls):
             outcome = run_trial(trial, sandbox_spec=plan.sandbox, judge=plan.judge,
                                 pass_threshold=plan.pass_threshold, tries=tries,
-                                judge_cache=plan.out / "judge_cache")
+                                judge_cache=plan.out / "judge_cache", shared_inputs=self._shared)
         if not controls.token.finish():
             return None  # timed out or interrupted meanwhile: the runner has recorded it
         write_outcome(plan.out / "trials" / trial.id, outcome)
@@ -73,3 +76,6 @@ class ThreadExecutor:
         if live:
             await asyncio.wait([asyncio.wrap_future(f) for f, _ in live], timeout=LINGER_S)
         self._pool.shutdown(wait=False, cancel_futures=True)
+        if not [f for f, _ in live if not f.done()]:
+            PREPARED.clear()  # no trial still copies from them
+        drain_later()

@@ -27,6 +27,8 @@ from ... import trial_controls as control
 from ...errors import PrerequisiteError
 from ...trial_controls import Controls, Slots
 from ..trial import Trial, TrialOutcome, error_record, run_trial, write_outcome
+from ...compile.prepared import PREPARED
+from ...sandbox.host import drain_later
 
 SPARE_THREADS = 16   # room for timed-out trials that are still cleaning up
 LINGER_S = 30.0      # how long stopping waits for cancelled trials to clean up
@@ -107,7 +109,7 @@ class Worker:
             with control.use(controls):
                 outcome = run_trial(trial, sandbox_spec=settings["sandbox"], judge=settings["judge"],
                                     pass_threshold=settings["pass_threshold"], tries=tries,
-                                    judge_cache=self.out / "judge_cache")
+                                    judge_cache=self.out / "judge_cache", shared_inputs=settings["shared_inputs"])
         except PrerequisiteError as exc:
             controls.token.finish()
             problem = exc.problems[0]
@@ -143,10 +145,13 @@ class Worker:
 
         for controls in list(self.live.values()):
             threading.Thread(target=controls.token.cancel, args=(reason,), daemon=True).start()
-        wait(list(self.futures), timeout=LINGER_S)
+        _, running = wait(list(self.futures), timeout=LINGER_S)
         self.pool.shutdown(wait=False, cancel_futures=True)
         verify_server.shutdown()
         release_client()
+        if not running:
+            PREPARED.clear()
+        drain_later()
 
 
 def serve(conn: Any, settings: dict[str, Any], sandbox_sem: Any, model_sem: Any, inherited: list[int]) -> None:
@@ -158,6 +163,7 @@ def serve(conn: Any, settings: dict[str, Any], sandbox_sem: Any, model_sem: Any,
             os.close(fd)
         except OSError:
             pass
+    PREPARED.forget()
     worker = Worker(conn, settings, Slots(settings["max_sandboxes"], sandbox_sem),
                     Slots(settings["max_model_requests"], model_sem))
     reason = "the run was interrupted"

@@ -67,7 +67,7 @@ class ProcessExecutor:
         self._sems = (shared_semaphore(sandboxes, self._ctx), shared_semaphore(plan.max_model_requests, self._ctx))
         self._settings = {"sandbox": plan.sandbox, "judge": plan.judge, "pass_threshold": plan.pass_threshold,
                           "out": str(plan.out.resolve()), "max_sandboxes": sandboxes,
-                          "max_model_requests": plan.max_model_requests,
+                          "max_model_requests": plan.max_model_requests, "shared_inputs": plan.shares_inputs(),
                           "threads": -(-max(1, plan.concurrency) // self.processes)}
         self._keys = itertools.count(1)
         self._workers: list[_Handle] = []
