@@ -286,3 +286,22 @@ def test_a_multi_session_task_is_conducted_turn_by_turn(arena):
     (fresh,) = [s for s in traj["steps"] if s["kind"] == "new_session"]
     assert fresh["requested"] is True
     assert json.loads((trial / "record.json").read_text())["status"] == "passed"
+
+
+@needs_openclaw
+def test_gateway_mode_drives_openclaw_through_its_chat_endpoint(arena):
+    """The published way: the gateway inside the sandbox, each message POSTed to its chat endpoint."""
+    turns = [{"content": None, "tool_calls": [tool_call("exec", command=SOLVE)]}, "The total is 49."]
+    spec = _spec(arena, {"type": "openclaw", "mode": "gateway", "policy": {"type": "scripted", "turns": turns}},
+                 seconds=300)
+    result = CliRunner().invoke(main, ["run", str(spec), "--quiet"])
+    assert result.exit_code == 0, result.output
+    (trial,) = (arena.root / "out" / "trials").iterdir()
+    record = json.loads((trial / "record.json").read_text())
+    assert record["status"] == "passed" and record["agent"]["mode"] == "gateway", record.get("error")
+    traj = json.loads((trial / "trajectory.json").read_text())
+    (gw,) = [s for s in traj["steps"] if s["kind"] == "openclaw_gateway"]
+    (sent,) = [s for s in traj["steps"] if s["kind"] == "openclaw"]
+    assert gw["ready"] is True and sent["status"] == 200 and sent["answer"] == "The total is 49."
+    assert traj["final_message"] == "The total is 49." and len(traj["turns"]) == 2
+    assert (trial / "openclaw-session.jsonl").is_file()

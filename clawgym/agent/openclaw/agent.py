@@ -7,7 +7,9 @@ cache are shown read-only; the generated `openclaw.json` sits in the trial's pri
 model is reached only through the recording proxy's Unix socket, relayed inside on loopback TCP.
 
 Driving: 2026.4.x runs `agent --local --session-id ID` once per user turn (the task's instruction,
-then any `follow_up` messages), continuing one session; 2026.9.x runs `agent exec` (one turn).
+then its followups and any `follow_up` messages), continuing one session; 2026.9.x runs `agent
+exec` (one turn per call); `mode: gateway` sends every message to the gateway's chat endpoint
+(`gateway.py`), the way the published pipeline drove 2026.4.1.
 A run past the trial's time is cut (`timeout`); OpenClaw exiting without a result is an `error`
 with the tail of its output and log; an upstream model failure is an `error` too.
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shlex
 import time
 import uuid
@@ -35,11 +38,14 @@ from ...spec.task import Task
 from ..base import COMMON_AGENT_PROPS, Agent
 from ..proxy import FORWARDER_NAME, SOCKET_NAME, RecordingProxy
 from . import config as config_mod
+from .gateway import DRIVER, DRIVER_NAME, answer_text, frames
 from .install import DEFAULT_VERSION, check_version, find
 from .recorder import OpenClawRecorder, text_of
 from .transcript import SESSION_FILE, parse_result, read_session, tool_steps
 
 PORT = 18080
+GATEWAY_PORT = 18789
+GATEWAY_PLAN = "gateway-plan.json"
 OPT = "/opt/openclaw"
 STATE = "/var/lib/openclaw"
 CONFIG_NAME = "openclaw.json"
@@ -54,9 +60,10 @@ SCHEMA: dict[str, Any] = {"type": "object", "additionalProperties": False, "requ
     **COMMON_AGENT_PROPS,
     "version": {"type": "string", "default": DEFAULT_VERSION,
                 "description": "OpenClaw version (installed with `clawgym agents install openclaw@VERSION`)."},
-    "mode": {"enum": ["auto", "local", "exec"], "default": "auto",
+    "mode": {"enum": ["auto", "local", "exec", "gateway"], "default": "auto",
              "description": "How it is driven: `local` (agent --local, one session turn by turn; 2026.4.x), "
-                            "`exec` (agent exec; 2026.9.x); auto picks by version."},
+                            "`exec` (agent exec; 2026.9.x), `gateway` (the gateway's chat endpoint, the way "
+                            "the published ClawGym pipeline drove 2026.4.1); auto picks local or exec by version."},
     "policy": {"type": "object", "required": ["type"],
                "description": "The model the recording proxy forwards to (hf, openai, scripted...)."},
     "model_name": {"type": "string", "default": "clawgym-model", "description": "Model id OpenClaw is told."},
@@ -119,11 +126,12 @@ class OpenClawAgent(Agent):
         limits = task.limits or {}
         seconds = float(limits.get("seconds", 600))
         deadline = time.monotonic() + seconds
+        gateway = {"port": GATEWAY_PORT, "token": secrets.token_hex(16)} if self.mode == "gateway" else None
         cfg = config_mod.build_config(self.version, port=PORT, model_id=str(self.config.get("model_name", "clawgym-model")),
                                       workspace=sandbox.mount, timeout_s=max(int(seconds), 1),
                                       context_window=int(self.config.get("context_window", 32768)),
                                       max_tokens=int(self.config.get("max_tokens") or self.config["policy"].get("max_tokens") or 1024),
-                                      deny=self.config.get("deny_tools"))
+                                      deny=self.config.get("deny_tools"), gateway=gateway)
         path = sandbox.private_dir / CONFIG_NAME
         path.write_text(json.dumps(cfg, indent=2), encoding="utf-8")
         os.chmod(path, 0o644)
@@ -142,6 +150,9 @@ class OpenClawAgent(Agent):
                                                   for f in task.followups or ()]
         messages += [(m, False) for m in self.config.get("follow_up") or []]
         try:
+            if gateway is not None:
+                outcome, result = self._gateway(sandbox, traj, messages, gateway, deadline)
+                messages = []  # all sent
             for i, (message, new_session) in enumerate(messages):
                 left = deadline - time.monotonic()
                 if left <= 1:
@@ -209,6 +220,60 @@ class OpenClawAgent(Agent):
             return ("failed", f"OpenClaw reported an error: {json.dumps(_summary(result))[:800]}"), result
         return None, result
 
+    def _gateway(self, sandbox: Sandbox, traj: Trajectory, messages: list[tuple[str, bool]], gateway: dict[str, Any],
+                 deadline: float) -> tuple[tuple[str, str] | None, dict[str, Any] | None]:
+        """Start the gateway inside the sandbox and send every message to its chat endpoint."""
+        user = "clawgym-" + uuid.uuid4().hex[:12]
+        turns = []
+        for i, (message, new_session) in enumerate(messages):
+            if i and new_session:
+                user = "clawgym-" + uuid.uuid4().hex[:12]
+            turns.append({"message": message, "user": user, "new_session": bool(i and new_session)})
+        left = max(deadline - time.monotonic(), 1.0)
+        plan = {"port": gateway["port"], "token": gateway["token"], "turns": turns, "ready_s": min(120.0, left),
+                "deadline": time.time() + left - 2,
+                "command": [f"{OPT}/node/bin/node", f"{OPT}/app/node_modules/openclaw/openclaw.mjs", "gateway",
+                            "--bind", "loopback", "--port", str(gateway["port"]), "--token", gateway["token"]]}
+        assert sandbox.private_dir is not None
+        for name, text in ((GATEWAY_PLAN, json.dumps(plan)), (DRIVER_NAME, DRIVER)):
+            (sandbox.private_dir / name).write_text(text, encoding="utf-8")
+            os.chmod(sandbox.private_dir / name, 0o644)
+        script = (f"python3 {PRIVATE_MOUNT}/{FORWARDER_NAME} {PRIVATE_MOUNT}/{SOCKET_NAME} {PORT} /tmp/.proxy-ready & "
+                  "for i in $(seq 300); do [ -e /tmp/.proxy-ready ] && break; sleep 0.01; done; "
+                  f"mkdir -p {STATE}/state {STATE}/logs; python3 {PRIVATE_MOUNT}/{DRIVER_NAME} "
+                  f"{PRIVATE_MOUNT}/{GATEWAY_PLAN}; rc=$?; cp /tmp/openclaw/*.log {STATE}/logs/ 2>/dev/null; exit $rc")
+        env = {**QUIET, "OPENCLAW_STATE_DIR": f"{STATE}/state", "OPENCLAW_CONFIG_PATH": f"{PRIVATE_MOUNT}/{CONFIG_NAME}"}
+        started = time.monotonic()
+        res = sandbox.exec(script, timeout=left, env=env)
+        found = frames(res.output)
+        ready = found[0] if found and "ready" in found[0] else {"ready": False}
+        answers = [f for f in found if "index" in f]
+        for f in answers:
+            turn = turns[f["index"]]
+            if turn["new_session"]:
+                traj.add("new_session", turn=len(traj.turns), requested=True)
+            traj.add("openclaw", message=turn["message"][:2000], mode="gateway", status=f.get("status"),
+                     duration_s=f.get("seconds"), error=f.get("error"), answer=(answer_text(f) or "")[:2000])
+        traj.add("openclaw_gateway", ready=ready.get("ready"), ready_s=ready.get("ready_s"), exit_code=res.exit_code,
+                 timed_out=res.timed_out, duration_s=round(time.monotonic() - started, 3), output=res.output[-TAIL:])
+        errors = [t for t in traj.turns if t.get("error")]
+        if errors:
+            raise InfraError(f"the model behind the proxy failed: {errors[-1]['error']}")
+        if res.timed_out:
+            return ("timeout", "OpenClaw's gateway ran past the trial's time"), None
+        if not ready.get("ready"):
+            return ("error", f"OpenClaw {self.version}'s gateway did not start listening (exit {ready.get('exit')}); "
+                             f"its last output:\n{res.output[-TAIL:].strip()}{self._log_tail()}"), None
+        bad = next((f for f in answers if f.get("status") != 200), None)
+        if bad is not None:
+            return ("error", f"OpenClaw's gateway answered message {bad['index'] + 1} with "
+                             f"{bad.get('status') or bad.get('error')}: {str(bad.get('body') or '')[:800]}"), None
+        if len(answers) < len(turns):
+            return ("error", f"OpenClaw's gateway answered {len(answers)} of {len(turns)} messages; its last output:\n"
+                             f"{res.output[-TAIL:].strip()}"), None
+        final = answer_text(answers[-1]) if answers else None
+        return None, ({"final": final} if final is not None else None)
+
     def _log_tail(self) -> str:
         if self._state is None:
             return ""
@@ -230,7 +295,7 @@ class OpenClawAgent(Agent):
         traj.usage["turns"] = len([t for t in traj.turns if not t.get("error")])
         traj.usage["tool_calls"] = sum(1 for s in traj.steps if s.get("kind") == "tool")
         traj.usage["total_tokens"] = int(traj.usage.get("prompt_tokens", 0)) + int(traj.usage.get("completion_tokens", 0))
-        if self._state is not None and self.mode == "local":
+        if self._state is not None and self.mode in ("local", "gateway"):
             self.transcript = read_session(self._state / "state")
             if self.transcript is not None:
                 traj.add("openclaw_transcript", file=SESSION_FILE, bytes=len(self.transcript),
