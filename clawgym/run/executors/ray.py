@@ -1,8 +1,9 @@
 """The Ray executor: each trial is a Ray task on an existing cluster; this process writes results.
 
 Every node runs its trials in its own local sandboxes (bubblewrap, or Docker if the run asks
-for it), so each node needs clawgym installed, the same version, and the task files at the same
-paths (a shared checkout) when checks call scripts next to their spec. The outcome (record,
+for it), so each node needs clawgym installed, the same version. The caps on live sandboxes and
+model requests hold across the whole cluster (a limiter actor, `ray_support.py`), and the files
+checks grade with (scripts next to the spec) are shipped by the driver to nodes that lack them. The outcome (record,
 trajectory, diff) comes back to the driver, which writes it into the results folder like the local
 executor does, so resume and reports are the same. A trial past its timeout is cancelled on its
 node (sandbox closed, verifier killed); the driver force-cancels it if the node does not answer.
@@ -20,6 +21,7 @@ from ... import trial_controls as control
 from ...trial_controls import Controls, Slots
 from ...errors import ClawgymError, PrerequisiteError
 from ..trial import Trial, TrialOutcome, error_record, run_trial, write_outcome
+from .ray_support import ClusterSlot, local_task, make_limiter, pack_task_files
 
 if TYPE_CHECKING:
     from ..plan import RunPlan
@@ -28,20 +30,31 @@ START_HINT = ("start one with 'ray start --head' (and 'ray start --address HEAD:
               "or set executor.address / --ray-address")
 GRACE_S = 60.0  # the driver waits this long past the timeout for the node's own cancellation
 
-_slots_lock = threading.Lock()
-_worker_slots: dict[tuple[str, int | None], Slots] = {}
+_bundles_lock = threading.Lock()
+_bundles: dict[str, dict] = {}
 
 
-def _process_slots(kind: str, limit: int | None) -> Slots:
-    """Caps shared by every trial of one Ray worker process."""
-    with _slots_lock:
-        return _worker_slots.setdefault((kind, limit), Slots(limit))
+def _task_files(ref: Any) -> dict:
+    """The driver's packed task files (fetched once per worker process)."""
+    import ray
+
+    with _bundles_lock:
+        key = ref.hex()
+        if key not in _bundles:
+            _bundles[key] = ray.get(ref)
+        return _bundles[key]
 
 
 def ray_trial(trial: Trial, tries: int, timeout: float, settings: dict[str, Any]) -> TrialOutcome:
-    """Body of the Ray task: run one trial on this node, cancelling it at `timeout`."""
-    controls = Controls(control.CancelToken(), _process_slots("sandboxes", settings["max_sandboxes"]),
-                        _process_slots("model_requests", settings["max_model_requests"]))
+    """Body of the Ray task: run one trial on this node, cancelling it at `timeout`. The caps are the
+    run's limiter actor, so they hold across every node; task files missing here come from the driver."""
+    limiter = settings["limiter"]
+    controls = Controls(control.CancelToken(),
+                        Slots(settings["max_sandboxes"], ClusterSlot(limiter, "sandboxes")),
+                        Slots(settings["max_model_requests"], ClusterSlot(limiter, "model_requests")))
+    task = local_task(trial.task, _task_files(settings["task_files"]).get(trial.task.task_dir))
+    if task is not trial.task:
+        trial = Trial(task, trial.agent, trial.attempt)
     reason = f"the trial timed out after {timeout:g}s"
     timer = threading.Timer(timeout, controls.token.cancel, args=(reason,))
     timer.daemon = True
@@ -56,6 +69,11 @@ def ray_trial(trial: Trial, tries: int, timeout: float, settings: dict[str, Any]
     if not controls.token.finish():
         outcome = TrialOutcome(error_record(trial, reason, tries=tries, timed_out=True))
     outcome.record.extra["node"] = os.uname().nodename
+    try:
+        import ray
+        outcome.record.extra["ray_node"] = ray.get_runtime_context().get_node_id()
+    except Exception:  # noqa: BLE001 - outside a Ray worker (tests call this directly)
+        pass
     return outcome
 
 
@@ -91,9 +109,12 @@ class RayExecutor:
                 raise ClawgymError(f"cannot connect to a Ray cluster at {address!r}: {e}", key="executor.address",
                                    hint=START_HINT) from None
         self._remote = ray.remote(ray_trial).options(num_cpus=float(num_cpus), max_retries=0)
+        self._limiter = make_limiter(ray, {"sandboxes": plan.max_sandboxes,
+                                           "model_requests": plan.max_model_requests})
         self._settings = {"sandbox": plan.sandbox, "judge": plan.judge, "pass_threshold": plan.pass_threshold,
                           "judge_cache": (plan.out / "judge_cache").resolve(),
-                          "max_sandboxes": plan.max_sandboxes, "max_model_requests": plan.max_model_requests}
+                          "max_sandboxes": plan.max_sandboxes, "max_model_requests": plan.max_model_requests,
+                          "limiter": self._limiter, "task_files": ray.put(pack_task_files(plan.tasks))}
         self._live: set[Any] = set()
 
     async def run(self, trial: Trial, tries: int, timeout: float) -> TrialOutcome:
@@ -121,8 +142,13 @@ class RayExecutor:
         await asyncio.to_thread(write_outcome, self.plan.out / "trials" / trial.id, outcome)
         return outcome
 
+    def limiter_stats(self) -> dict[str, Any]:
+        """What the cluster-wide limiter counted: limits, slots held now, most held at once."""
+        return self.ray.get(self._limiter.stats.remote())
+
     async def aclose(self, interrupted: bool = False) -> None:
         for ref in list(self._live):
             self.ray.cancel(ref, force=True)
+        self.ray.kill(self._limiter)
         if self._owns_connection:
             self.ray.shutdown()
