@@ -305,3 +305,67 @@ def test_gateway_mode_drives_openclaw_through_its_chat_endpoint(arena):
     assert gw["ready"] is True and sent["status"] == 200 and sent["answer"] == "The total is 49."
     assert traj["final_message"] == "The total is 49." and len(traj["turns"]) == 2
     assert (trial / "openclaw-session.jsonl").is_file()
+
+
+@needs_openclaw
+@pytest.mark.slow
+def test_grpo_rollouts_through_openclaw_are_token_exact(tmp_path, bwrap):
+    """`train rl` with `rollout.harness: openclaw`: the policy acts inside the real OpenClaw, and the
+    trainer's log-probabilities of what it sampled equal the ones recorded through the proxy."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    pytest.importorskip("accelerate")
+    from tiny_models import tiny_with_tokenizer
+
+    from clawgym.train.metrics import read_metrics
+    from clawgym.train.render import IGNORE, examples_from_turns
+    from clawgym.train.rl_loss import Sample, collate, token_logprobs
+
+    start = tiny_with_tokenizer(tmp_path / "tiny")
+    spec = tmp_path / "rl.yaml"
+    spec.write_text(json.dumps({
+        "apiVersion": "clawgym/v1", "kind": "RL", "name": "oc-rl", "model": str(start),
+        "tasks": [str(ROOT / "tests" / "fixtures" / "rl" / "lowercase-word.yaml")], "seeds": "0-3",
+        "rollout": {"tasks_per_step": 1, "group_size": 2, "max_turns": 1, "max_tokens": 6, "concurrency": 2,
+                    "max_batch": 2, "refill_rounds": 0, "harness": {"type": "openclaw", "context_window": 16384}},
+        "loss": {"micro_batch_tokens": 32768}, "optim": {"lr": 1e-2, "steps": 1},
+        "checkpoint": {"every_steps": 1, "keep": 1}, "log": {"tensorboard": False}, "out": str(tmp_path / "run")}))
+    result = CliRunner().invoke(main, ["train", "rl", str(spec), "--quiet"])
+    assert result.exit_code == 0, result.output
+    (row,) = read_metrics(tmp_path / "run", "train")
+    assert row["rollouts"] == 2 and row["valid_rollouts"] == 2, row
+    trajs = [json.loads(p.read_text()) for p in (tmp_path / "run" / "rollouts").rglob("trajectory.json")]
+    assert len(trajs) == 2 and all(t["agent"]["type"] == "openclaw" for t in trajs)
+    model = transformers.AutoModelForCausalLM.from_pretrained(start, dtype=torch.float32).eval()
+    for t in trajs:
+        assert t["turns"] and all(turn.get("token_ids") and turn.get("logprobs") for turn in t["turns"])
+        for ex in examples_from_turns(t["turns"], max_length=100_000):
+            recorded = [lp for lp, label in zip(ex.logprobs, ex.labels) if label != IGNORE]
+            with torch.no_grad():
+                logp, mask, _ = token_logprobs(model, collate([Sample(ex, 1.0)]), 1.0)
+            assert logp[mask].tolist() == pytest.approx(recorded, abs=1e-3)
+
+
+def _docker_problem() -> str | None:
+    from clawgym.sandbox.docker import docker_problem
+
+    return docker_problem()
+
+
+@needs_openclaw
+@pytest.mark.docker
+def test_scripted_trial_in_a_docker_sandbox(arena):
+    """The same install bound into a Docker sandbox: OpenClaw solves the task there too."""
+    why = _docker_problem()
+    if why is not None:
+        pytest.skip(f"docker sandbox unavailable: {why}")
+    turns = [{"content": None, "tool_calls": [tool_call("exec", command=SOLVE)]}, "The total is 49."]
+    spec = _spec(arena, {"type": "openclaw", "policy": {"type": "scripted", "turns": turns}}, seconds=300)
+    body = json.loads(spec.read_text())
+    body["sandbox"] = {"type": "docker"}
+    spec.write_text(json.dumps(body))
+    result = CliRunner().invoke(main, ["run", str(spec), "--quiet"])
+    assert result.exit_code == 0, result.output
+    (trial,) = (arena.root / "out" / "trials").iterdir()
+    record = json.loads((trial / "record.json").read_text())
+    assert record["status"] == "passed" and record["reward"] == 1.0, record.get("error")

@@ -41,8 +41,9 @@ class TaskPool:
 
 
 def rl_agent(live_model: str, rollout: dict[str, Any], chat_template: str | None) -> dict[str, Any]:
-    """The claw agent sampling as the spec says: on the trainer's live model (batching turns), or
-    on the external server, asking it for token ids and log-probabilities."""
+    """The agent of the rollouts (the claw harness, or OpenClaw per `rollout.harness`) sampling as
+    the spec says: on the trainer's live model (batching turns), or on the external server, asking
+    it for token ids and log-probabilities."""
     sampling = {"temperature": rollout["temperature"], "top_p": rollout["top_p"], "max_tokens": rollout["max_tokens"]}
     server = rollout.get("server")
     if server:
@@ -54,6 +55,11 @@ def rl_agent(live_model: str, rollout: dict[str, Any], chat_template: str | None
         policy = {"type": "hf", "model": live_model, "max_batch": rollout["max_batch"], **sampling}
         if chat_template:
             policy["chat_template"] = chat_template
+    harness = dict(rollout.get("harness") or {"type": "claw"})
+    kind = harness.pop("type", "claw")
+    if kind == "openclaw":  # the real OpenClaw; its model calls reach `policy` through the recording proxy
+        return {"type": "openclaw", "policy": policy, "max_turns": rollout["max_turns"],
+                "max_tokens": rollout["max_tokens"], **harness}
     return {"type": "claw", "policy": policy, "max_turns": rollout["max_turns"]}
 
 

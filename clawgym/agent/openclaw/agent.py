@@ -171,8 +171,9 @@ class OpenClawAgent(Agent):
             try:
                 self._collect(traj)
             finally:
-                if self._state is not None:
-                    safefs.remove_tree(self._state)
+                if self._state is not None:  # emptied now; the folder itself stays while the sandbox
+                    for name in os.listdir(self._state):  # may still bind it (Docker re-binds it to copy out)
+                        safefs.remove_tree(self._state / name)
         if result is not None:
             payloads = result.get("payloads") or (result.get("result") or {}).get("payloads") or []
             text = "\n".join(str(p.get("text")) for p in payloads if isinstance(p, dict) and p.get("text"))
@@ -197,9 +198,10 @@ class OpenClawAgent(Agent):
         command = self._command(message, session, seconds).replace(shlex.quote("{MOUNT}"), shlex.quote(sandbox.mount))
         script = (f"python3 {PRIVATE_MOUNT}/{FORWARDER_NAME} {PRIVATE_MOUNT}/{SOCKET_NAME} {PORT} /tmp/.proxy-ready & "
                   "for i in $(seq 300); do [ -e /tmp/.proxy-ready ] && break; sleep 0.01; done; "
-                  f"mkdir -p {STATE}/state {STATE}/logs; {command}; rc=$?; "
+                  f"mkdir -p {STATE}/state {STATE}/logs {STATE}/home; {command}; rc=$?; "
                   f"cp /tmp/openclaw/*.log {STATE}/logs/ 2>/dev/null; exit $rc")
-        env = {**QUIET, "OPENCLAW_STATE_DIR": f"{STATE}/state", "OPENCLAW_CONFIG_PATH": f"{PRIVATE_MOUNT}/{CONFIG_NAME}"}
+        env = {**QUIET, "HOME": f"{STATE}/home", "OPENCLAW_STATE_DIR": f"{STATE}/state",
+               "OPENCLAW_CONFIG_PATH": f"{PRIVATE_MOUNT}/{CONFIG_NAME}"}
         started = time.monotonic()
         res = sandbox.exec(script, timeout=seconds, env=env)
         result = parse_result(res.output)
@@ -240,9 +242,10 @@ class OpenClawAgent(Agent):
             os.chmod(sandbox.private_dir / name, 0o644)
         script = (f"python3 {PRIVATE_MOUNT}/{FORWARDER_NAME} {PRIVATE_MOUNT}/{SOCKET_NAME} {PORT} /tmp/.proxy-ready & "
                   "for i in $(seq 300); do [ -e /tmp/.proxy-ready ] && break; sleep 0.01; done; "
-                  f"mkdir -p {STATE}/state {STATE}/logs; python3 {PRIVATE_MOUNT}/{DRIVER_NAME} "
+                  f"mkdir -p {STATE}/state {STATE}/logs {STATE}/home; python3 {PRIVATE_MOUNT}/{DRIVER_NAME} "
                   f"{PRIVATE_MOUNT}/{GATEWAY_PLAN}; rc=$?; cp /tmp/openclaw/*.log {STATE}/logs/ 2>/dev/null; exit $rc")
-        env = {**QUIET, "OPENCLAW_STATE_DIR": f"{STATE}/state", "OPENCLAW_CONFIG_PATH": f"{PRIVATE_MOUNT}/{CONFIG_NAME}"}
+        env = {**QUIET, "HOME": f"{STATE}/home", "OPENCLAW_STATE_DIR": f"{STATE}/state",
+               "OPENCLAW_CONFIG_PATH": f"{PRIVATE_MOUNT}/{CONFIG_NAME}"}
         started = time.monotonic()
         res = sandbox.exec(script, timeout=left, env=env)
         found = frames(res.output)
@@ -312,6 +315,8 @@ class OpenClawAgent(Agent):
         return {SESSION_FILE: self.transcript} if self.transcript is not None else {}
 
     def close(self) -> None:
+        if self._state is not None:
+            safefs.remove_tree(self._state)
         self.policy.close()
 
 
