@@ -161,3 +161,25 @@ checks:
     assert traj["outcome"] == "failed"  # the flood was killed at the output cap; the run went on
     assert rec["reward"] == 1.0, rec["verdict"]
     server.close()
+
+
+def test_two_agents_with_one_label_are_refused_at_their_line(tmp_path):
+    """Two OpenClaw versions without names would write the same trial folders."""
+    from click.testing import CliRunner
+
+    from clawgym.cli.main import main
+
+    shipped = Path(__file__).resolve().parents[1] / "specs" / "tasks" / "analysis" / "budget-variance.yaml"
+    spec = tmp_path / "dup.yaml"
+    spec.write_text(f"""apiVersion: clawgym/v1
+kind: Run
+name: dup
+tasks: [{shipped}]
+agents:
+  - {{type: oracle}}
+  - {{type: nop, name: oracle}}
+""")
+    result = CliRunner().invoke(main, ["run", str(spec), "--quiet"])
+    assert result.exit_code != 0
+    assert (f"{spec}:7: agents[1]: agent 1 has the same label 'oracle' as agent 0: their trials would share "
+            "results folders (give each a distinct name, e.g. name: oracle-1)") in result.output.replace("\n", " ")

@@ -86,6 +86,23 @@ def expand_task_paths(patterns: list[str], base: Path, exclude: list[str] = ()) 
     return list(found)
 
 
+def _check_agent_labels(doc: Document, agents: list[dict]) -> None:
+    """Two agents with one label would write the same trial folders: each needs its own `name`."""
+    from ..agent import agent_label
+
+    seen: dict[str, int] = {}
+    problems = []
+    for i, agent in enumerate(agents):
+        label = agent_label(agent)
+        if label in seen:
+            problems.append(Problem(f"agent {i} has the same label {label!r} as agent {seen[label]}: their trials "
+                                    "would share results folders", **doc.where(("agents", i)),
+                                    hint=f"give each a distinct name, e.g. name: {label}-{i}"))
+        seen.setdefault(label, i)
+    if problems:
+        raise SpecError(problems)
+
+
 def _check_agent_binds(doc: Document, agents: list[dict], tasks: list, paths: list[Path], out: str | None) -> None:
     """Agent configs may bind only their own folders (see agent/binds.py); all problems at once, at their lines."""
     from ..agent.binds import bind_problems
@@ -121,6 +138,7 @@ def plan_from_run_spec(doc: Document, *, out: str | None = None) -> RunPlan:
                             hint="patterns are relative to the run spec; '**' matches folders")
     seeds = parse_seeds(data.get("seeds", [0]))
     agents = data.get("agents") or [{"type": "oracle"}]
+    _check_agent_labels(doc, agents)
     tasks = compile_many(paths, seeds)
     _check_agent_binds(doc, agents, tasks, paths, out)
     trials = [Trial(task, agent, attempt) for task in tasks for agent in agents
