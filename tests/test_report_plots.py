@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from clawgym.report import plots  # noqa: E402
+from clawgym.report import plot_scale, plots  # noqa: E402
 from clawgym.report.html import build_report_data, write_html  # noqa: E402
 
 LONG_CAT = "customer-support-escalations-and-refund-handling"
@@ -89,7 +89,7 @@ def _is_round_step(step: float) -> bool:
 def test_nice_ticks_are_round_and_cover_the_maximum(vmax, integer):
     if integer and vmax < 1:
         return
-    ticks = plots.nice_ticks(vmax, integer=integer)
+    ticks = plot_scale.nice_ticks(vmax, integer=integer)
     assert ticks[0] == 0 and ticks[-1] >= vmax and ticks[-2] < vmax and 2 <= len(ticks) <= 7, ticks
     steps = {round(b - a, 9) for a, b in zip(ticks, ticks[1:])}
     assert len(steps) == 1 and _is_round_step(steps.pop()), ticks
@@ -99,46 +99,46 @@ def test_nice_ticks_are_round_and_cover_the_maximum(vmax, integer):
 
 def test_the_issue_axis_reads_0_1_2_3_4_5():
     # The old page drew ticks at ymax/4, rounded: 0, 1, 3, 4, 5 for ymax 5.
-    assert plots.nice_ticks(5, integer=True) == [0, 1, 2, 3, 4, 5]
-    assert plots.nice_ticks(1, integer=True) == [0, 1]
-    assert plots.fmt_ticks([0, 5000, 10000, 15000]) == ["0", "5k", "10k", "15k"]
-    assert plots.fmt_ticks([0, 0.2, 0.4, 1.0]) == ["0", "0.2", "0.4", "1"]
-    assert plots.fmt_ticks([0, 500_000, 1_000_000]) == ["0", "0.5M", "1M"]
+    assert plot_scale.nice_ticks(5, integer=True) == [0, 1, 2, 3, 4, 5]
+    assert plot_scale.nice_ticks(1, integer=True) == [0, 1]
+    assert plot_scale.fmt_ticks([0, 5000, 10000, 15000]) == ["0", "5k", "10k", "15k"]
+    assert plot_scale.fmt_ticks([0, 0.2, 0.4, 1.0]) == ["0", "0.2", "0.4", "1"]
+    assert plot_scale.fmt_ticks([0, 500_000, 1_000_000]) == ["0", "0.5M", "1M"]
 
 
 def test_nice_step():
-    assert [plots.nice_step(x) for x in (0.07, 0.1, 0.13, 3, 7, 11, 760)] == [0.1, 0.1, 0.2, 5, 10, 20, 1000]
-    assert plots.nice_step(0.3, integer=True) == 1 and plots.nice_step(0) == 1
+    assert [plot_scale.nice_step(x) for x in (0.07, 0.1, 0.13, 3, 7, 11, 760)] == [0.1, 0.1, 0.2, 5, 10, 20, 1000]
+    assert plot_scale.nice_step(0.3, integer=True) == 1 and plot_scale.nice_step(0) == 1
 
 
 def test_outlier_cut():
     ordinary = [2000, 2500, 3000, 3500, 4000, 5000, 6000]
-    assert plots.outlier_cut(ordinary) == (6000, None)
-    assert plots.outlier_cut(ordinary + [OUTLIER_TOKENS]) == (6000, 6000)
-    assert plots.outlier_cut(ordinary + [20_000]) == (20_000, None)  # within 4x: nothing is cut
-    assert plots.outlier_cut([5, 5, 5, 5, 5, 5]) == (5, None)
-    assert plots.outlier_cut([1, 400]) == (400, None)  # too few values to call one an outlier
-    assert plots.outlier_cut([]) == (0.0, None)
+    assert plot_scale.outlier_cut(ordinary) == (6000, None)
+    assert plot_scale.outlier_cut(ordinary + [OUTLIER_TOKENS]) == (6000, 6000)
+    assert plot_scale.outlier_cut(ordinary + [20_000]) == (20_000, None)  # within 4x: nothing is cut
+    assert plot_scale.outlier_cut([5, 5, 5, 5, 5, 5]) == (5, None)
+    assert plot_scale.outlier_cut([1, 400]) == (400, None)  # too few values to call one an outlier
+    assert plot_scale.outlier_cut([]) == (0.0, None)
 
 
 def test_bins():
-    b = plots.Bins(12, integer=True)
+    b = plot_scale.Bins(12, integer=True)
     assert (b.width, b.centred, b.n, b.index(0), b.index(12)) == (1, True, 13, 0, 12)
-    b = plots.Bins(6000, integer=True, cut=6000)
+    b = plot_scale.Bins(6000, integer=True, cut=6000)
     assert b.width == 500 and b.hi == 6000 and b.index(6000) == b.n - 1 and b.index(6001) == b.n
     assert b.describe(0, "tokens") == "0–499 tokens" and b.describe(b.n, "tokens") == "more than 6,000 tokens"
-    r = plots.Bins(1.0, integer=False, width=0.1, lo=0.0, n=10)
+    r = plot_scale.Bins(1.0, integer=False, width=0.1, lo=0.0, n=10)
     assert [r.index(v) for v in (0.0, 0.09, 0.1, 0.3, 0.5, 0.55, 0.7, 0.99, 1.0)] == [0, 0, 1, 3, 5, 5, 7, 9, 9]
 
 
 def test_wrap_and_shorten():
-    assert plots.wrap("Productivity & Collaboration", 80) == ["Productivity &", "Collaboration"]
-    lines = plots.wrap(LONG_CAT, 90)
+    assert plot_scale.wrap("Productivity & Collaboration", 80) == ["Productivity &", "Collaboration"]
+    lines = plot_scale.wrap(LONG_CAT, 90)
     assert lines and "".join(lines) == LONG_CAT and len(lines) <= 3
-    assert all(plots._width(line, plots.FONT) <= 90 for line in lines)
-    assert plots.wrap("Supercalifragilisticexpialidocious", 60) is None  # one word wider than the slot
-    short = plots.shorten("x" * 200, 100)
-    assert short.endswith("…") and plots._width(short, plots.FONT) <= 100
+    assert all(plot_scale.text_width(line, plot_scale.FONT) <= 90 for line in lines)
+    assert plot_scale.wrap("Supercalifragilisticexpialidocious", 60) is None  # one word wider than the slot
+    short = plot_scale.shorten("x" * 200, 100)
+    assert short.endswith("…") and plot_scale.text_width(short, plot_scale.FONT) <= 100
 
 
 # ---- the page's plots ----
@@ -269,7 +269,7 @@ def test_many_categories_become_rows_with_names_beside_them():
 
 
 def test_fit_lines():
-    assert plots.fit_lines("short", 100) == ["short"]
-    lines = plots.fit_lines("a" * 80, 60)
-    assert len(lines) == 2 and lines[1].endswith("…") and all(plots._width(x, plots.FONT) <= 60 for x in lines)
-    assert plots.fit_lines("one two three four five six seven", 40, max_lines=2)[-1].endswith("…")
+    assert plot_scale.fit_lines("short", 100) == ["short"]
+    lines = plot_scale.fit_lines("a" * 80, 60)
+    assert len(lines) == 2 and lines[1].endswith("…") and all(plot_scale.text_width(x, plot_scale.FONT) <= 60 for x in lines)
+    assert plot_scale.fit_lines("one two three four five six seven", 40, max_lines=2)[-1].endswith("…")
