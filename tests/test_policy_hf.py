@@ -9,6 +9,10 @@ import math
 import pytest
 
 from clawgym.policy.toolcalls import parse_tool_calls
+import tiny_models
+from tiny_models import hf_policy as _hf
+
+tiny_model = tiny_models.tiny_model  # the fixture: a tiny random Llama built offline
 
 TOOLS = [{"type": "function", "function": {"name": "read", "description": "Read a file",
                                            "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}},
@@ -103,48 +107,6 @@ CHATML_TOOLS = ("{% if tools %}<|im_start|>system\nTOOLS:{% for t in tools %}{{ 
                 "{% endfor %}<|im_end|>\n{% endif %}{% for m in messages %}<|im_start|>{{ m['role'] }}\n"
                 "{{ m['content'] or '' }}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n"
                 "{% endif %}")
-SIMPLE = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
-          "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory):
-    pytest.importorskip("torch")
-    pytest.importorskip("transformers")
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
-
-    import torch
-
-    specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>"]
-    raw = Tokenizer(models.BPE())
-    raw.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    raw.decoder = decoders.ByteLevel()
-    corpus = ["read the file a.txt and write hello", '{"name": "read", "arguments": {"path": "a"}}',
-              "system user assistant tool you can call tools"] * 20
-    raw.train_from_iterator(corpus, trainers.BpeTrainer(vocab_size=400, special_tokens=specials,
-                                                        initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
-    tok = PreTrainedTokenizerFast(tokenizer_object=raw, eos_token="<|im_end|>", pad_token="<|endoftext|>",
-                                  bos_token="<|im_start|>")
-    tok.chat_template = SIMPLE
-    torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=1024,
-                         eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id)
-    folder = tmp_path_factory.mktemp("tiny-llama")
-    LlamaForCausalLM(config).save_pretrained(folder)
-    tok.save_pretrained(folder)
-    return str(folder)
-
-
-def _hf(folder: str, **config):
-    import os
-
-    from clawgym.policy.hf import HFPolicy
-
-    device = os.environ.get("CLAWGYM_TEST_DEVICE", "cpu")  # cuda: the same tests on a GPU
-    return HFPolicy({"type": "hf", "model": folder, "device": device, "max_tokens": 12, **config})
-
 
 def test_tokens_and_logprobs(tiny_model) -> None:
     policy = _hf(tiny_model, temperature=0.8, seed=3)

@@ -22,7 +22,7 @@ from clawgym.records.trajectory import Trajectory  # noqa: E402
 from clawgym.train.data import (IGNORE, ChatTemplateError, build_examples, examples_from_sources,  # noqa: E402
                                 load_trajectories, sampled_by, select, tokenize_example, trajectory_examples)
 from clawgym.train.render import examples_from_turns  # noqa: E402
-from test_policy_hf import tiny_model  # noqa: E402, F401  (fixture: a tiny random Llama built offline)
+from tiny_models import tiny_model  # noqa: E402, F401  (fixture: a tiny random Llama built offline)
 
 TOOLS = [{"type": "function", "function": {"name": "read", "description": "Read a file", "parameters": {
              "type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}},
@@ -349,7 +349,7 @@ def test_prompt_ending_in_a_space_trains_the_first_word_as_generated(model_path)
 
 @pytest.mark.parametrize("template", [None, QWEN25], ids=["fallback", "native-tools"])
 def test_contexts_are_the_hf_policys_prompts(tiny_model, template) -> None:  # noqa: F811
-    from test_policy_hf import _hf
+    from tiny_models import hf_policy as _hf
 
     policy = _hf(tiny_model, chat_template=template)
     ex = tokenize_example(policy.tokenizer, CONV, TOOLS, chat_template=template, max_length=100_000)
