@@ -1,12 +1,13 @@
 """Run many trials and check that nothing is left behind: sandbox processes, work folders,
 cgroups, containers, open files, threads, child processes.
 
-Usage: python benchmarks/leak_check.py [--trials 1000] [--concurrency 32] [--docker N]
+Usage: python benchmarks/leak_check.py [--trials 1000] [--concurrency 32] [--docker N] [--processes 1,2]
 
 The trials mix what leaks in practice: agents that pass, agents that do nothing, claw agents
 that start background processes and never stop them, commands that time out, trials cancelled by
 the run's per-trial timeout, and (with --docker N) N trials in Docker containers. Prints one line
-per resource (before / after) and exits 1 if anything leaked.
+per resource (before / after) and exits 1 if anything leaked. The trials run once per
+`--processes` value (threads of this process, then worker processes), all counted together.
 """
 
 from __future__ import annotations
@@ -26,21 +27,22 @@ sys.path.insert(0, str(ROOT))
 
 
 def sandbox_processes() -> list[int]:
-    """Processes running as a sandbox uid, or bubblewrap itself."""
+    """This run's bubblewrap processes (their command line names this run's private work folder;
+    other runs on the machine are not counted) and every process running as one of their uids."""
     from clawgym.sandbox.bubblewrap import UID_BASE, UID_COUNT
 
-    found = []
+    mine = os.fsencode(os.environ.get("CLAWGYM_WORKDIR", ""))
+    procs: dict[int, tuple[int, bytes]] = {}
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
         try:
-            uid = proc.stat().st_uid
-            argv0 = (proc / "cmdline").read_bytes().split(b"\0")[0]
+            procs[int(proc.name)] = (proc.stat().st_uid, (proc / "cmdline").read_bytes())
         except OSError:
             continue
-        if UID_BASE <= uid < UID_BASE + UID_COUNT or argv0.endswith(b"bwrap"):
-            found.append(int(proc.name))
-    return found
+    ours = {pid for pid, (_, cmd) in procs.items() if cmd.split(b"\0")[0].endswith(b"bwrap") and mine in cmd}
+    uids = {procs[pid][0] for pid in ours if UID_BASE <= procs[pid][0] < UID_BASE + UID_COUNT}
+    return sorted(ours | {pid for pid, (uid, _) in procs.items() if uid in uids})
 
 
 def child_processes() -> list[int]:
@@ -57,9 +59,10 @@ def child_processes() -> list[int]:
 
 
 def work_folders() -> list[str]:
+    """Everything in this run's private work folder (the runner's, its workers' and verifiers')."""
     from clawgym.files.tempdirs import work_root
 
-    return sorted(p.name for p in work_root().glob(f"clawgym-*-{os.getpid()}-*"))
+    return sorted(p.name for p in work_root().iterdir())
 
 
 def cgroups() -> list[str]:
@@ -117,15 +120,24 @@ def main() -> None:
     ap.add_argument("--trials", type=int, default=1000)
     ap.add_argument("--concurrency", type=int, default=32)
     ap.add_argument("--docker", type=int, default=0, help="also run N oracle trials in Docker containers")
+    ap.add_argument("--processes", default="1,2",
+                    help="run the trials once per value: 1 = threads of this process, N = N worker processes")
     args = ap.parse_args()
 
     from clawgym.run.runner import execute
 
-    before = census()
     tmp = Path(tempfile.mkdtemp(prefix="leak-check-"))
+    shm = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+    work = Path(tempfile.mkdtemp(prefix="clawgym-leak-check-", dir=shm))
+    work.chmod(0o711)  # as the default work folder: sandbox uids walk through it to their workspace
+    os.environ["CLAWGYM_WORKDIR"] = str(work)  # this run's alone: other runs are not counted
+    before = census()
     t0 = time.monotonic()
-    plan = leak_plan(tmp / "run", args.trials, args.concurrency)
-    records = execute(plan)
+    records = []
+    for processes in args.processes.split(","):
+        plan = leak_plan(tmp / f"run-{processes}", args.trials, args.concurrency)
+        plan.executor = {"type": "local", "processes": int(processes)}
+        records += execute(plan)
     if args.docker:
         dplan = leak_plan(tmp / "docker", args.docker * 4, min(args.concurrency, 8))
         dplan.trials = [t for t in dplan.trials if t.agent["type"] == "oracle"][: args.docker]
@@ -148,6 +160,7 @@ def main() -> None:
             leaked |= grew > 0
             print(f"{key:>18}: before {b:>4}  after {a:>4}" + ("  LEAKED" if grew > 0 else ""))
     shutil.rmtree(tmp, ignore_errors=True)
+    shutil.rmtree(work, ignore_errors=True)
     print("leak-free" if not leaked else "LEAKS FOUND")
     sys.exit(1 if leaked else 0)
 

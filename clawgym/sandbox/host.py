@@ -234,11 +234,62 @@ def walk_entries(root: Path) -> Iterator[tuple[int | None, str, os.stat_result]]
         log.warning("not walking all of %s: %s", root, exc)
 
 
-_reaper_lock = threading.Lock()
-_reaper_queue: list[tuple[float, Path | None, socket.socket | None]] = []
-_reaper_wake = threading.Event()
-_reaper: threading.Thread | None = None
 REAP_TRIES_S = 2.0
+
+
+class _Background:
+    """A queue of small jobs run by one thread that exists only while there is work (so nothing
+    lingers after a run), reset in a forked child (whose parent keeps its own queue)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.lock = threading.Lock()
+        self.jobs: list[Callable[[], bool]] = []  # a job returns True when done, False to be retried
+        self.thread: threading.Thread | None = None
+        self.idle = threading.Event()
+        self.idle.set()
+        os.register_at_fork(after_in_child=self._reset)
+
+    def _reset(self) -> None:
+        self.lock = threading.Lock()
+        self.jobs, self.thread = [], None
+        self.idle = threading.Event()
+        self.idle.set()
+
+    def add(self, job: Callable[[], bool]) -> None:
+        with self.lock:
+            self.jobs.append(job)
+            self.idle.clear()
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._loop, name=self.name, daemon=True)
+                self.thread.start()
+
+    def _loop(self) -> None:
+        while True:
+            with self.lock:
+                jobs, self.jobs = self.jobs, []
+                if not jobs:
+                    self.thread = None
+                    self.idle.set()
+                    return
+            retry = []
+            for job in jobs:
+                try:
+                    if not job():
+                        retry.append(job)
+                except Exception as exc:  # noqa: BLE001 - one failing tear-down must not stop the rest
+                    log.warning("sandbox tear-down failed: %s", exc)
+            if retry:
+                time.sleep(0.01)
+                with self.lock:
+                    self.jobs[:0] = retry
+
+    def wait(self, timeout: float) -> bool:
+        return self.idle.wait(timeout)
+
+
+_teardowns = _Background("clawgym-teardown")
+_cgroups = _Background("clawgym-cgroup-reaper")
 
 
 def release_cgroup(cgroup: Path | None, uid_sock: socket.socket | None) -> None:
@@ -249,23 +300,19 @@ def release_cgroup(cgroup: Path | None, uid_sock: socket.socket | None) -> None:
         if uid_sock is not None:
             uid_sock.close()
         return
-    global _reaper
-    with _reaper_lock:
-        _reaper_queue.append((time.monotonic() + REAP_TRIES_S, cgroup, uid_sock))
-        if _reaper is None or not _reaper.is_alive():
-            _reaper = threading.Thread(target=_reap_loop, name="clawgym-cgroup-reaper", daemon=True)
-            _reaper.start()
-    _reaper_wake.set()
+    deadline = time.monotonic() + REAP_TRIES_S
 
+    def job() -> bool:
+        gone = _try_rmdir(cgroup)
+        if not gone and time.monotonic() < deadline:
+            return False
+        if not gone:
+            log.warning("cannot remove sandbox cgroup %s", cgroup)
+        if uid_sock is not None:
+            uid_sock.close()
+        return True
 
-def drain_releases(timeout: float = REAP_TRIES_S + 1.0) -> None:
-    """Wait (bounded) until every queued cgroup is removed (the end of a run, tests)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with _reaper_lock:
-            if not _reaper_queue:
-                return
-        time.sleep(0.01)
+    _cgroups.add(job)
 
 
 def _try_rmdir(cgroup: Path | None) -> bool:
@@ -280,56 +327,21 @@ def _try_rmdir(cgroup: Path | None) -> bool:
     return True
 
 
-def _reap_loop() -> None:
-    while True:
-        _reaper_wake.wait(0.01)
-        _reaper_wake.clear()
-        with _reaper_lock:
-            items = list(_reaper_queue)
-        done = []
-        for item in items:
-            deadline, cgroup, uid_sock = item
-            if _try_rmdir(cgroup) or time.monotonic() > deadline:
-                if cgroup is not None and cgroup.exists():
-                    log.warning("cannot remove sandbox cgroup %s", cgroup)
-                if uid_sock is not None:
-                    uid_sock.close()
-                done.append(item)
-        with _reaper_lock:
-            for item in done:
-                _reaper_queue.remove(item)
-
-
-_later_lock = threading.Lock()
-_later_pending: set = set()
-_later_pool = None
-
-
-def later(fn: "Callable[[], object]") -> None:
+def later(fn: Callable[[], object]) -> None:
     """Run `fn` (the tail of a sandbox's tear-down: reaping, cgroup, uid) on a background thread;
     `drain_later` (also called at exit) waits for what is queued."""
-    global _later_pool
-    from concurrent.futures import ThreadPoolExecutor
+    def job() -> bool:
+        fn()
+        return True
 
-    with _later_lock:
-        if _later_pool is None:
-            _later_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="clawgym-teardown")
-            atexit.register(drain_later)
-        future = _later_pool.submit(fn)
-        _later_pending.add(future)
-    future.add_done_callback(_later_done)
-
-
-def _later_done(future: object) -> None:
-    with _later_lock:
-        _later_pending.discard(future)
+    _teardowns.add(job)
 
 
 def drain_later(timeout: float = 30.0) -> None:
-    """Wait (bounded) for queued tear-downs and cgroup removals to finish."""
-    from concurrent.futures import wait
+    """Wait (bounded) for queued tear-downs and cgroup removals to finish (the end of a run)."""
+    deadline = time.monotonic() + timeout
+    _teardowns.wait(timeout)
+    _cgroups.wait(max(0.0, deadline - time.monotonic()))
 
-    with _later_lock:
-        pending = list(_later_pending)
-    wait(pending, timeout=timeout)
-    drain_releases()
+
+atexit.register(drain_later, REAP_TRIES_S + 5.0)
