@@ -11,7 +11,8 @@ printed next to every figure (other work on the machine lowers them).
 Each trial: the claw agent on a small real task (the authoring guide's), a scripted policy that
 waits --latency seconds per call, --turns calls (reads of the task's input, then a final answer),
 the full trial machinery (materialised workspace, bubblewrap sandbox, fresh-process verifier,
-records written). Ideal = concurrency × 60 / (latency × turns) rollouts per minute.
+records written). Ideal = concurrency × 60 / (latency × turns) rollouts per minute. CPU ms/trial
+is the CPU time of this process tree per trial (sandbox processes and verifier forks included).
 """
 
 from __future__ import annotations
@@ -26,6 +27,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and of its children that have ended (worker processes, verifier
+    servers with what they forked), user and system."""
+    import resource
+
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def main() -> None:
@@ -54,7 +64,7 @@ def main() -> None:
     from clawgym.run.executors import local_processes
 
     print(f"{'concurrency':>11} {'processes':>9} {'trials':>7} {'wall s':>8} {'rollouts/min':>13} {'ideal':>8} "
-          f"{'% ideal':>8} {'load 1m':>8}")
+          f"{'% ideal':>8} {'CPU ms/trial':>12} {'load 1m':>8}")
     for conc in (int(c) for c in args.concurrency.split(",")):
         n = max(4, int(conc * args.rounds))
         trials = [Trial(compile_task(spec, seed), agent) for seed in range(n)]
@@ -64,15 +74,17 @@ def main() -> None:
             plan = RunPlan(name="throughput", trials=trials, out=out / "run", concurrency=conc, retries=0,
                            executor={"type": "local", "processes": choice})
             used = local_processes(plan, choice)
+            cpu0 = _cpu()
             t0 = time.perf_counter()
             records = execute(plan)
             wall = time.perf_counter() - t0
+            cpu_ms = (_cpu() - cpu0) * 1000 / len(records)
             load = os.getloadavg()[0]
             errors = sum(r["status"] == "error" for r in records)
             rate, ideal = len(records) * 60 / wall, conc * 60 / (args.latency * args.turns)
             label = f"{used}" + (" (auto)" if processes == "auto" else "")
             print(f"{conc:>11} {label:>9} {n:>7} {wall:>8.1f} {rate:>13.1f} {ideal:>8.1f} {100 * rate / ideal:>7.0f}%"
-                  f" {load:>8.2f}" + (f"  ({errors} errors)" if errors else ""), flush=True)
+                  f" {cpu_ms:>12.1f} {load:>8.2f}" + (f"  ({errors} errors)" if errors else ""), flush=True)
             shutil.rmtree(out, ignore_errors=True)
 
 
