@@ -36,13 +36,10 @@ this Python process; only when root's sandbox uid cannot walk down to the worksp
 from __future__ import annotations
 
 import ctypes
-import json
 import logging
 import os
 import resource
 import secrets
-import select
-import selectors
 import shutil
 import socket
 import stat
@@ -54,13 +51,14 @@ from typing import Callable, Mapping, Sequence
 
 from ..errors import ClawgymError, InfraError, PrerequisiteError
 from ..registry import register
-from .host import claim_uid, kill_pid1, later, memory_cgroup, release_cgroup, searchable, walk_entries
+from .host import claim_uid, later, memory_cgroup, release_cgroup, searchable, walk_entries
 from .base import DEFAULT_MOUNT, ExecResult, Sandbox, SandboxLimits, check_mount, home_for
-from .network import RESOLV_CONF, TUN_HINT, Helper, NetworkStartError, UserNet
+from .network import RESOLV_CONF, TUN_HINT, NetworkStartError, UserNet
 from . import session
+from .fresh import KILL_GRACE, FreshExecs
+from .kept import KeptNamespaces, finish_teardown
 
 UID_BASE, UID_COUNT = 1_900_000_000, 65_536  # host uids reserved for sandboxes run by root
-KILL_GRACE = 5.0  # seconds a killed tree may take to disappear
 INSTALL_HINT = "install it: apt-get install bubblewrap (Debian/Ubuntu) or dnf install bubblewrap"
 USERNS_HINT = ("allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, "
                "user.max_user_namespaces > 0, kernel.apparmor_restrict_unprivileged_userns=0)")
@@ -69,33 +67,14 @@ ETC_ENTRIES = ("ld.so.cache", "alternatives", "nsswitch.conf", "protocols", "ser
                "os-release", "ssl/certs", "ssl/openssl.cnf", "pki/tls/certs", "pki/tls/openssl.cnf",
                "pki/ca-trust/extracted", "crypto-policies/back-ends")
 BRIDGES = ("/mnt", "/media", "/srv", "/opt", "/home")  # mount points for the root-only workspace bridge
-INIT = ["/bin/sh", "-c", 'cd -- "$1" || exit 1; shift; "$@"; exit $?', "sh"]  # pid 1: cd, run, report
 log = logging.getLogger(__name__)
 _probe_lock = threading.Lock()
 _probed: set[tuple[str, bool, bool]] = set()
 _features: dict[str, frozenset[str]] = {}
 
 
-class _Run:
-    """One running bwrap: the host-side process, once known the sandbox's pid 1, its network helper."""
-
-    def __init__(self, proc: subprocess.Popen, block_w: int | None) -> None:
-        self.proc, self.block_w, self.child_pid, self.reason = proc, block_w, None, None
-        self.helper: Helper | None = None
-        self.net_error: NetworkStartError | None = None
-        self.done = threading.Event()
-
-    def kill(self, reason: str) -> None:
-        self.reason = self.reason or reason
-        if self.child_pid is None or not kill_pid1(self.child_pid, self.proc.pid):
-            try:
-                self.proc.kill()  # pid 1 not started yet: --die-with-parent takes it down
-            except OSError:
-                pass
-
-
 @register("sandbox", "local")
-class LocalSandbox(Sandbox):
+class LocalSandbox(KeptNamespaces, FreshExecs, Sandbox):
     """Bubblewrap sandbox: each command runs in fresh Linux namespaces where only the workspace is
     writable, system folders are read-only, nothing else of the host is visible and there is no
     network unless the task allows it (then a private one with outbound access only); time, memory,
@@ -356,296 +335,6 @@ class LocalSandbox(Sandbox):
         finally:
             kept.busy = False
 
-    # ----------------------------------------------------------- kept namespaces
-    def start(self) -> None:
-        """Claim the host resources and start the kept bwrap now rather than at the first exec (a
-        pool does this ahead of time). Files the host writes into the workspace afterwards are given
-        to the sandbox by `adopt`."""
-        self._prepare()
-        kept = self._take_session()
-        if kept is not None:
-            kept.busy = False
-
-    def on_close(self, callback: Callable[[], None]) -> None:
-        """Call `callback` once the sandbox has closed and given back its host resources."""
-        self._on_close.append(callback)
-
-    def adopt(self) -> None:
-        """As root: hand what the host wrote into the workspace since the sandbox was prepared to
-        the sandbox's uid (owners are restored on close like the rest). Otherwise nothing to do."""
-        if self._prepared and self._root and self._owners is not None:
-            self._hand_over()
-
-    def _take_session(self) -> session.Session | None:
-        """The sandbox's kept bwrap for this exec (started on first use), or None when it is busy
-        with another exec (that one then runs in a fresh bwrap of its own) or not kept at all."""
-        with self._lock:
-            if not self._keep or self._closed:
-                return None
-            current = self._session
-            if current is not None and not current.dead:
-                if current.busy:
-                    return None
-                current.busy = True
-                return current
-            self._keep = False  # no second start while this one starts
-        try:
-            started = self._start_session()
-        except (OSError, InfraError, subprocess.SubprocessError) as exc:
-            log.warning("cannot keep a sandbox's namespaces (each exec gets a fresh bwrap): %s", exc)
-            return None
-        with self._lock:
-            self._keep = True
-            if self._closed:
-                started.kill()
-                started.reap(KILL_GRACE)
-                return None
-            started.busy, self._session = True, started
-            return started
-
-    def _start_session(self) -> session.Session:
-        """One bwrap whose pid 1 is the exec server, in the sandbox's memory cgroup (moved once)."""
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        st_r, st_w = os.pipe()
-        passed, data_args, block_w = [st_w, theirs.fileno()], [], None
-        try:
-            code_r = session.server_code_pipe()
-            passed.append(code_r)
-            if self._cgroup is not None:
-                r, block_w = os.pipe()
-                passed.append(r)
-                data_args += ["--block-fd", str(r)]
-            for path, content in self._data:
-                r, w = os.pipe()
-                os.write(w, content.encode())
-                os.close(w)
-                passed.append(r)
-                data_args += [*self._perms, "--ro-bind-data", str(r), path]
-            home = home_for(self.mount)
-            wipe = ["/tmp", "/dev/shm"] + ([home] if home not in ("/", "/tmp") else [])
-            args = [*self._launch, *self._head, *data_args, *self._tail, "--json-status-fd", str(st_w), "--",
-                    *session.server_command(code_r, theirs.fileno(), wipe)]
-            proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.DEVNULL, env=self.default_env(), cwd="/", pass_fds=passed,
-                                    preexec_fn=self._preexec_fn)
-        except BaseException:
-            for fd in (st_r, *((block_w,) if block_w is not None else ())):
-                os.close(fd)
-            ours.close()
-            raise
-        finally:
-            theirs.close()
-            for fd in passed[:1] + passed[2:]:
-                os.close(fd)
-        kept = session.Session(proc, ours, 0)
-        try:
-            status, deadline = bytearray(), time.monotonic() + 30
-            while "child-pid" not in _parse_status(status):
-                ready, _, _ = select.select([st_r], [], [], max(0.0, deadline - time.monotonic()))
-                chunk = os.read(st_r, 65536) if ready else b""
-                if not chunk:
-                    raise InfraError("the kept sandbox did not start")
-                status += chunk
-            kept.child_pid = int(_parse_status(status)["child-pid"])
-            if self._cgroup is not None:
-                (self._cgroup / "cgroup.procs").write_text(str(kept.child_pid))
-        except BaseException:
-            kept.kill()
-            kept.reap(KILL_GRACE)
-            raise
-        finally:
-            if block_w is not None:
-                os.close(block_w)
-            os.close(st_r)
-        return kept
-
-    def _exec_kept(self, kept: session.Session, argv: list[str], env: dict[str, str], workdir: str | None,
-                   data: bytes | None, limit: float) -> ExecResult:
-        start, cap = time.monotonic(), self.limits.output_bytes
-        code, out, seen, reason = kept.run([*self._inner, *argv], env, self.resolve_workdir(workdir), data, limit,
-                                           cap, cap + max(cap, 4 << 20),
-                                           lambda: "closed" if self._closed else None)
-        if reason is not None:
-            kept.reap(KILL_GRACE)
-            with self._lock:
-                if self._session is kept:
-                    self._session = None
-        if reason == "lost":
-            raise InfraError("the sandbox was killed from outside (its exec server ended)")
-        return ExecResult(exit_code=code, output=out.decode("utf-8", errors="replace"),
-                          timed_out=reason == "timeout", truncated=seen > cap,
-                          duration_s=time.monotonic() - start, killed_reason=reason)
-
-    # ------------------------------------------------------------ fresh bwrap
-    def _exec_fresh(self, argv: list[str], run_env: dict[str, str], workdir: str | None, data: bytes | None,
-                    limit: float) -> ExecResult:
-        """Run one command in a bwrap of its own (its namespaces end with it)."""
-        fds = [*os.pipe(), *os.pipe()]  # output r/w, status r/w
-        passed, data_args, block_w = [fds[3]], [], None
-        try:
-            if self._cgroup is not None or self._net is not None:  # pid 1 waits for its cgroup and network
-                r, block_w = os.pipe()
-                passed.append(r)
-                data_args += ["--block-fd", str(r)]
-            for path, content in self._data:
-                r, w = os.pipe()
-                os.write(w, content.encode())
-                os.close(w)
-                passed.append(r)
-                data_args += [*self._perms, "--ro-bind-data", str(r), path]
-            args = [*self._launch, *self._head, *data_args, *self._tail, "--json-status-fd", str(fds[3]), "--",
-                    *INIT, self.resolve_workdir(workdir), *self._inner, *argv]
-            start = time.monotonic()
-            proc = subprocess.Popen(args, stdin=subprocess.DEVNULL if data is None else subprocess.PIPE,
-                                    stdout=fds[1], stderr=fds[1], env=run_env, cwd="/", pass_fds=passed,
-                                    preexec_fn=self._preexec_fn)
-        except (OSError, subprocess.SubprocessError) as exc:
-            for fd in (fds[0], fds[2]) + ((block_w,) if block_w is not None else ()):
-                os.close(fd)
-            raise InfraError(f"cannot start bubblewrap: {exc}") from None
-        finally:
-            for fd in (fds[1], *passed):
-                os.close(fd)
-        run = _Run(proc, block_w)
-        with self._lock:
-            self._live.add(run)
-            if self._closed:
-                run.kill("closed")
-        try:
-            result = self._collect(run, fds[0], fds[2], data, start, limit)
-            if run.net_error is not None and run.reason == "network":
-                raise run.net_error
-            return result
-        finally:
-            self._stop_helper(run)
-            with self._lock:
-                self._live.discard(run)
-            run.done.set()
-            os.close(fds[0])
-            os.close(fds[2])
-
-    def _collect(self, run: _Run, out_r: int, st_r: int, data: bytes | None, start: float,
-                 limit: float) -> ExecResult:
-        cap = self.limits.output_bytes
-        flood = cap + max(cap, 4 << 20)  # past this much output the command is killed
-        buf, status, seen, hard_deadline = bytearray(), bytearray(), 0, None
-        deadline, reads, pending = start + max(limit, 0.0), {out_r, st_r}, memoryview(data or b"")
-        sel = selectors.DefaultSelector()
-        for fd in reads:
-            os.set_blocking(fd, False)
-            sel.register(fd, selectors.EVENT_READ)
-        stdin = run.proc.stdin
-        if stdin is not None and pending:
-            os.set_blocking(stdin.fileno(), False)
-            sel.register(stdin.fileno(), selectors.EVENT_WRITE)
-        elif stdin is not None:
-            stdin.close()
-
-        def kill(reason: str) -> None:
-            if run.child_pid is None:  # pick pid 1 up if bwrap already reported it
-                try:
-                    status.extend(os.read(st_r, 65536))
-                except OSError:
-                    pass
-                run.child_pid = _parse_status(status).get("child-pid")
-            run.kill(reason)
-
-        try:
-            while reads:
-                now = time.monotonic()
-                if run.reason is None and now >= deadline:
-                    kill("timeout")
-                if run.reason is not None and hard_deadline is None:
-                    hard_deadline = now + KILL_GRACE
-                if hard_deadline is not None and now >= hard_deadline:
-                    break
-                for key, _ in sel.select(max((hard_deadline or deadline) - now, 0.0)):
-                    if key.fd not in reads:  # stdin is writable
-                        try:
-                            pending = pending[os.write(key.fd, pending[:65536]):]
-                        except BlockingIOError:
-                            continue
-                        except OSError:
-                            pending = pending[:0]
-                        if not pending:
-                            sel.unregister(key.fd)
-                            stdin.close()
-                        continue
-                    try:
-                        chunk = os.read(key.fd, 1 << 18)
-                    except BlockingIOError:
-                        continue
-                    if not chunk:
-                        sel.unregister(key.fd)
-                        reads.discard(key.fd)
-                        self._release(run)
-                    elif key.fd == st_r:
-                        status += chunk
-                        run.child_pid = run.child_pid or _parse_status(status).get("child-pid")
-                        if run.child_pid is not None:
-                            self._release(run)
-                    else:
-                        seen += len(chunk)
-                        buf += chunk[: max(cap - len(buf), 0)]
-                        if seen > flood and run.reason is None:
-                            kill("output limit")
-        except BaseException:
-            kill("interrupted")
-            raise
-        finally:
-            sel.close()
-            self._release(run)
-            if stdin is not None and not stdin.closed:
-                try:
-                    stdin.close()
-                except OSError:
-                    pass
-            try:
-                run.proc.wait(KILL_GRACE)
-            except subprocess.TimeoutExpired:
-                run.proc.kill()
-                run.proc.wait()
-        info, output = _parse_status(status), bytes(buf).decode("utf-8", errors="replace")
-        if run.reason is None and "exit-code" not in info:
-            code = run.proc.returncode
-            if code is not None and code < 0:  # we did not signal it: something outside did
-                raise InfraError(f"the sandbox was killed from outside (bubblewrap ended by signal {-code})")
-            raise InfraError(f"sandbox failed to start: {output.strip() or f'bwrap exited {code}'}")
-        return ExecResult(exit_code=None if run.reason else int(info["exit-code"]), output=output,
-                          timed_out=run.reason == "timeout", truncated=seen > cap,
-                          duration_s=time.monotonic() - start, killed_reason=run.reason)
-
-    def _release(self, run: _Run) -> None:
-        """Give the waiting pid 1 its network, move it (and the helper) into the memory cgroup, then
-        let it go on (EOF on --block-fd). If the network cannot start, pid 1 is killed still waiting."""
-        if run.block_w is None or run.net_error is not None:
-            return
-        ready = run.child_pid is not None and run.reason is None
-        if ready and self._net is not None and run.helper is None:
-            try:
-                run.helper = self._net.attach(run.child_pid)
-            except NetworkStartError as exc:
-                run.net_error = exc
-                run.kill("network")
-                return  # the fd is closed once bwrap is gone (_stop_helper)
-        try:
-            if ready and self._cgroup is not None:
-                for pid in (run.child_pid, *((run.helper.pid,) if run.helper else ())):
-                    (self._cgroup / "cgroup.procs").write_text(str(pid))
-        except OSError as exc:
-            log.warning("cannot move sandbox pid %s into %s: %s", run.child_pid, self._cgroup, exc)
-        finally:
-            os.close(run.block_w)
-            run.block_w = None
-
-    def _stop_helper(self, run: _Run) -> None:
-        """At the end of an exec: kill its network helper and close a --block-fd left open."""
-        if run.helper is not None and self._net is not None:
-            self._net.retire(run.helper)
-        if run.block_w is not None:
-            os.close(run.block_w)
-            run.block_w = None
-
     # ----------------------------------------------------------------- close
     def close(self) -> None:
         with self._lock:
@@ -672,7 +361,7 @@ class LocalSandbox(Sandbox):
             try:
                 self._restore_owners()
             finally:
-                later(lambda: _finish_teardown(kept, cgroup, uid_sock, callbacks))
+                later(lambda: finish_teardown(kept, cgroup, uid_sock, callbacks))
             return
         if kept is not None:
             kept.kill()
@@ -701,24 +390,6 @@ class LocalSandbox(Sandbox):
 
     def __repr__(self) -> str:
         return f"LocalSandbox({str(self.workspace)!r}, mount={self.mount!r}, network={self.network})"
-
-
-def _finish_teardown(kept: session.Session, cgroup: Path | None, uid_sock: socket.socket | None,
-                     callbacks: list[Callable[[], None]]) -> None:
-    kept.reap(KILL_GRACE)
-    release_cgroup(cgroup, uid_sock)
-    for callback in callbacks:
-        callback()
-
-
-def _parse_status(raw: bytes | bytearray) -> dict:
-    info: dict = {}
-    for line in bytes(raw).splitlines():
-        try:
-            info.update(json.loads(line))
-        except ValueError:
-            continue
-    return info
 
 
 def _bind_pair(spec: str | Sequence[str], what: str = "read-only bind") -> tuple[str, str]:
