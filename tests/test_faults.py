@@ -57,17 +57,26 @@ def assert_resume_finishes(root: Path, affected: set[str]) -> None:
 
 
 def _bwrap_pids(marker: str) -> list[int]:
-    pids = []
+    """The bubblewraps running a command with `marker` in it: in its own command line (a fresh bwrap
+    per exec) or in one of its descendants' (a kept sandbox, whose pid 1 is an exec server)."""
+    argvs, parents = {}, {}
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
         try:
-            argv = (proc / "cmdline").read_bytes().split(b"\0")
-        except OSError:
+            argvs[int(proc.name)] = (proc / "cmdline").read_bytes().split(b"\0")
+            parents[int(proc.name)] = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
             continue
-        if argv and argv[0].endswith(b"bwrap") and marker.encode() in b" ".join(argv):
-            pids.append(int(proc.name))
-    return pids
+    pids = set()
+    for pid, argv in argvs.items():
+        if marker.encode() not in b" ".join(argv):
+            continue
+        while pid in argvs and not argvs[pid][0].endswith(b"bwrap"):
+            pid = parents.get(pid, 0)
+        if pid in argvs:
+            pids.add(pid)
+    return sorted(pids)
 
 
 def test_sandbox_killed_from_outside(lib):

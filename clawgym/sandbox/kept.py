@@ -149,7 +149,9 @@ class KeptNamespaces:
                 if self._session is kept:
                     self._session = None
         if reason == "lost":
-            raise InfraError("the sandbox was killed from outside (its exec server ended)")
+            code = kept.proc.returncode
+            how = f"bubblewrap ended by signal {-code}" if code is not None and code < 0 else "its exec server ended"
+            raise InfraError(f"the sandbox was killed from outside ({how})")
         return ExecResult(exit_code=code, output=out.decode("utf-8", errors="replace"),
                           timed_out=reason == "timeout", truncated=seen > cap,
                           duration_s=time.monotonic() - start, killed_reason=reason)
