@@ -113,6 +113,7 @@ def test_kept_namespaces_keep_only_the_workspace_between_execs(tmp_path: Path) -
     """One bwrap serves all the execs of a sandbox, yet each exec starts as if fresh: private
     folders emptied, no process of an earlier exec left, the workspace kept."""
     with LocalSandbox(tmp_path) as sb:
+        assert sb.exec("true").exit_code == 0 and sb._session is None  # the first exec: a fresh bwrap
         r = sb.exec("echo t > /tmp/t; echo h > ~/h; echo s > /dev/shm/s; mkdir -p /tmp/d/e; chmod 000 /tmp/d; "
                     "(exec -a clawgym-left-behind sleep 60) & setsid sleep 60 & echo w > kept.txt; echo $$")
         assert r.exit_code == 0, r

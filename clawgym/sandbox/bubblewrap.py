@@ -1,7 +1,8 @@
 """Local sandbox backend on bubblewrap (``bwrap``).
 
 A sandbox runs in new user, mount, pid, ipc, uts, cgroup and net namespaces. Without a network,
-one bwrap is kept for all the execs of a sandbox (started at the first exec), its pid 1 a small exec
+one bwrap is kept for the execs of a sandbox from its second exec on (the first runs in a fresh
+bwrap, so a sandbox that runs one command, a grader say, costs what it did), its pid 1 a small exec
 server that runs each command alone in the namespace and clears everything but the workspace
 after it (see :mod:`clawgym.sandbox.session`); an exec that overlaps another, or any exec with
 ``keep_namespaces=False``, gets a fresh bwrap of its own. With ``network=True`` every exec gets a
@@ -59,6 +60,7 @@ from .fresh import KILL_GRACE, FreshExecs
 from .kept import KeptNamespaces, finish_teardown
 
 UID_BASE, UID_COUNT = 1_900_000_000, 65_536  # host uids reserved for sandboxes run by root
+FRESH_FIRST = 1  # a kept sandbox runs its first exec in a fresh bwrap: one-command sandboxes pay no server
 INSTALL_HINT = "install it: apt-get install bubblewrap (Debian/Ubuntu) or dnf install bubblewrap"
 USERNS_HINT = ("allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, "
                "user.max_user_namespaces > 0, kernel.apparmor_restrict_unprivileged_userns=0)")
@@ -138,6 +140,7 @@ class LocalSandbox(KeptNamespaces, FreshExecs, Sandbox):
         self._prepared = False
         self._keep = bool(keep_namespaces) and not self.network and session.available()
         self._session: session.Session | None = None
+        self._fresh_left = FRESH_FIRST
         self._on_close: list[Callable[[], None]] = []  # e.g. a pool removing the folder it made
         if (self._bwrap, self._root, self.network) not in _probed:
             try:

@@ -31,6 +31,7 @@ class KeptNamespaces:
     _lock: threading.Lock
     _closed: bool
     _keep: bool
+    _fresh_left: int  # execs still run in a fresh bwrap before the kept one starts (FRESH_FIRST)
     _session: "session.Session | None"
     _on_close: list
     _cgroup: Any
@@ -40,6 +41,7 @@ class KeptNamespaces:
         pool does this ahead of time). Files the host writes into the workspace afterwards are given
         to the sandbox by `adopt`."""
         self._prepare()
+        self._fresh_left = 0
         kept = self._take_session()
         if kept is not None:
             kept.busy = False
@@ -59,6 +61,9 @@ class KeptNamespaces:
         with another exec (that one then runs in a fresh bwrap of its own) or not kept at all."""
         with self._lock:
             if not self._keep or self._closed:
+                return None
+            if self._fresh_left > 0:  # a sandbox that runs one command (a grader) never starts a server
+                self._fresh_left -= 1
                 return None
             current = self._session
             if current is not None and not current.dead:
