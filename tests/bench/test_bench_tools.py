@@ -20,7 +20,7 @@ from clawgym.bench.llm_review import parse_review
 from clawgym.cli.main import main
 from clawgym.spec.load import load_file
 
-FIXTURE_LIB = Path(__file__).parent / "fixtures" / "lib"
+FIXTURE_LIB = Path(__file__).parent.parent / "fixtures" / "lib"
 GOOD_ANSWER = {"ambiguity": {"problem": False, "notes": "clear"},
                "leaked_answers": {"problem": True, "notes": "numbers.txt holds the total"},
                "unasked_checks": {"problem": False, "notes": ""}, "recommendation": "revise", "summary": "fix the leak"}

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from clawgym.cli.main import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SPEC = "specs/dinner-rsvp.yaml"
 
 

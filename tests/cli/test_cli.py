@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from clawgym.cli.main import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SPEC = str(ROOT / "specs" / "tasks" / "productivity" / "invoice-followup.yaml")
 
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from clawgym.cli.docgen import reference_markdown
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_reference_is_up_to_date():

@@ -12,7 +12,7 @@ from clawgym.spec.load import load_text
 from clawgym.spec.params import sample_params
 from clawgym.compile.workspace import diff, materialize, snapshot
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 INVOICE = ROOT / "specs" / "tasks" / "productivity" / "invoice-followup.yaml"
 GOOD = ROOT / "tests" / "fixtures" / "lib" / "specs" / "good.yaml"
 

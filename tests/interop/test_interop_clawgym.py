@@ -23,7 +23,7 @@ from clawgym.spec.task import thaw
 from clawgym.verify import verify
 from clawgym.compile.workspace import materialize
 
-FIXTURES = Path(__file__).parent / "fixtures" / "clawgym_format"
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "clawgym_format"
 GOOD = sorted(p.name for p in (FIXTURES / "good").iterdir() if p.is_dir())
 WITH_SOLUTION = [t for t in GOOD if (FIXTURES / "good" / t / "solution" / "solve.sh").is_file()]
 
@@ -345,7 +345,7 @@ def test_native_tasks_export_with_a_portable_grader_and_import_back(tmp_path, bw
     """Any ClawGym task exports to the published format (reward/check.py runs its own checks);
     imported back it scores 1.0 with the reference solution and 0 doing nothing, and reward.sh
     prints the same reward as our verdict on the same workspace."""
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     results = export_command([root / s for s in NATIVE], tmp_path / "exported")
     assert all(r.folder for r in results), [r.reason for r in results]
     names = sorted(p.name for p in (tmp_path / "exported").iterdir())

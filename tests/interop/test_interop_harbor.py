@@ -33,7 +33,7 @@ try:
 except ModuleNotFoundError:  # Python 3.10: the importer reads task.toml with tomli there
     tomllib = None
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "harbor"
 SPECS = ROOT / "specs" / "tasks"
 EXPORTED = [SPECS / "systems" / "disk-cleanup-script.yaml",   # exec + write steps, command checks
@@ -238,11 +238,11 @@ echo 0.75 > /logs/verifier/reward.txt
     ("echo 2.5 > /logs/verifier/reward.txt\n", "reward 2.5 (reward.txt) clamped to [0, 1]"),
     # a verifier that fails is a failed grade, whatever reward it wrote before
     ("echo 1 > /logs/verifier/reward.txt; exit 4\n", "test.sh failed (exit status 4)"),
-    ("echo 1 > /logs/verifier/reward.txt; kill -9 $$\n", "test.sh failed (exit status 137); last output: Killed"),
+    ("echo 1 > /logs/verifier/reward.txt; kill -9 $$\n", "test.sh failed (exit status 137)"),  # + a shell's "Killed"
 ])
 def test_harbor_check_bad_rewards(tmp_path, script, reason):
     r = _grade(tmp_path, script, timeout=1 if "sleep" in script else 20)
-    assert r["reason"] == reason
+    assert r["reason"] == reason or r["reason"].startswith(reason + "; last output:")
     assert r["score"] == (1.0 if "clamped" in reason else 0.0)
 
 

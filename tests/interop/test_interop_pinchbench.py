@@ -28,7 +28,7 @@ from clawgym.verify import verify
 from clawgym.verify.grade import combine_hybrid
 from clawgym.verify.judge import RubricResult
 
-FIXTURES = Path(__file__).parent / "fixtures" / "pinchbench"
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "pinchbench"
 REPO = FIXTURES / "repo"
 TASK_FILES = sorted(p.name for p in (REPO / "tasks").glob("task_*.md"))
 CLOCK = "2026-03-02T09:00:00Z"
@@ -429,7 +429,7 @@ def test_edited_import_exports_its_edit_with_its_own_grader(imported, tmp_path):
 
 
 def test_native_task_exports_with_a_grade_that_calls_the_portable_grader(tmp_path, bwrap):
-    spec = Path(__file__).parent.parent / "specs" / "tasks" / "productivity" / "invoice-followup.yaml"
+    spec = Path(__file__).parents[2] / "specs" / "tasks" / "productivity" / "invoice-followup.yaml"
     out = tmp_path / "pb"
     result = export_command([spec], out)[0]
     assert result.file, result.reason

@@ -10,7 +10,7 @@ import yaml
 
 from clawgym.interop.input_roles import decide
 
-CORPUS = Path(__file__).parent / "fixtures" / "restore_corpus.yaml"
+CORPUS = Path(__file__).parent.parent / "fixtures" / "restore_corpus.yaml"
 
 
 def _score() -> tuple[int, int, int, list[str]]:

@@ -51,7 +51,7 @@ def test_usage_sums_the_turns_and_says_when_nothing_was_reported():
     assert Usage.from_turns([{}, {}]) == Usage(2, None, None)
 
 
-SHIPPED = Path(__file__).resolve().parents[1] / "specs" / "tasks" / "analysis" / "budget-variance.yaml"
+SHIPPED = Path(__file__).resolve().parents[2] / "specs" / "tasks" / "analysis" / "budget-variance.yaml"
 
 
 def test_a_run_writes_v2_records_with_usage_that_load_back(tmp_path):

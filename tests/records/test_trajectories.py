@@ -13,7 +13,7 @@ from clawgym.policy.scripted import tool_call
 from clawgym.records.store import collect_run, read_jsonl, reward_of, status_of, to_hf_dataset, write_jsonl
 from clawgym.records.trajectory import Trajectory
 
-FIXTURES = Path(__file__).parent / "fixtures" / "lib"
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "lib"
 TOOLS = [{"type": "function", "function": {"name": "write", "description": "Write a file.",
                                            "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}}]
 

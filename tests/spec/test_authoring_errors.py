@@ -15,7 +15,7 @@ DIR = "tests/fixtures/authoring"
 @pytest.fixture(autouse=True)
 def at_root(monkeypatch):
     from pathlib import Path
-    monkeypatch.chdir(Path(__file__).parent.parent)
+    monkeypatch.chdir(Path(__file__).parents[2])
 
 
 def validate(*args: str) -> tuple[int, list[str], list[str]]:

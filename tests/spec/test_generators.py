@@ -24,7 +24,7 @@ from jsonschema import Draft202012Validator
 from clawgym.errors import ClawgymError
 from clawgym.generators import GENERATORS, Generated, apply_defaults, run_generator
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # (generator, params) cases exercising every kind / format; defaults are always included.
 CASES: list[tuple[str, dict]] = [

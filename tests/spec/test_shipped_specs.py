@@ -13,7 +13,7 @@ from clawgym.compile.compiler import compile_task, load_task_spec
 from clawgym.run.lint import lint_tasks
 from clawgym.spec.task import CATEGORY_LABELS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TASK_SPECS = sorted((ROOT / "specs" / "tasks").rglob("*.yaml"))
 SEEDS = (0, 1, 2)
 

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from clawgym.cli.main import main
 
-LIB = Path(__file__).parent / "fixtures" / "lib"
+LIB = Path(__file__).parent.parent / "fixtures" / "lib"
 
 
 @pytest.fixture(autouse=True)

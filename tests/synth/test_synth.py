@@ -30,7 +30,7 @@ from clawgym.synth.spec import load_synth_spec
 from clawgym.synth.split import assign_splits
 from clawgym.synth.stats import dataset_stats
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "tests" / "fixtures" / "synth"
 FAMILIES = FIX / "families"
 

@@ -22,7 +22,7 @@ from clawgym.synth.compose.heldout import load_region
 from clawgym.synth.compose.ops import OPERATIONS
 from clawgym.synth.filters import FilterSettings, run_filters
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CATALOG = ROOT / "specs" / "synth" / "compose"
 
 

@@ -13,7 +13,7 @@ from clawgym.cli.main import main
 from clawgym.synth.diversity import Item, check_targets, clusters, measure, signatures, similarity
 
 pytest.importorskip("datasketch")
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 WORDS = ("ledger invoice shift roster ticket booking inventory grade module changelog calendar contact expense "
          "sprint backlog tenant lease harvest recipe pantry mileage fleet warranty vendor").split()
 

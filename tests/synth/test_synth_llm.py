@@ -19,8 +19,8 @@ from clawgym.synth.llm import LlmRequest, LlmWriter, extract_yaml, leaked_answer
 from clawgym.synth.make import finish, Made
 from clawgym.synth.sample import Candidate
 
-ROOT = Path(__file__).resolve().parents[1]
-FIXTURES = Path(__file__).parent / "fixtures" / "synth_llm"
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "synth_llm"
 REQUEST = LlmRequest(name="llm-analysis-inventory-analysis-00007", persona="bakery-owner", category="analysis",
                      subcategory="inventory analysis", scenario="Stock levels, reorder points, usage",
                      intents=("order before we run out",), skills=("csv", "json-data"), workspace="small-business",

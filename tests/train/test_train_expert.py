@@ -17,7 +17,7 @@ from clawgym.records.store import read_jsonl
 
 from conftest import BWRAP_PROBLEM
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TASK_SPECS = sorted((ROOT / "specs" / "tasks").rglob("*.yaml"))
 
 

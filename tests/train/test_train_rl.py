@@ -12,7 +12,7 @@ import pytest
 from clawgym.train.advantages import Rollout, advantages, form_groups
 from clawgym.train.render import IGNORE, examples_from_turns
 
-FIXTURES = Path(__file__).parent / "fixtures" / "rl"
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "rl"
 
 
 def rollout(i: int, reward: float | None, task: str = "t@0", status: str | None = None, error: str | None = None):
@@ -267,7 +267,7 @@ def test_smoke_run_of_the_embedded_model_on_real_tasks(tmp_path, bwrap):
     from clawgym.train.metrics import read_metrics
     from clawgym.train.rl_spec import load_rl_spec
 
-    task = Path(__file__).parents[1] / "specs" / "tasks" / "productivity" / "meeting-action-items.yaml"
+    task = Path(__file__).parents[2] / "specs" / "tasks" / "productivity" / "meeting-action-items.yaml"
     spec = load_rl_spec(_rl_spec(tmp_path, "embedded", tasks=[str(task)], seeds="0-9",
                                  rollout={"tasks_per_step": 1, "group_size": 2, "max_turns": 2, "max_tokens": 48,
                                           "refill_rounds": 0},

@@ -127,7 +127,7 @@ def test_resume_continues_from_the_saved_step(setup):
     assert sorted(p.name for p in (resumed.out / "checkpoints").iterdir()) == ["step-0000003", "step-0000004"]
 
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _experts(tmp_path: Path) -> Path:
@@ -314,7 +314,7 @@ def test_fsdp_from_the_shipped_config_trains_exactly_like_one_process(setup):
     import yaml
 
     tmp = setup["tmp"]
-    config = yaml.safe_load((Path(__file__).parents[1] / "specs" / "train" / "accelerate" / "fsdp.yaml").read_text())
+    config = yaml.safe_load((Path(__file__).parents[2] / "specs" / "train" / "accelerate" / "fsdp.yaml").read_text())
     assert config["distributed_type"] == "FSDP"
     config.update(num_processes=2, use_cpu=True, mixed_precision="no", main_process_port=29533)
     config.pop("gpu_ids", None)

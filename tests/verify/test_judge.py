@@ -19,7 +19,7 @@ from clawgym.registry import _REGISTRY, register
 from clawgym.run.trial import Trial, execute_trial
 from clawgym.verify import Verdict, combine, combine_hybrid
 
-FIXTURES = Path(__file__).parent / "fixtures" / "lib"
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "lib"
 RUBRIC = ({"criterion": "The total is stated in the final reply", "weight": 1},
           {"criterion": "The reply is polite", "weight": 3})
 TASK = SimpleNamespace(id="t@0", instruction="Sum the numbers.", rubric=RUBRIC)

@@ -20,7 +20,7 @@ from clawgym.registry import register
 from clawgym.verify import Verdict, combine, run_checks, verify
 from clawgym.verify.worker import handle
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def res(score, weight=1.0, gate=False, name=None):

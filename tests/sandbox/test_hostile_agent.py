@@ -20,10 +20,10 @@ from click.testing import CliRunner
 from clawgym.cli.main import main
 from clawgym.files.tempdirs import work_root
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parent.parent))
 from hostile import ATTACKS, Arena, Attack, contained  # noqa: E402
 
-FIXTURE_LIB = Path(__file__).parent / "fixtures" / "lib"
+FIXTURE_LIB = Path(__file__).parent.parent / "fixtures" / "lib"
 BY_NAME = {a.name: a for a in ATTACKS}
 
 
@@ -103,7 +103,7 @@ def test_a_socket_inside_an_agent_folder_is_refused(arena):
 
 
 def test_escape_suite_prints_one_line_per_attack():
-    root = Path(__file__).parent.parent
+    root = Path(__file__).parents[2]
     p = subprocess.run([sys.executable, str(root / "benchmarks" / "escape_suite.py"), "--backend", "local",
                         "--only", "diff_injection"], capture_output=True, text=True, timeout=600, cwd=root)
     assert p.returncode == 0, p.stdout + p.stderr

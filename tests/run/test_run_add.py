@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from clawgym.cli.main import main
 
-SPEC = str(Path(__file__).parent / "fixtures" / "authoring" / "dinner-rsvp.yaml")
+SPEC = str(Path(__file__).parent.parent / "fixtures" / "authoring" / "dinner-rsvp.yaml")
 
 
 def _run(*args: str):

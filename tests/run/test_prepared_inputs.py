@@ -16,7 +16,7 @@ from clawgym.compile.compiler import compile_task, load_task_spec
 from clawgym.compile.prepared import PreparedInputs, clone_tree, inputs_digest, tree_digest
 from clawgym.errors import InfraError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_one_tree_per_instance_read_only_and_cloned_writable(tmp_path):

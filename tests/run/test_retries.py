@@ -15,7 +15,7 @@ from clawgym.cli.main import main
 from clawgym.errors import InfraError
 from clawgym.registry import _REGISTRY, register
 
-FIXTURES = Path(__file__).parent / "fixtures" / "lib"
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "lib"
 
 
 class _Flaky(Agent):

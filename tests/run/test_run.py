@@ -169,7 +169,7 @@ def test_two_agents_with_one_label_are_refused_at_their_line(tmp_path):
 
     from clawgym.cli.main import main
 
-    shipped = Path(__file__).resolve().parents[1] / "specs" / "tasks" / "analysis" / "budget-variance.yaml"
+    shipped = Path(__file__).resolve().parents[2] / "specs" / "tasks" / "analysis" / "budget-variance.yaml"
     spec = tmp_path / "dup.yaml"
     spec.write_text(f"""apiVersion: clawgym/v1
 kind: Run
@@ -183,3 +183,17 @@ agents:
     assert result.exit_code != 0
     assert (f"{spec}:7: agents[1]: agent 1 has the same label 'oracle' as agent 0: their trials would share "
             "results folders (give each a distinct name, e.g. name: oracle-1)") in result.output.replace("\n", " ")
+
+
+def test_an_unknown_policy_type_is_said_once_at_its_line_not_by_every_trial(tmp_path):
+    from click.testing import CliRunner
+
+    from clawgym.cli.main import main
+
+    shipped = Path(__file__).resolve().parents[2] / "specs" / "tasks" / "analysis" / "budget-variance.yaml"
+    spec = tmp_path / "bad.yaml"
+    spec.write_text(f"apiVersion: clawgym/v1\nkind: Run\nname: bad\ntasks: [{shipped}]\nagents:\n"
+                    "  - {type: claw, policy: {type: embeded}}\n")
+    result = CliRunner().invoke(main, ["run", str(spec), "--out", str(tmp_path / "out"), "--quiet"])
+    assert result.exit_code != 0 and not (tmp_path / "out").exists()
+    assert f"{spec}:6: agents[0].policy.type: unknown policy type 'embeded'" in result.output.replace("\n", " ")

@@ -15,7 +15,7 @@ ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'claw
 cluster_utils = pytest.importorskip("ray.cluster_utils")
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
