@@ -20,9 +20,15 @@ def load_task(path: str | Path, seed: int = 0) -> Task:
     return compile_task(load_task_spec(path), seed)
 
 
-def run_task(task: Task | str | Path, agent: dict[str, Any] | None = None, *, seed: int = 0,
-             sandbox: dict[str, Any] | None = None, judge: dict[str, Any] | None = None,
-             out: str | Path | None = None) -> TrialRecord:
+def run_task(
+    task: Task | str | Path,
+    agent: dict[str, Any] | None = None,
+    *,
+    seed: int = 0,
+    sandbox: dict[str, Any] | None = None,
+    judge: dict[str, Any] | None = None,
+    out: str | Path | None = None,
+) -> TrialRecord:
     """Run one trial of `task` (a compiled Task, or a spec path compiled at `seed`) with `agent`
     (an agent config, default the reference solution) in a fresh sandbox, verify it and return the
     trial record (`status`, `reward`, `verdict`, ...). With `out`, the trial's files are written

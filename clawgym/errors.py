@@ -53,8 +53,15 @@ class ClawgymError(Exception):
 
     exit_code = 2
 
-    def __init__(self, what: str, *, file: str | None = None, line: int | None = None,
-                 key: str | None = None, hint: str | None = None):
+    def __init__(
+        self,
+        what: str,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        key: str | None = None,
+        hint: str | None = None,
+    ):
         self.problems = [Problem(what, file, line, key, hint)]
         super().__init__(self.format())
 

@@ -11,39 +11,38 @@ import warnings
 from typing import Any, Callable
 
 MOVED: dict[str, str] = {
-    'clawgym.bench.cli': 'clawgym.cli.bench',
-    'clawgym.bench.cli_calibrate': 'clawgym.cli.bench_calibrate',
-    'clawgym.bench.cli_tools': 'clawgym.cli.bench_tools',
-    'clawgym.cli_support': 'clawgym.cli.support',
-    'clawgym.compile_batch': 'clawgym.compile.batch',
-    'clawgym.control': 'clawgym.trial_controls',
-    'clawgym.docgen': 'clawgym.cli.docgen',
-    'clawgym.executors': 'clawgym.run.executors',
-    'clawgym.jsonl': 'clawgym.files.atomic',
-    'clawgym.judge': 'clawgym.verify.judge',
-    'clawgym.lint': 'clawgym.run.lint',
-    'clawgym.plan': 'clawgym.run.plan',
-    'clawgym.render_cmd': 'clawgym.cli.render',
-    'clawgym.report_html': 'clawgym.report.html',
-    'clawgym.report_stats': 'clawgym.report.stats',
-    'clawgym.rollout': 'clawgym.run.trial',
-    'clawgym.run_cmd': 'clawgym.cli.run',
-    'clawgym.safefs': 'clawgym.files.safefs',
-    'clawgym.serve': 'clawgym.policy.server',
-    'clawgym.synth.command': 'clawgym.cli.synth',
-    'clawgym.task': 'clawgym.spec.task',
-    'clawgym.tempdirs': 'clawgym.files.tempdirs',
-    'clawgym.textsafe': 'clawgym.files.textsafe',
-    'clawgym.trajectory': 'clawgym.records.trajectory',
-    'clawgym.trajectory_store': 'clawgym.records.store',
-    'clawgym.validate_cmd': 'clawgym.cli.validate',
-    'clawgym.workspace': 'clawgym.compile.workspace',
+    "clawgym.bench.cli": "clawgym.cli.bench",
+    "clawgym.bench.cli_calibrate": "clawgym.cli.bench_calibrate",
+    "clawgym.bench.cli_tools": "clawgym.cli.bench_tools",
+    "clawgym.cli_support": "clawgym.cli.support",
+    "clawgym.compile_batch": "clawgym.compile.batch",
+    "clawgym.control": "clawgym.trial_controls",
+    "clawgym.docgen": "clawgym.cli.docgen",
+    "clawgym.executors": "clawgym.run.executors",
+    "clawgym.jsonl": "clawgym.files.atomic",
+    "clawgym.judge": "clawgym.verify.judge",
+    "clawgym.lint": "clawgym.run.lint",
+    "clawgym.plan": "clawgym.run.plan",
+    "clawgym.render_cmd": "clawgym.cli.render",
+    "clawgym.report_html": "clawgym.report.html",
+    "clawgym.report_stats": "clawgym.report.stats",
+    "clawgym.rollout": "clawgym.run.trial",
+    "clawgym.run_cmd": "clawgym.cli.run",
+    "clawgym.safefs": "clawgym.files.safefs",
+    "clawgym.serve": "clawgym.policy.server",
+    "clawgym.synth.command": "clawgym.cli.synth",
+    "clawgym.task": "clawgym.spec.task",
+    "clawgym.tempdirs": "clawgym.files.tempdirs",
+    "clawgym.textsafe": "clawgym.files.textsafe",
+    "clawgym.trajectory": "clawgym.records.trajectory",
+    "clawgym.trajectory_store": "clawgym.records.store",
+    "clawgym.validate_cmd": "clawgym.cli.validate",
+    "clawgym.workspace": "clawgym.compile.workspace",
 }
 
 
 def _warn(old: str, new: str) -> None:
-    warnings.warn(f"{old} moved to {new}; the old path goes away in the next release", DeprecationWarning,
-                  stacklevel=3)
+    warnings.warn(f"{old} moved to {new}; the old path goes away in the next release", DeprecationWarning, stacklevel=3)
 
 
 class MovedFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -70,7 +69,7 @@ def new_path(old: str) -> str | None:
     """The new path of an old module path (a submodule of a moved package included), else None."""
     for prefix in sorted(MOVED, key=len, reverse=True):
         if old == prefix or old.startswith(prefix + "."):
-            return MOVED[prefix] + old[len(prefix):]
+            return MOVED[prefix] + old[len(prefix) :]
     return None
 
 

@@ -42,6 +42,7 @@ def _load_plugins() -> None:
 def registered(kind: str) -> dict[str, Any]:
     """What is registered under `kind` so far (a read-only view; plugins are not loaded)."""
     from types import MappingProxyType
+
     return MappingProxyType(_REGISTRY.setdefault(kind, {}))  # type: ignore[return-value]
 
 

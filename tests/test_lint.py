@@ -40,3 +40,16 @@ def test_mypy_finds_nothing_in_the_typed_core():
     result = subprocess.run([sys.executable, "-m", "mypy", "--no-error-summary", "--cache-dir",
                              str(ROOT / ".mypy_cache")], cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+FORMATTED = ["clawgym/records", "clawgym/files", "clawgym/trial_controls.py", "clawgym/errors.py", "clawgym/registry.py",
+             "clawgym/moved.py", "clawgym/verify/request.py", "clawgym/report/stats.py", "clawgym/report/harnesses.py",
+             "clawgym/api.py"]
+
+
+def test_the_formatted_modules_stay_formatted():
+    ruff = _ruff()
+    if ruff is None:
+        pytest.skip("ruff is not installed (scripts/setup.sh installs it)")
+    result = subprocess.run([*ruff, "format", "--check", *FORMATTED], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr + "\nrun: ruff format " + " ".join(FORMATTED)

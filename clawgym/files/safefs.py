@@ -32,8 +32,8 @@ class TreeLimits:
 
     entries: int = 100_000
     depth: int = 256
-    apparent_bytes: int = 1 << 30      # sum of regular files' st_size
-    data_bytes: int = 1 << 30          # sum of regular files' allocated blocks
+    apparent_bytes: int = 1 << 30  # sum of regular files' st_size
+    data_bytes: int = 1 << 30  # sum of regular files' allocated blocks
 
 
 GRADING_LIMITS = TreeLimits()
@@ -47,12 +47,12 @@ class TreeTooLarge(Exception):
 class Entry:
     """One entry of a walk. `dir_fd` (the parent folder) is valid only until the walk moves on."""
 
-    rel: str                 # posix path relative to the root
+    rel: str  # posix path relative to the root
     name: str
-    kind: str                # "file", "dir", "link" or "other"
+    kind: str  # "file", "dir", "link" or "other"
     st: os.stat_result
     dir_fd: int
-    depth: int               # 1 for the root's own entries
+    depth: int  # 1 for the root's own entries
 
 
 @dataclass
@@ -65,8 +65,7 @@ class Usage:
 
 
 def kind_of(mode: int) -> str:
-    return ("link" if stat.S_ISLNK(mode) else "dir" if stat.S_ISDIR(mode)
-            else "file" if stat.S_ISREG(mode) else "other")
+    return "link" if stat.S_ISLNK(mode) else "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "other"
 
 
 def _size(n: int) -> str:
@@ -193,8 +192,9 @@ def copy_tree(src: Path | str, dst: Path | str, limits: TreeLimits | None = GRAD
 def _copy_file(entry: Entry, parent_fd: int) -> None:
     src = os.open(entry.name, _FILE_FLAGS, dir_fd=entry.dir_fd)
     try:
-        dst = os.open(entry.name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW,
-                      0o600, dir_fd=parent_fd)
+        dst = os.open(
+            entry.name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600, dir_fd=parent_fd
+        )
         try:
             copy_data(src, dst, entry.st.st_size)
             os.fchmod(dst, (entry.st.st_mode & 0o777) | 0o600)

@@ -24,17 +24,9 @@ _NAMED = {
 }
 
 # Bidi embeddings/overrides/isolates and marks, line/paragraph separators.
-_INVISIBLE_FORMAT = frozenset(
-    "\u202a\u202b\u202c\u202d\u202e"
-    "\u2066\u2067\u2068\u2069"
-    "\u200e\u200f\u061c"
-    "\u2028\u2029"
-)
+_INVISIBLE_FORMAT = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c\u2028\u2029")
 
-_UNSAFE_RE = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
-    "\ud800-\udfff]"
-)
+_UNSAFE_RE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def _escape_char(ch: str) -> str:

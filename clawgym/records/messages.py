@@ -21,8 +21,9 @@ def text_of(content: Any) -> str | None:
     if content is None or isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(p if isinstance(p, str) else str(p.get("text") or "") if isinstance(p, dict) else str(p)
-                       for p in content)
+        return "".join(
+            p if isinstance(p, str) else str(p.get("text") or "") if isinstance(p, dict) else str(p) for p in content
+        )
     return json.dumps(content, ensure_ascii=False, default=str)
 
 
@@ -59,10 +60,13 @@ def chat_message(m: dict[str, Any], turn: int = 0) -> dict[str, Any]:
         out["tool_calls"] = []
         for k, call in enumerate(m["tool_calls"]):
             fn = call.get("function") or {}
-            out["tool_calls"].append({"id": call.get("id") or f"call_{turn}_{k}",
-                                      "type": call.get("type") or "function",
-                                      "function": {"name": fn.get("name"),
-                                                   "arguments": arguments_text(fn.get("arguments"))}})
+            out["tool_calls"].append(
+                {
+                    "id": call.get("id") or f"call_{turn}_{k}",
+                    "type": call.get("type") or "function",
+                    "function": {"name": fn.get("name"), "arguments": arguments_text(fn.get("arguments"))},
+                }
+            )
     for key in ("tool_call_id", "name"):
         if m.get(key) is not None:
             out[key] = m[key]
@@ -81,8 +85,18 @@ def chat_messages(messages: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 def fixed_columns(m: dict[str, Any]) -> dict[str, Any]:
     """A normalised message with exactly the columns role, content (text), tool_calls, tool_call_id
     and name (None where absent): the shape a typed dataset column needs."""
-    calls = [{"id": str(c["id"]), "type": str(c["type"]),
-              "function": {"name": str(c["function"]["name"] or ""), "arguments": c["function"]["arguments"]}}
-             for c in m.get("tool_calls") or []] or None
-    return {"role": str(m.get("role") or ""), "content": text_of(m.get("content")), "tool_calls": calls,
-            "tool_call_id": m.get("tool_call_id"), "name": m.get("name")}
+    calls = [
+        {
+            "id": str(c["id"]),
+            "type": str(c["type"]),
+            "function": {"name": str(c["function"]["name"] or ""), "arguments": c["function"]["arguments"]},
+        }
+        for c in m.get("tool_calls") or []
+    ] or None
+    return {
+        "role": str(m.get("role") or ""),
+        "content": text_of(m.get("content")),
+        "tool_calls": calls,
+        "tool_call_id": m.get("tool_call_id"),
+        "name": m.get("name"),
+    }

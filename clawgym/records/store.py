@@ -54,15 +54,18 @@ def parse_line(line: str, file: str = "<string>", lineno: int | None = None) -> 
     try:
         data = json.loads(line)
     except json.JSONDecodeError as e:
-        raise ClawgymError(f"not a JSON object: {e.msg} (column {e.colno})",
-                           hint="each line must hold one whole trajectory", **where) from None
+        raise ClawgymError(
+            f"not a JSON object: {e.msg} (column {e.colno})", hint="each line must hold one whole trajectory", **where
+        ) from None
     if not isinstance(data, dict):
         raise ClawgymError(f"expected a JSON object, got {type(data).__name__}", **where)
     fmt = data.get("format")
     if fmt not in FORMATS:
-        raise ClawgymError(f"unknown trajectory format {fmt!r}",
-                           hint=f"this clawgym reads {', '.join(FORMATS)}; upgrade clawgym to read newer files",
-                           **where)
+        raise ClawgymError(
+            f"unknown trajectory format {fmt!r}",
+            hint=f"this clawgym reads {', '.join(FORMATS)}; upgrade clawgym to read newer files",
+            **where,
+        )
     missing = [k for k in ("task", "agent") if not isinstance(data.get(k), dict)]
     if missing:
         raise ClawgymError(f"trajectory lacks {' and '.join(missing)}", **where)
@@ -89,8 +92,13 @@ def _load(path: Path) -> Any:
         raise ClawgymError(f"cannot read {path.name}: {e}", file=str(path)) from None
 
 
-def collect_run(run_dir: Path, *, min_reward: float | None = None, status: str | Iterable[str] | None = None,
-                category: str | Iterable[str] | None = None) -> Iterator[Trajectory]:
+def collect_run(
+    run_dir: Path,
+    *,
+    min_reward: float | None = None,
+    status: str | Iterable[str] | None = None,
+    category: str | Iterable[str] | None = None,
+) -> Iterator[Trajectory]:
     """Every finished trial of a results folder as a Trajectory with its verdict, status and diff.
 
     Filters: `min_reward` (trials without a reward, i.e. errors, are dropped), `status` and
@@ -100,16 +108,20 @@ def collect_run(run_dir: Path, *, min_reward: float | None = None, status: str |
     run_dir = Path(run_dir)
     trials = run_dir / "trials"
     if not trials.is_dir():
-        raise ClawgymError(f"{run_dir} is not a results folder (no trials/ inside)",
-                           hint="pass the `out` folder of a `clawgym run`")
+        raise ClawgymError(
+            f"{run_dir} is not a results folder (no trials/ inside)", hint="pass the `out` folder of a `clawgym run`"
+        )
     statuses = _choice(status, "status")
     categories = _choice(category, "category")
     for record_path in sorted(trials.glob("*/record.json")):
         try:
             rec = TrialRecord.from_dict(_load(record_path))
         except ValueError as e:
-            raise ClawgymError(str(e), file=str(record_path),
-                               hint="every trials/*/record.json is written by clawgym run; remove a stray file") from None
+            raise ClawgymError(
+                str(e),
+                file=str(record_path),
+                hint="every trials/*/record.json is written by clawgym run; remove a stray file",
+            ) from None
         if statuses is not None and rec.status not in statuses:
             continue
         if categories is not None and rec.category not in categories:
@@ -142,8 +154,9 @@ def _choice(value: str | Iterable[str] | None, what: str) -> set[str] | None:
         return None
     values = {value} if isinstance(value, str) else set(value)
     if what == "status" and values - set(STATUSES):
-        raise ClawgymError(f"unknown status {', '.join(sorted(values - set(STATUSES)))}",
-                           hint=f"use {', '.join(STATUSES)}")
+        raise ClawgymError(
+            f"unknown status {', '.join(sorted(values - set(STATUSES)))}", hint=f"use {', '.join(STATUSES)}"
+        )
     return values
 
 
@@ -154,10 +167,16 @@ def _choice(value: str | Iterable[str] | None, what: str) -> set[str] | None:
 def sft_row(t: Trajectory) -> dict[str, Any]:
     """One dataset row: messages, tools (JSON text), task provenance, reward and status."""
     task = t.task or {}
-    return {"messages": [fixed_columns(m) for m in chat_messages(t.messages)], "tools": json.dumps(t.tools, ensure_ascii=False),
-            "task_id": str(task.get("id") or task.get("name") or ""), "task_hash": str(task.get("hash") or ""),
-            "seed": int(task.get("seed") or 0), "category": str(task.get("category") or ""),
-            "reward": reward_of(t), "status": status_of(t) or ("error" if t.outcome == "error" else None)}
+    return {
+        "messages": [fixed_columns(m) for m in chat_messages(t.messages)],
+        "tools": json.dumps(t.tools, ensure_ascii=False),
+        "task_id": str(task.get("id") or task.get("name") or ""),
+        "task_hash": str(task.get("hash") or ""),
+        "seed": int(task.get("seed") or 0),
+        "category": str(task.get("category") or ""),
+        "reward": reward_of(t),
+        "status": status_of(t) or ("error" if t.outcome == "error" else None),
+    }
 
 
 def to_hf_dataset(trajectories: Iterable[Trajectory]) -> Any:
@@ -165,12 +184,21 @@ def to_hf_dataset(trajectories: Iterable[Trajectory]) -> Any:
     try:
         import datasets
     except ImportError:
-        raise PrerequisiteError("exporting to a Hugging Face dataset needs the `datasets` package",
-                                hint="pip install datasets") from None
+        raise PrerequisiteError(
+            "exporting to a Hugging Face dataset needs the `datasets` package", hint="pip install datasets"
+        ) from None
     s = datasets.Value("string")
     call = {"id": s, "type": s, "function": {"name": s, "arguments": s}}
-    features = datasets.Features({
-        "messages": [{"role": s, "content": s, "tool_calls": [call], "tool_call_id": s, "name": s}],
-        "tools": s, "task_id": s, "task_hash": s, "seed": datasets.Value("int64"), "category": s,
-        "reward": datasets.Value("float64"), "status": s})
+    features = datasets.Features(
+        {
+            "messages": [{"role": s, "content": s, "tool_calls": [call], "tool_call_id": s, "name": s}],
+            "tools": s,
+            "task_id": s,
+            "task_hash": s,
+            "seed": datasets.Value("int64"),
+            "category": s,
+            "reward": datasets.Value("float64"),
+            "status": s,
+        }
+    )
     return datasets.Dataset.from_list([sft_row(t) for t in trajectories], features=features)

@@ -37,8 +37,11 @@ class Usage:
         usage = usage if isinstance(usage, Mapping) else {}
         summed = cls.from_turns(turns)
         prompt = usage.get("prompt_tokens") if isinstance(usage.get("prompt_tokens"), int) else summed.prompt_tokens
-        completion = (usage.get("completion_tokens") if isinstance(usage.get("completion_tokens"), int)
-                      else summed.completion_tokens)
+        completion = (
+            usage.get("completion_tokens")
+            if isinstance(usage.get("completion_tokens"), int)
+            else summed.completion_tokens
+        )
         return cls(len(turns), prompt, completion)
 
     @classmethod
@@ -57,8 +60,11 @@ class Usage:
         return cls(len(turns), prompt if seen_prompt else None, completion if seen_completion else None)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"model_calls": self.model_calls, "prompt_tokens": self.prompt_tokens,
-                "completion_tokens": self.completion_tokens}
+        return {
+            "model_calls": self.model_calls,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+        }
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any] | None) -> "Usage | None":
@@ -81,8 +87,15 @@ class CheckOutcome:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "CheckOutcome":
-        return cls(str(d.get("name") or d.get("type") or "?"), float(d.get("score") or 0.0), bool(d.get("passed")),
-                   str(d.get("reason") or ""), bool(d.get("gate")), float(d.get("weight", 1.0) or 0.0), dict(d))
+        return cls(
+            str(d.get("name") or d.get("type") or "?"),
+            float(d.get("score") or 0.0),
+            bool(d.get("passed")),
+            str(d.get("reason") or ""),
+            bool(d.get("gate")),
+            float(d.get("weight", 1.0) or 0.0),
+            dict(d),
+        )
 
 
 @dataclass(frozen=True)
@@ -102,14 +115,19 @@ class RecordedVerdict:
     def from_dict(cls, d: Mapping[str, Any] | None) -> "RecordedVerdict | None":
         if not d:
             return None
-        return cls(float(d.get("reward") or 0.0), bool(d.get("passed")), d.get("gate_failed"), d.get("error"),
-                   tuple(CheckOutcome.from_dict(r) for r in d.get("results") or []),
-                   d.get("code_reward"), d.get("rubric_score"), dict(d))
+        return cls(
+            float(d.get("reward") or 0.0),
+            bool(d.get("passed")),
+            d.get("gate_failed"),
+            d.get("error"),
+            tuple(CheckOutcome.from_dict(r) for r in d.get("results") or []),
+            d.get("code_reward"),
+            d.get("rubric_score"),
+            dict(d),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.raw)
-
-
 
 
 @dataclass
@@ -125,8 +143,8 @@ class TrialRecord:
     error: str | None = None
     attempt: int = 0
     tries: int = 1
-    outcome: str | None = None      # how the agent's run ended (done, max_turns, timeout, ...)
-    note: str | None = None         # the agent's own error text on a non-error trial
+    outcome: str | None = None  # how the agent's run ended (done, max_turns, timeout, ...)
+    note: str | None = None  # the agent's own error text on a non-error trial
     usage: Usage | None = None
     timings: dict[str, float] = field(default_factory=dict)
     finished_at: float | None = None
@@ -165,11 +183,18 @@ class TrialRecord:
     # -- files ------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of record.json (keys in a stable order; `extra` after the known ones)."""
-        out: dict[str, Any] = {"format": RECORD_FORMAT, "trial_id": self.trial_id, "task": self.task,
-                               "agent": self.agent, "attempt": self.attempt, "tries": self.tries,
-                               "status": self.status, "reward": self.reward,
-                               "verdict": self.verdict.to_dict() if self.verdict is not None else None,
-                               "error": self.error}
+        out: dict[str, Any] = {
+            "format": RECORD_FORMAT,
+            "trial_id": self.trial_id,
+            "task": self.task,
+            "agent": self.agent,
+            "attempt": self.attempt,
+            "tries": self.tries,
+            "status": self.status,
+            "reward": self.reward,
+            "verdict": self.verdict.to_dict() if self.verdict is not None else None,
+            "error": self.error,
+        }
         if self.outcome is not None or self.status != "error":
             out.update(outcome=self.outcome, note=self.note)
         if self.usage is not None:
@@ -196,13 +221,24 @@ class TrialRecord:
         if d["status"] not in STATUSES:
             raise ValueError(f"{where}: status {d['status']!r} is not one of {', '.join(STATUSES)}")
         known = {f.name for f in fields(cls)} - {"extra"}
-        return cls(trial_id=str(d["trial_id"]), task=dict(d["task"] or {}), agent=dict(d.get("agent") or {}),
-                   status=d["status"], reward=None if d.get("reward") is None else float(d["reward"]),
-                   verdict=RecordedVerdict.from_dict(d.get("verdict")), error=d.get("error"),
-                   attempt=int(d.get("attempt") or 0), tries=int(d.get("tries") or 1), outcome=d.get("outcome"),
-                   note=d.get("note"), usage=Usage.from_dict(d.get("usage")), timings=dict(d.get("timings") or {}),
-                   finished_at=d.get("finished_at"), format=fmt,
-                   extra={k: v for k, v in d.items() if k not in known})
+        return cls(
+            trial_id=str(d["trial_id"]),
+            task=dict(d["task"] or {}),
+            agent=dict(d.get("agent") or {}),
+            status=d["status"],
+            reward=None if d.get("reward") is None else float(d["reward"]),
+            verdict=RecordedVerdict.from_dict(d.get("verdict")),
+            error=d.get("error"),
+            attempt=int(d.get("attempt") or 0),
+            tries=int(d.get("tries") or 1),
+            outcome=d.get("outcome"),
+            note=d.get("note"),
+            usage=Usage.from_dict(d.get("usage")),
+            timings=dict(d.get("timings") or {}),
+            finished_at=d.get("finished_at"),
+            format=fmt,
+            extra={k: v for k, v in d.items() if k not in known},
+        )
 
     # -- read-only mapping view, for readers that still index records by key ----------------
     def __getitem__(self, key: str) -> Any:

@@ -18,8 +18,13 @@ from ..records.trial_record import TrialRecord, as_record
 from .stats import DEFAULT_BOOT, DEFAULT_SEED, bootstrap_ratio_ci
 
 METRICS = ("reward", "passed", "turns", "tokens", "wall_s")
-LABELS = {"reward": "mean reward", "passed": "pass rate", "turns": "model turns", "tokens": "tokens",
-          "wall_s": "agent wall time (s)"}
+LABELS = {
+    "reward": "mean reward",
+    "passed": "pass rate",
+    "turns": "model turns",
+    "tokens": "tokens",
+    "wall_s": "agent wall time (s)",
+}
 
 
 def harness_label(rec: TrialRecord) -> str:
@@ -39,11 +44,13 @@ def _values(rec: TrialRecord) -> dict[str, float | None]:
     if usage is not None and (usage.prompt_tokens is not None or usage.completion_tokens is not None):
         tokens = float(usage.total_tokens)
     wall = rec.timings.get("agent_s")
-    return {"reward": float(rec.reward) if graded and rec.reward is not None else None,
-            "passed": float(rec.passed) if graded else None,
-            "turns": float(usage.model_calls) if usage is not None and not rec.is_error else None,
-            "tokens": tokens if not rec.is_error else None,
-            "wall_s": float(wall) if isinstance(wall, (int, float)) and not rec.is_error else None}
+    return {
+        "reward": float(rec.reward) if graded and rec.reward is not None else None,
+        "passed": float(rec.passed) if graded else None,
+        "turns": float(usage.model_calls) if usage is not None and not rec.is_error else None,
+        "tokens": tokens if not rec.is_error else None,
+        "wall_s": float(wall) if isinstance(wall, (int, float)) and not rec.is_error else None,
+    }
 
 
 @dataclass
@@ -70,9 +77,14 @@ class Group:
     delta_reward: Cell | None = None  # against the first harness, paired by instance
 
     def to_dict(self) -> dict[str, Any]:
-        return {"harness": self.harness, "slice": self.slice, "trials": self.trials, "errors": self.errors,
-                **{k: c.to_dict() for k, c in self.metrics.items()},
-                "delta_reward": self.delta_reward.to_dict() if self.delta_reward else None}
+        return {
+            "harness": self.harness,
+            "slice": self.slice,
+            "trials": self.trials,
+            "errors": self.errors,
+            **{k: c.to_dict() for k, c in self.metrics.items()},
+            "delta_reward": self.delta_reward.to_dict() if self.delta_reward else None,
+        }
 
 
 def _cell(per_instance: Mapping[str, list[float]], n_boot: int, seed: int) -> Cell:
@@ -101,16 +113,23 @@ def _paired(ref: Mapping[str, list[float]], other: Mapping[str, list[float]], n_
     return Cell(sum(diffs) / len(diffs), bootstrap_ratio_ci(diffs, ones, n_boot=n_boot, seed=seed), len(diffs))
 
 
-def compare_harnesses(records: Iterable[TrialRecord | Mapping[str, Any]], *, order: Sequence[str] | None = None,
-                      n_boot: int = DEFAULT_BOOT, seed: int = DEFAULT_SEED) -> dict[str, Any]:
+def compare_harnesses(
+    records: Iterable[TrialRecord | Mapping[str, Any]],
+    *,
+    order: Sequence[str] | None = None,
+    n_boot: int = DEFAULT_BOOT,
+    seed: int = DEFAULT_SEED,
+) -> dict[str, Any]:
     """{harnesses, overall, categories, tasks}: each a list of Group dicts (see the module docstring).
     `order` puts these harnesses first (the first is the reference for the paired difference)."""
     recs = [as_record(r) for r in records]
     found = sorted({harness_label(r) for r in recs})
     harnesses = [h for h in (order or []) if h in found] + [h for h in found if h not in (order or [])]
-    slices: dict[str, dict[str, dict[str, list[TrialRecord]]]] = {"overall": defaultdict(lambda: defaultdict(list)),
-                                                                  "categories": defaultdict(lambda: defaultdict(list)),
-                                                                  "tasks": defaultdict(lambda: defaultdict(list))}
+    slices: dict[str, dict[str, dict[str, list[TrialRecord]]]] = {
+        "overall": defaultdict(lambda: defaultdict(list)),
+        "categories": defaultdict(lambda: defaultdict(list)),
+        "tasks": defaultdict(lambda: defaultdict(list)),
+    }
     for rec in recs:
         h = harness_label(rec)
         slices["overall"]["all"][h].append(rec)
@@ -156,20 +175,34 @@ def _big(cell: Mapping[str, Any] | None) -> str:
         return "-"
     lo, hi = cell.get("ci") or (None, None)
     text = f"{cell['mean']:,.0f}" if cell["mean"] >= 100 else f"{cell['mean']:.1f}"
-    return text + (f" [{lo:,.0f}, {hi:,.0f}]" if lo is not None and cell["mean"] >= 100 else
-                   f" [{lo:.1f}, {hi:.1f}]" if lo is not None else "")
+    return text + (
+        f" [{lo:,.0f}, {hi:,.0f}]"
+        if lo is not None and cell["mean"] >= 100
+        else f" [{lo:.1f}, {hi:.1f}]"
+        if lo is not None
+        else ""
+    )
 
 
-COLUMNS = ("harness", "trials", "errors", "mean reward", "Δ reward vs ref", "pass rate", "turns", "tokens",
-           "agent s")
+COLUMNS = ("harness", "trials", "errors", "mean reward", "Δ reward vs ref", "pass rate", "turns", "tokens", "agent s")
 
 
 def table_rows(groups: Sequence[Mapping[str, Any]]) -> list[list[str]]:
     """Cells of COLUMNS for each group (means with 95% CIs)."""
-    return [[g["harness"], str(g["trials"]), str(g["errors"]), _fmt(g["reward"]),
-             _fmt(g["delta_reward"]) if g["delta_reward"] else "(ref)" if g.get("is_ref") else "-",
-             _fmt(g["passed"], pct=True), _big(g["turns"]), _big(g["tokens"]), _big(g["wall_s"])]
-            for g in groups]
+    return [
+        [
+            g["harness"],
+            str(g["trials"]),
+            str(g["errors"]),
+            _fmt(g["reward"]),
+            _fmt(g["delta_reward"]) if g["delta_reward"] else "(ref)" if g.get("is_ref") else "-",
+            _fmt(g["passed"], pct=True),
+            _big(g["turns"]),
+            _big(g["tokens"]),
+            _big(g["wall_s"]),
+        ]
+        for g in groups
+    ]
 
 
 def mark_reference(result: dict[str, Any]) -> dict[str, Any]:
@@ -192,13 +225,15 @@ def html_page(result: Mapping[str, Any], title: str = "Harness comparison") -> s
         return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
     ref = escape(str(result.get("reference") or "-"))
-    return ("<!doctype html><html><head><meta charset=\"utf-8\">"
-            "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
-            f"<title>{escape(title)}</title><style>body{{font-family:sans-serif;margin:2em}}"
-            "table{border-collapse:collapse;margin-bottom:2em}td,th{border:1px solid #ccc;padding:4px 8px;"
-            "text-align:right}td:first-child,th:first-child{text-align:left}</style></head><body>"
-            f"<h1>{escape(title)}</h1><p>Means over trials with bootstrap 95% CIs over task instances; "
-            f"Δ reward is paired by instance against the reference harness, {ref}.</p>"
-            f"<h2>Overall</h2>{table(result.get('overall', []), None)}"
-            f"<h2>By category</h2>{table(result.get('categories', []), 'category')}"
-            f"<h2>By task</h2>{table(result.get('tasks', []), 'task')}</body></html>")
+    return (
+        '<!doctype html><html><head><meta charset="utf-8">'
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
+        f"<title>{escape(title)}</title><style>body{{font-family:sans-serif;margin:2em}}"
+        "table{border-collapse:collapse;margin-bottom:2em}td,th{border:1px solid #ccc;padding:4px 8px;"
+        "text-align:right}td:first-child,th:first-child{text-align:left}</style></head><body>"
+        f"<h1>{escape(title)}</h1><p>Means over trials with bootstrap 95% CIs over task instances; "
+        f"Δ reward is paired by instance against the reference harness, {ref}.</p>"
+        f"<h2>Overall</h2>{table(result.get('overall', []), None)}"
+        f"<h2>By category</h2>{table(result.get('categories', []), 'category')}"
+        f"<h2>By task</h2>{table(result.get('tasks', []), 'task')}</body></html>"
+    )

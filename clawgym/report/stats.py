@@ -85,6 +85,7 @@ def _ratio_stat(num: Sequence[float], den: Sequence[float]) -> Callable[[Sequenc
     def stat(idx: Sequence[int]) -> float | None:
         d = sum(den[i] for i in idx)
         return sum(num[i] for i in idx) / d if d else None
+
     return stat
 
 
@@ -98,9 +99,15 @@ def _percentile(sorted_values: list[float], q: float) -> float:
     return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
 
 
-def bootstrap_ratio_ci(num: Sequence[float], den: Sequence[float], *, n_boot: int = DEFAULT_BOOT,
-                       seed: int = DEFAULT_SEED, level: float = 0.95,
-                       use_numpy: bool | None = None) -> tuple[float, float] | None:
+def bootstrap_ratio_ci(
+    num: Sequence[float],
+    den: Sequence[float],
+    *,
+    n_boot: int = DEFAULT_BOOT,
+    seed: int = DEFAULT_SEED,
+    level: float = 0.95,
+    use_numpy: bool | None = None,
+) -> tuple[float, float] | None:
     """CI of sum(num)/sum(den) when the units (task instances) are resampled with replacement.
 
     A mean over trials is num = per-instance reward sums, den = per-instance attempt counts; a mean
@@ -151,8 +158,14 @@ def _has_numpy() -> bool:
     return True
 
 
-def group_stats(records: Iterable[dict[str, Any]], *, ks: Sequence[int] = DEFAULT_KS, n_boot: int = DEFAULT_BOOT,
-                seed: int = DEFAULT_SEED, use_numpy: bool | None = None) -> dict[str, Any]:
+def group_stats(
+    records: Iterable[dict[str, Any]],
+    *,
+    ks: Sequence[int] = DEFAULT_KS,
+    n_boot: int = DEFAULT_BOOT,
+    seed: int = DEFAULT_SEED,
+    use_numpy: bool | None = None,
+) -> dict[str, Any]:
     """Mean reward, pass rate, pass@k and pass^k of a group of records, each with a 95% CI.
 
     Keys: instances, mean_reward(_ci), pass_rate(_ci), and for each k `pass@k`, `pass@k_ci`,

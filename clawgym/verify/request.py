@@ -42,25 +42,38 @@ class VerifyRequest:
     workspace_problem: str | None = None
 
     @classmethod
-    def for_task(cls, task: "Task", workspace: Path, *, original: Path | None = None, **options: Any) -> "VerifyRequest":
+    def for_task(
+        cls, task: "Task", workspace: Path, *, original: Path | None = None, **options: Any
+    ) -> "VerifyRequest":
         """A request with everything a Task says about its grading: its checks, params, task folder,
         mount, time budget and pristine files (or the `original` folder). `options` are the other fields
         (trajectory, sandbox, pass_threshold, diff, workspace_problem)."""
         from ..spec.task import thaw
 
-        pristine: dict[str, Any] = ({"original": original} if original is not None else
-                                    {"original_files": task.files, "executables": tuple(sorted(task.executables))})
-        return cls(checks=tuple(dict(c) for c in thaw(task.checks)), workspace=workspace,
-                   params=thaw(task.params), task_dir=Path(task.task_dir) if task.task_dir else None,
-                   timeout=float(task.limits.get("verify_seconds", 300)), mount=task.mount, **pristine, **options)
+        pristine: dict[str, Any] = (
+            {"original": original}
+            if original is not None
+            else {"original_files": task.files, "executables": tuple(sorted(task.executables))}
+        )
+        return cls(
+            checks=tuple(dict(c) for c in thaw(task.checks)),
+            workspace=workspace,
+            params=thaw(task.params),
+            task_dir=Path(task.task_dir) if task.task_dir else None,
+            timeout=float(task.limits.get("verify_seconds", 300)),
+            mount=task.mount,
+            **pristine,
+            **options,
+        )
 
     def with_(self, **changes: Any) -> "VerifyRequest":
         return replace(self, **changes)
 
     def check_folders(self) -> None:
         """Raise InfraError when the workspace (or the original folder, when given) is missing."""
-        folders = [("workspace", self.workspace)] + ([("original workspace", self.original)]
-                                                     if self.original_files is None else [])
+        folders = [("workspace", self.workspace)] + (
+            [("original workspace", self.original)] if self.original_files is None else []
+        )
         for label, folder in folders:
             if folder is None or not Path(folder).is_dir():
                 raise InfraError(f"cannot verify: the {label} folder {folder} does not exist")
@@ -68,13 +81,21 @@ class VerifyRequest:
     def to_wire(self) -> dict[str, Any]:
         """The JSON object the verifier process reads (see `worker.py`)."""
         out: dict[str, Any] = {
-            "checks": [dict(c) for c in self.checks], "workspace": str(self.workspace),
+            "checks": [dict(c) for c in self.checks],
+            "workspace": str(self.workspace),
             "original": str(self.original) if self.original else None,
-            "task_dir": str(self.task_dir) if self.task_dir is not None else None, "params": dict(self.params or {}),
-            "trajectory": self.trajectory, "sandbox": self.sandbox, "diff": self.diff, "mount": self.mount,
-            "workspace_problem": self.workspace_problem, "budget_s": grading_budget(self.timeout)}
+            "task_dir": str(self.task_dir) if self.task_dir is not None else None,
+            "params": dict(self.params or {}),
+            "trajectory": self.trajectory,
+            "sandbox": self.sandbox,
+            "diff": self.diff,
+            "mount": self.mount,
+            "workspace_problem": self.workspace_problem,
+            "budget_s": grading_budget(self.timeout),
+        }
         if self.original_files is not None:
-            out["original_files"] = {rel: base64.b64encode(data).decode("ascii")
-                                     for rel, data in self.original_files.items()}
+            out["original_files"] = {
+                rel: base64.b64encode(data).decode("ascii") for rel, data in self.original_files.items()
+            }
             out["executables"] = sorted(self.executables)
         return out
