@@ -87,12 +87,24 @@ def expand_task_paths(patterns: list[str], base: Path, exclude: list[str] = ()) 
 
 
 def _check_agent_labels(doc: Document, agents: list[dict]) -> None:
-    """Two agents with one label would write the same trial folders: each needs its own `name`."""
+    """Every agent and policy type is installed, and no two agents share a label (they would write
+    the same trial folders: each needs its own `name`)."""
     from ..agent import agent_label
+
+    from ..errors import ClawgymError
+    from ..registry import get
 
     seen: dict[str, int] = {}
     problems = []
     for i, agent in enumerate(agents):
+        for key, kind, value in (((), "agent", agent.get("type")),
+                                 (("policy",), "policy", (agent.get("policy") or {}).get("type"))):
+            if isinstance(value, str):
+                try:
+                    get(kind, value)
+                except ClawgymError as e:  # an unknown agent or policy type: said now, not by every trial
+                    problems.append(Problem(e.problems[0].what, **doc.where(("agents", i, *key, "type")),
+                                            hint=e.problems[0].hint))
         label = agent_label(agent)
         if label in seen:
             problems.append(Problem(f"agent {i} has the same label {label!r} as agent {seen[label]}: their trials "
