@@ -12,6 +12,7 @@ on the standard library's threading HTTP server; the policy serialises generatio
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 import uuid
@@ -22,6 +23,8 @@ from ..errors import ClawgymError, InfraError
 from .base import Completion, Policy, make_policy
 
 SAMPLING_KEYS = ("temperature", "top_p", "seed")
+
+log = logging.getLogger(__name__)
 
 
 class _BadRequest(Exception):
@@ -77,6 +80,16 @@ class ChatServing:
 
     def setup_chat(self, policy: Policy, model_name: str) -> None:
         self.policy, self.model_name, self.created = policy, model_name, int(time.time())
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hung up before its answer (an agent cut off by its timeout) is not an error
+        worth a traceback on the console; anything else is logged."""
+        import sys
+
+        exc = sys.exc_info()[1]
+        if isinstance(exc, (BrokenPipeError, ConnectionResetError)):
+            return
+        log.warning("chat server: request from %s failed", client_address or "a client", exc_info=exc)
 
     def request_refused(self, status: int, reason: str) -> None:
         """Called when a request is refused before it reaches the policy (the proxy records it)."""

@@ -330,14 +330,21 @@ class LocalSandbox(KeptNamespaces, FreshExecs, Sandbox):
         limit = self.limits.wall_seconds if timeout is None else float(timeout)
         if self._closed:
             raise ClawgymError("sandbox is closed")
-        self._prepare()
-        kept = self._take_session()
-        if kept is None:
-            return self._exec_fresh(argv, run_env, workdir, data, limit)
+        started = time.monotonic()
         try:
-            return self._exec_kept(kept, argv, run_env, workdir, data, limit)
-        finally:
-            kept.busy = False
+            self._prepare()
+            kept = self._take_session()
+            if kept is None:
+                return self._exec_fresh(argv, run_env, workdir, data, limit)
+            try:
+                return self._exec_kept(kept, argv, run_env, workdir, data, limit)
+            finally:
+                kept.busy = False
+        except InfraError:
+            if not self._closed:
+                raise
+            # close() (a timeout, the run ending) came while this exec was starting: killed, not broken
+            return ExecResult(exit_code=None, output="", duration_s=time.monotonic() - started, killed_reason="closed")
 
     # ----------------------------------------------------------------- close
     def close(self) -> None:
