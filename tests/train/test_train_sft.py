@@ -248,7 +248,7 @@ DDP_SCRIPT = '''
 import json, sys
 from pathlib import Path
 import torch, transformers
-sys.path.insert(0, sys.argv[4])
+sys.path.insert(0, sys.argv[4]); sys.path.insert(0, str(Path(sys.argv[4]).parent))  # the tests and their helpers
 from clawgym.train import sft
 from clawgym.train.spec import load_train_spec
 from test_train_sft import TinyTokenizer, examples
