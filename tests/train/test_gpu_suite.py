@@ -86,6 +86,7 @@ def test_dry_run_fast_exercises_every_part(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 def test_dry_run_full_with_trl_and_compile(tmp_path):
     needs_model_stack()
     out = run_suite(tmp_path, "--dry-run", "--parts", "a")

@@ -179,6 +179,7 @@ def test_cli_trains_on_expert_trajectories_evaluates_and_the_hf_policy_loads_it(
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 def test_sft_of_the_embedded_model_for_a_few_steps(tmp_path, bwrap):
     """The real SmolLM2-135M on CPU: two steps on one expert trajectory, then the hf policy loads it."""
     from clawgym.policy.hf import HFPolicy
