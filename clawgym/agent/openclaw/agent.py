@@ -196,14 +196,8 @@ class OpenClawAgent(Agent):
               seconds: float) -> tuple[tuple[str, str] | None, dict[str, Any] | None]:
         """Run OpenClaw for one user message; (outcome, reason) when the trial ends here, and its result."""
         command = self._command(message, session, seconds).replace(shlex.quote("{MOUNT}"), shlex.quote(sandbox.mount))
-        script = (f"python3 {PRIVATE_MOUNT}/{FORWARDER_NAME} {PRIVATE_MOUNT}/{SOCKET_NAME} {PORT} /tmp/.proxy-ready & "
-                  "for i in $(seq 300); do [ -e /tmp/.proxy-ready ] && break; sleep 0.01; done; "
-                  f"mkdir -p {STATE}/state {STATE}/logs {STATE}/home; {command}; rc=$?; "
-                  f"cp /tmp/openclaw/*.log {STATE}/logs/ 2>/dev/null; exit $rc")
-        env = {**QUIET, "HOME": f"{STATE}/home", "OPENCLAW_STATE_DIR": f"{STATE}/state",
-               "OPENCLAW_CONFIG_PATH": f"{PRIVATE_MOUNT}/{CONFIG_NAME}"}
         started = time.monotonic()
-        res = sandbox.exec(script, timeout=seconds, env=env)
+        res = sandbox.exec(_script(command), timeout=seconds, env=ENV)
         result = parse_result(res.output)
         traj.add("openclaw", message=message[:2000], exit_code=res.exit_code, timed_out=res.timed_out,
                  duration_s=round(time.monotonic() - started, 3), result=_summary(result), output=res.output[-TAIL:])
@@ -240,14 +234,9 @@ class OpenClawAgent(Agent):
         for name, text in ((GATEWAY_PLAN, json.dumps(plan)), (DRIVER_NAME, DRIVER)):
             (sandbox.private_dir / name).write_text(text, encoding="utf-8")
             os.chmod(sandbox.private_dir / name, 0o644)
-        script = (f"python3 {PRIVATE_MOUNT}/{FORWARDER_NAME} {PRIVATE_MOUNT}/{SOCKET_NAME} {PORT} /tmp/.proxy-ready & "
-                  "for i in $(seq 300); do [ -e /tmp/.proxy-ready ] && break; sleep 0.01; done; "
-                  f"mkdir -p {STATE}/state {STATE}/logs {STATE}/home; python3 {PRIVATE_MOUNT}/{DRIVER_NAME} "
-                  f"{PRIVATE_MOUNT}/{GATEWAY_PLAN}; rc=$?; cp /tmp/openclaw/*.log {STATE}/logs/ 2>/dev/null; exit $rc")
-        env = {**QUIET, "HOME": f"{STATE}/home", "OPENCLAW_STATE_DIR": f"{STATE}/state",
-               "OPENCLAW_CONFIG_PATH": f"{PRIVATE_MOUNT}/{CONFIG_NAME}"}
         started = time.monotonic()
-        res = sandbox.exec(script, timeout=left, env=env)
+        res = sandbox.exec(_script(f"python3 {PRIVATE_MOUNT}/{DRIVER_NAME} {PRIVATE_MOUNT}/{GATEWAY_PLAN}"),
+                           timeout=left, env=ENV)
         found = frames(res.output)
         ready = found[0] if found and "ready" in found[0] else {"ready": False}
         answers = [f for f in found if "index" in f]
@@ -318,6 +307,19 @@ class OpenClawAgent(Agent):
         if self._state is not None:
             safefs.remove_tree(self._state)
         self.policy.close()
+
+
+ENV = {**QUIET, "HOME": f"{STATE}/home", "OPENCLAW_STATE_DIR": f"{STATE}/state",
+       "OPENCLAW_CONFIG_PATH": f"{PRIVATE_MOUNT}/{CONFIG_NAME}"}
+
+
+def _script(command: str) -> str:
+    """The shell line of one OpenClaw run in the sandbox: the model relay, the state folders, the
+    command, and its logs kept (OpenClaw writes them to /tmp)."""
+    return (f"python3 {PRIVATE_MOUNT}/{FORWARDER_NAME} {PRIVATE_MOUNT}/{SOCKET_NAME} {PORT} /tmp/.proxy-ready & "
+            "for i in $(seq 300); do [ -e /tmp/.proxy-ready ] && break; sleep 0.01; done; "
+            f"mkdir -p {STATE}/state {STATE}/logs {STATE}/home; {command}; rc=$?; "
+            f"cp /tmp/openclaw/*.log {STATE}/logs/ 2>/dev/null; exit $rc")
 
 
 def _summary(result: dict[str, Any] | None) -> dict[str, Any] | None:
