@@ -67,12 +67,7 @@ class FreshExecs:
                 r, block_w = os.pipe()
                 passed.append(r)
                 data_args += ["--block-fd", str(r)]
-            for path, content in self._data:
-                r, w = os.pipe()
-                os.write(w, content.encode())
-                os.close(w)
-                passed.append(r)
-                data_args += [*self._perms, "--ro-bind-data", str(r), path]
+            data_args += data_binds(self._data, self._perms, passed)
             args = [*self._launch, *self._head, *data_args, *self._tail, "--json-status-fd", str(fds[3]), "--",
                     *INIT, self.resolve_workdir(workdir), *self._inner, *argv]
             start = time.monotonic()
@@ -225,6 +220,19 @@ class FreshExecs:
         if run.block_w is not None:
             os.close(run.block_w)
             run.block_w = None
+
+
+def data_binds(files: Any, perms: list[str], passed: list[int]) -> list[str]:
+    """bwrap arguments that show each (path, text) read-only inside, each fed through a pipe whose
+    read end is appended to `passed` (the descriptors the child inherits)."""
+    args: list[str] = []
+    for path, content in files:
+        r, w = os.pipe()
+        os.write(w, content.encode())
+        os.close(w)
+        passed.append(r)
+        args += [*perms, "--ro-bind-data", str(r), path]
+    return args
 
 
 def parse_status(raw: bytes | bytearray) -> dict:

@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 from ..errors import InfraError
 from .base import ExecResult, home_for
-from .fresh import KILL_GRACE, parse_status
+from .fresh import KILL_GRACE, data_binds, parse_status
 from .host import release_cgroup
 from . import session
 
@@ -98,12 +98,7 @@ class KeptNamespaces:
                 r, block_w = os.pipe()
                 passed.append(r)
                 data_args += ["--block-fd", str(r)]
-            for path, content in self._data:
-                r, w = os.pipe()
-                os.write(w, content.encode())
-                os.close(w)
-                passed.append(r)
-                data_args += [*self._perms, "--ro-bind-data", str(r), path]
+            data_args += data_binds(self._data, self._perms, passed)
             home = home_for(self.mount)
             wipe = ["/tmp", "/dev/shm"] + ([home] if home not in ("/", "/tmp") else [])
             args = [*self._launch, *self._head, *data_args, *self._tail, "--json-status-fd", str(st_w), "--",
