@@ -1,5 +1,6 @@
-"""The HTML report's plots (clawgym.report.plots): round ticks, zero and no-data marks, labels that fit,
-outliers cut off, and SVG that carries no record text and no styles the page's policy would block."""
+"""The HTML report's plots (clawgym.report.plots and its plot_* modules): round ticks, zero and no-data
+marks, labels that fit, outliers cut off, and SVG that carries no record text and no styles the page's
+policy would block."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from clawgym.report import plot_scale, plots  # noqa: E402
+from clawgym.report import plot_categories, plot_scale, plots  # noqa: E402
 from clawgym.report.html import build_report_data, write_html  # noqa: E402
 
 LONG_CAT = "customer-support-escalations-and-refund-handling"
@@ -259,9 +260,9 @@ def test_many_categories_become_rows_with_names_beside_them():
     rows = {(s, c): {"mean_reward": 0.0 if c == 3 else 0.5, "mean_reward_ci": [0.4, 0.6], "trials": 2, "errors": 0}
             for s in range(3) for c in range(25) if (s, c) != (2, 7)}
     with __import__("matplotlib").rc_context(plots._RC):
-        plot = plots.category_plot(cats, cats, rows, ["a", "b", "c"], plots.PALETTE[:3])
+        plot = plot_categories.category_plot(cats, cats, rows, ["a", "b", "c"], plots.PALETTE[:3])
         svg = plot.svg()
-    assert plot.ax_h == 25 * (3 * plots.ROW_H + 8)  # as tall as the rows need
+    assert plot.ax_h == 25 * (3 * plot_categories.ROW_H + 8)  # as tall as the rows need
     assert plot.ax.get_yticks().size == 0 and list(plot.ax.get_xticks()) == [0, 0.2, 0.4, 0.6, 0.8, 1.0]
     assert {f"label-{c}" for c in range(25)} <= set(plot.tips) and plot.tips["label-4"] == cats[4]
     assert {f"zero-{s}-3" for s in range(3)} <= set(plot.tips) and "nodata-2-7" in plot.tips
