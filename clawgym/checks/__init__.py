@@ -21,7 +21,7 @@ from . import text as _text  # noqa: F401
 from .base import Check, CheckContext, CheckFailure, CheckResult
 
 __all__ = ["Check", "CheckContext", "CheckFailure", "CheckResult", "check_class", "check_schema",
-           "check_types"]
+           "check_types", "reads_only"]
 
 
 def check_class(type_name: str) -> type[Check]:
@@ -49,3 +49,14 @@ def check_schema(type_name: str) -> dict:
 def check_types() -> list[str]:
     """Every check type registered so far (all built-ins, plus plugins once loaded), sorted."""
     return sorted(registered("check"))
+
+
+def reads_only(configs: "list | tuple") -> bool:
+    """True when every check in `configs` is of a built-in or loaded type that only reads files
+    (`Check.reads_only`); an unknown or malformed one counts as running code."""
+    table = registered("check")
+    for config in configs:
+        cls = table.get(str(config.get("type"))) if isinstance(config, dict) else None
+        if cls is None or not cls.reads_only:
+            return False
+    return True

@@ -267,6 +267,10 @@ class Check:
     schema: ClassVar[dict] = {"type": "object", "properties": {}}
     params_schema: ClassVar[dict] = {}
     base_budget: ClassVar[float] = 60.0
+    # True for checks that only read the workspace, the original and the trajectory through the
+    # safe helpers here (no process, no sandbox, no state kept): the verifier may grade them in a
+    # reused worker process (`clawgym.verify.server`) instead of a fresh fork.
+    reads_only: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any):
         super().__init_subclass__(**kwargs)

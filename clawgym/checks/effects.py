@@ -77,6 +77,7 @@ class MessageSent(Check):
     """
 
     type = "message_sent"
+    reads_only = True
     schema = {
         "type": "object",
         "properties": {
@@ -159,6 +160,7 @@ class CronJob(Check):
     """
 
     type = "cron_job"
+    reads_only = True
     schema = {
         "type": "object",
         "anyOf": [{"required": ["schedule"]}, {"required": ["name_contains"]}, {"required": ["contains"]}],

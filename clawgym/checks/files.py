@@ -53,6 +53,7 @@ class FileExists(Check):
     """
 
     type = "file_exists"
+    reads_only = True
     schema = {
         "type": "object",
         "required": ["path"],
@@ -94,6 +95,7 @@ class FileAbsent(Check):
     """Nothing matching `path` exists in the final workspace (a dangling symlink counts as existing)."""
 
     type = "file_absent"
+    reads_only = True
     schema = {"type": "object", "required": ["path"], "properties": {"path": _PATH}}
 
     def run(self, ctx: CheckContext) -> tuple:
@@ -105,6 +107,7 @@ class FilesCount(Check):
     """The number of entries matching a glob lies within [min, max]."""
 
     type = "files_count"
+    reads_only = True
     schema = {
         "type": "object",
         "required": ["pattern"],
@@ -171,6 +174,7 @@ class Unchanged(Check):
     """
 
     type = "unchanged"
+    reads_only = True
     schema = {
         "type": "object",
         "required": ["paths"],

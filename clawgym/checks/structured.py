@@ -132,6 +132,7 @@ def load_data(ctx: CheckContext, rel: str, fmt: str) -> Any:
 
 class _FieldEquals(Check):
     fmt = "json"
+    reads_only = True
 
     @classmethod
     def make_schema(cls, what: str) -> dict:
@@ -206,6 +207,7 @@ class JsonSchema(Check):
     """A JSON (or YAML) file validates against an inline JSON Schema (draft 2020-12)."""
 
     type = "json_schema"
+    reads_only = True
     schema = {
         "type": "object",
         "required": ["path", "schema"],
@@ -247,6 +249,7 @@ class NumericClose(Check):
     """
 
     type = "numeric_close"
+    reads_only = True
     schema = {
         "type": "object",
         "required": ["path", "expected"],

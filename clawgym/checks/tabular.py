@@ -63,6 +63,7 @@ class CsvRowsEqual(Check):
     """
 
     type = "csv_rows_equal"
+    reads_only = True
     schema = {
         "type": "object",
         "required": ["path", "expected"],

@@ -45,6 +45,7 @@ class TextContains(Check):
     """A text file contains every given string (score = fraction found) and none of `not_contains`."""
 
     type = "text_contains"
+    reads_only = True
     schema = {
         "type": "object",
         "required": ["path"],
@@ -89,6 +90,7 @@ class TextMatches(Check):
     """Every regex matches the file at least `count` times (score = fraction of patterns satisfied)."""
 
     type = "text_matches"
+    reads_only = True
     schema = {
         "type": "object",
         "required": ["path", "pattern"],
@@ -169,6 +171,7 @@ class MarkdownSection(Check):
     """
 
     type = "markdown_section"
+    reads_only = True
     schema = {
         "type": "object",
         "required": ["path"],
@@ -242,6 +245,7 @@ class LineCount(Check):
     """The number of lines in a text file lies within [min, max]."""
 
     type = "line_count"
+    reads_only = True
     schema = {
         "type": "object",
         "required": ["path"],

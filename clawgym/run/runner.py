@@ -21,7 +21,7 @@ from .trial import Trial
 from ..files.atomic import write_json_atomic
 from ..records.trial_record import TrialRecord
 from ..spec.task import thaw
-from ..verify import server as verify_server
+from ..verify import connection as verifier_connection
 from ..sandbox.docker import release_client
 from ..files.tempdirs import sweep_stale
 
@@ -167,7 +167,7 @@ async def _run_all(plan: RunPlan, todo: list[Trial], events: RunEvents) -> dict[
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         await executor.aclose(interrupted=interrupted)
-        verify_server.shutdown()  # no helper process or connection outlives the run
+        verifier_connection.shutdown()  # no helper process or connection outlives the run
         release_client()
     return results
 

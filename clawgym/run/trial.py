@@ -122,13 +122,14 @@ def run_trial(trial: Trial, *, sandbox_spec: dict | None = None, pass_threshold:
         agent = make_agent(trial.agent)
         record["agent"] = agent.describe()
         pristine = None
-        if shared_inputs:
-            pristine, digest = PREPARED.get(task)
-            clone_tree(pristine, workspace)
-            record["inputs_sha256"] = digest
-        else:
-            materialize(task, workspace)  # the verifier writes its own pristine copy
-        private.mkdir(mode=0o755)  # host-owned, shown read-only inside: the agent can use it, never change it
+        with control.cpu_turn():
+            if shared_inputs:
+                pristine, digest = PREPARED.get(task)
+                clone_tree(pristine, workspace)
+                record["inputs_sha256"] = digest
+            else:
+                materialize(task, workspace)  # the verifier writes its own pristine copy
+            private.mkdir(mode=0o755)  # host-owned, shown read-only inside: the agent can use it, never change it
         timings["setup_s"] = time.monotonic() - t0
         extra = agent.sandbox_options(task)
         spec = {**(sandbox_spec or {"type": "local"}), **extra} if extra else sandbox_spec
@@ -149,9 +150,10 @@ def run_trial(trial: Trial, *, sandbox_spec: dict | None = None, pass_threshold:
         if trajectory.outcome == "error":
             raise InfraError(trajectory.error or "the agent reported an infrastructure error")
         t2 = time.monotonic()
-        trajectory_dict = trajectory.to_dict()
-        if pristine is not None:
-            PREPARED.check(pristine, record["inputs_sha256"])
+        with control.cpu_turn():
+            trajectory_dict = trajectory.to_dict()
+            if pristine is not None:
+                PREPARED.check(pristine, record["inputs_sha256"])
         verdict = verify_task(task, workspace, trajectory=trajectory_dict, sandbox=sandbox_spec, original=pristine,
                               pass_threshold=pass_threshold, diff=True, workspace_problem=workspace_problem)
         workspace_diff = verdict.workspace_diff

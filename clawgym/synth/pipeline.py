@@ -58,7 +58,7 @@ def _confine_worker() -> None:
     confine_worker("synth", WORKER_MEMORY)
     from multiprocessing.util import Finalize
 
-    from ..verify.server import shutdown
+    from ..verify.connection import shutdown
     Finalize(None, shutdown, exitpriority=10)  # the worker's verifier server leaves with it, so its cgroup can go
 
 

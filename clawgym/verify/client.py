@@ -33,24 +33,28 @@ def send(request: VerifyRequest) -> Verdict:
     """Grade in a fresh process and combine the results.
 
     The process is forked from a verifier server that has the checks already imported (so a
-    verification costs milliseconds, not an interpreter start, see `clawgym.verify.server`); it
-    leads its own process group, killed with everything it started on timeout or cancellation.
+    verification costs milliseconds, not an interpreter start, see `clawgym.verify.server`); when
+    every check only reads files, one of the server's reused workers answers instead of a fresh
+    fork. It leads its own process group, killed with everything it started on timeout or cancellation.
     The pristine files and the diff are handled by the verifier too (both keep work off the
     runner); a workspace past the grading limits (`safefs.GRADING_LIMITS`) fails the grade.
     Raises InfraError if the verifier cannot run, times out or answers garbage, and
     PrerequisiteError if a check needs something missing on this machine (e.g. a sandbox tool).
     """
+    from .. import trial_controls as control
+
     request.check_folders()
     try:
-        payload = json.dumps(request.to_wire(), default=str)
+        with control.cpu_turn():
+            payload = json.dumps(request.to_wire(), default=str)
     except (TypeError, ValueError) as e:
         raise InfraError(f"cannot send the checks to the verifier: {e}") from None
-    from .. import trial_controls as control
-    from .server import ask
+    from ..checks import reads_only
+    from .connection import ask
 
     token = control.current().token
     token.check()
-    answer = ask(payload.encode("utf-8"), request.timeout, token)
+    answer = ask(payload.encode("utf-8"), request.timeout, token, reuse=reads_only(request.checks))
     if not isinstance(answer, dict):
         raise InfraError("the verifier answered something other than a JSON object")
     if answer.get("error"):

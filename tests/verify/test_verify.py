@@ -246,7 +246,7 @@ def test_grader_past_the_verify_budget_is_a_failed_grade(folders):
 def test_verifier_timeout_is_infra_error(folders):
     """Our own machinery running past its time is an infrastructure error (here: a budget that ignores it)."""
     from clawgym import trial_controls as control
-    from clawgym.verify.server import ask
+    from clawgym.verify.connection import ask
 
     work, orig, task = folders
     _setup_task(work, orig, task)

@@ -141,13 +141,13 @@ class Worker:
     def stop(self, reason: str) -> None:
         """Cancel what still runs and wait, bounded, for its clean-up; then release per-process helpers."""
         from ...sandbox.docker import release_client
-        from ...verify import server as verify_server
+        from ...verify import connection as verifier_connection
 
         for controls in list(self.live.values()):
             threading.Thread(target=controls.token.cancel, args=(reason,), daemon=True).start()
         _, running = wait(list(self.futures), timeout=LINGER_S)
         self.pool.shutdown(wait=False, cancel_futures=True)
-        verify_server.shutdown()
+        verifier_connection.shutdown()
         release_client()
         if not running:
             PREPARED.clear()
