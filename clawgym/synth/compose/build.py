@@ -1,8 +1,8 @@
 """Compose one task: a domain's seeded rows written in one of its formats, a chain of 2-6
 operations whose types fit, the expected outputs computed by running that chain on what the input
-reads back as, the reference solution that spells it out, the checks the deliverables imply, and a
-persona's request in words drawn from the operations' ways of asking. The result is an ordinary
-concrete task spec.
+reads back as, the reference solution that spells it out (solution.py), the checks the
+deliverables imply, and a persona's request in words drawn from the operations' ways of asking
+(request.py). The result is an ordinary concrete task spec.
 """
 
 from __future__ import annotations
@@ -10,36 +10,24 @@ from __future__ import annotations
 import copy
 import json
 import random
-import re
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from .catalog import Catalog, Domain, named
 from .data import rows_for, to_csv
-from .deliver import DELIVERABLES, MESSAGE, Delivered
+from .deliver import DELIVERABLES, MESSAGE
+from .delivered import Delivered
 from .formats import FORMATS
 from .ops import CLEANING, ENRICHING, FILTERS, OPERATIONS, SELECTING
+from .request import instruction_text, persona_of
+from .solution import reference_solution, row_names, snake
 from .state import State
 from .style import Style
 
 OUT_DIRS = ("output", "reports", "out", "summary", "results", "exports", "done")
 WORKSPACES = {"productivity": "home-office", "systems": "ops-server", "analysis": "research-lab",
               "content": "small-business", "planning": "family-hub", "software": "dev-laptop"}
-# local names the operations' code uses: a rows variable must not shadow them
-RESERVED = frozenset({
-    "issues", "ours", "theirs", "kept", "lookup", "result", "figures", "lines", "table", "header", "rules",
-    "rejects", "valid_rows", "across", "grand_total", "running", "as_of", "renamed", "for_import", "labels",
-    "pattern", "exported", "how_many", "total", "name", "value", "target", "numeric", "bad", "record", "row",
-    "writer", "out", "fh", "line", "match", "card", "sep", "group", "values", "k", "v", "field", "main", "valid",
-    "date", "datetime", "timedelta", "csv", "json", "os", "re", "glob", "shutil", "path", "defaultdict",
-    "label", "shown", "overall", "others", "wanted", "best", "seen", "unique", "counts", "x", "col", "kind",
-    "rows", "at_key", "at_value", "mine", "other", "cleaned", "raw", "pattern", "SHAPES", "checks", "failing",
-    "first_problem", "list", "dict", "set", "str", "int", "float", "sum", "len", "max", "min", "sorted", "filter", "open", "round"})
-CONNECT = ("Then", "After that,", "Next,", "Once that's done,", "Also", "And")
 ROW_WRITERS = ("write_rows", "write_json", "markdown_table", "split_by_group")
 SUMMARIES = ("group_aggregate", "group_json", "totals_json", "report_md", "share_of_total", "pivot")
 
@@ -50,33 +38,6 @@ class Composed:
     chain: list[str]
     skills: list[str]
     fmt: str
-
-
-@lru_cache(maxsize=256)
-def _persona(root: Path, name: str) -> dict[str, Any]:
-    """The first name and organisation of a persona (read once per process)."""
-    try:
-        data = yaml.safe_load((root / "personas" / f"{name}.yaml").read_text(encoding="utf-8")) or {}
-    except OSError:
-        data = {}
-    full = str(data.get("full_name") or data.get("name") or "Sam Rivera")
-    return {"first": full.split()[0].capitalize(), "org": data.get("organization") or ""}
-
-
-class _Default(dict):
-    def __missing__(self, key: str) -> str:
-        return key
-
-
-def _ask(catalog: Catalog, name: str, rng: random.Random, slots: dict[str, str]) -> str:
-    asks = [a for a in catalog.operations[name].ask if slots.get("_only", "") in a] or catalog.operations[name].ask
-    text = rng.choice(asks).format_map(_Default(slots))
-    text = re.sub(r"\b(value|values) values\b", "values", text)   # "replacement value values"
-    return re.sub(r"\ba (?=[aeiou][a-z]*_)", "an ", text)        # "an age_days column"
-
-
-def _snake(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
 
 
 def _join_plan(s: State, catalog: Catalog, rng: random.Random, folder: str) -> tuple[dict[str, Any], str, str] | None:
@@ -96,7 +57,7 @@ def _join_plan(s: State, catalog: Catalog, rng: random.Random, folder: str) -> t
     columns = rng.sample(candidates, min(len(candidates), rng.randint(1, 2)))
     path = f"{folder}/{rng.choice(other.files)}.csv"
     params = {"other_rows": other_rows, "other_key": other.key, "field": via, "columns": columns, "path": path,
-              "other_types": {f.name: f.type for f in other.fields}, "other_var": _snake(other.noun[0]) + "_by_key"}
+              "other_types": {f.name: f.type for f in other.fields}, "other_var": snake(other.noun[0]) + "_by_key"}
     return params, path, to_csv(other_rows, [f.name for f in other.fields])
 
 
@@ -117,13 +78,7 @@ def compose(catalog: Catalog, domain_name: str, scenario: tuple[str, str], perso
     rows = rows_for(domain, rng)
     columns = [f.name for f in domain.fields]
     style = Style.draw(rng)
-    var, it = _snake(stem), _snake(domain.noun[0])
-    if var == it:
-        var = f"all_{var}"
-    if var in RESERVED or var[:1].isdigit():   # a name the solution's own steps use
-        var = f"{var}_rows"
-    if it in RESERVED or it[:1].isdigit():
-        it = f"{it}_row"
+    var, it = row_names(stem, domain.noun[0])
     clean = State(domain, copy.deepcopy(rows), list(columns), {f.name: f.type for f in domain.fields}, var, it,
                   "", out_dir, fmt)
     budget = rng.choice((2, 3, 3, 4, 4, 5, 5, 6, 6))
@@ -200,11 +155,11 @@ def compose(catalog: Catalog, domain_name: str, scenario: tuple[str, str], perso
     chain = [n for n, _ in steps] + [n for n, _ in delivered]
     if not 2 <= len(chain) <= 6:
         raise ValueError(f"a chain of {len(chain)} operations")
-    who = _persona(library_root, persona)
+    who = persona_of(library_root, persona)
     moved = any(d.moves_input for _, d in delivered)
     protect = rendered.path.rstrip("/") if moved else folder
-    instruction = _instruction(catalog, rng, who, domain, rendered.phrase, protect, moved, steps, delivered, state)
-    code = _solution(state, rendered.code, steps, delivered)
+    instruction = instruction_text(catalog, rng, who, domain, rendered.phrase, protect, moved, steps, delivered, state)
+    code = reference_solution(state, rendered.code, steps, delivered)
     checks = [c for _, d in side + delivered for c in d.checks]
     if not moved:
         checks.append({"type": "unchanged", "name": f"{folder}/ untouched", "paths": [f"{folder}/**"], "gate": True,
@@ -296,112 +251,3 @@ def _deliver(state: State, steps: list, rng: random.Random) -> list[tuple[str, D
     if rng.random() < 0.3 and delivered[0][0] != "organise" and (p := MESSAGE.plan(state, rng)) is not None:
         delivered.append((MESSAGE.name, MESSAGE.deliver(state, copy.deepcopy(p)), p))
     return delivered
-
-
-_INTROS = ("{Reason}, so I need a hand with {input}.", "Could you work through {input} for me? {Reason}.",
-           "I've got our {noun} in {input} ({reason}).", "The {noun} are in {input}; {reason}.",
-           "{Reason}. Everything is in {input}.", "Quick job on {input}: {reason}.")
-_GREETINGS = ("Hi, it's {first}.", "Hey, {first} here.", "Hello! {first} again.", "{first} here, quick one.",
-              "Morning. It's {first}.", "Hi there, {first} speaking.", "", "", "")
-_CLOSINGS = ("Thanks!", "Thanks a lot.", "Cheers.", "Much appreciated.", "", "", "Thank you!")
-_PROTECT = ("Don't change anything in {folder}/.", "Leave the files in {folder}/ as they are.",
-            "Please don't edit {folder}/ itself.", "The originals in {folder}/ must stay untouched.",
-            "Treat {folder}/ as read-only.")
-_MOVED = ("Move the files themselves (no copies) and keep their contents exactly as they are; only {folder}/ "
-          "should change.", "Keep every file's contents as they are, just move them within {folder}/.")
-
-
-def _instruction(catalog: Catalog, rng: random.Random, who: dict[str, Any], domain: Domain, phrase: str,
-                 folder: str, moved: bool, steps: list, delivered: list, s: State) -> str:
-    noun, one = domain.noun[1], domain.noun[0]
-    parts = [_ask(catalog, op_name, rng, {"noun": noun, "one": one, **OPERATIONS[op_name].slots(s, p)})
-             for op_name, p in steps]
-    parts += [_ask(catalog, d_name, rng, {"noun": noun, "one": one, **d.slots}) for d_name, d in delivered]
-    # "before anything else" only where it is first; a step after others carries no "and"/"then" of its own
-    parts = [parts[0]] + [re.sub(r"^(?:and|then|also) ", "", p.replace(" before anything else", ""), flags=re.I)
-                          for p in parts[1:]]
-    reason = rng.choice(domain.reasons) if domain.reasons else "I need this sorted"
-    intro = rng.choice(_INTROS).format(Reason=_cap(reason), reason=reason, input=phrase, noun=noun)
-    greeting = rng.choice(_GREETINGS).format(first=who["first"])
-    notes = rng.choice(_MOVED if moved else _PROTECT).format(folder=folder)
-    closing = rng.choice(_CLOSINGS)
-    style = rng.choice(["list", "prose", "prose", "bullets"])
-    head = f"{greeting} {intro}".strip()
-    if style == "list":
-        body = "\n".join(f"{i}. {_cap(p)}." for i, p in enumerate(parts, 1))
-        text = f"{head}\n\n{body}\n\n{notes} {closing}"
-    elif style == "bullets":
-        body = "\n".join(f"- {_cap(p)}" for p in parts)
-        text = f"{head} {rng.choice(['What I need:', 'Steps:', 'Here is what I need:'])}\n\n{body}\n\n{notes} {closing}"
-    else:
-        sentences = [_cap(parts[0]) + "."] + [f"{rng.choice(CONNECT)} {p}." for p in parts[1:]]
-        text = f"{head} {' '.join(sentences)} {notes} {closing}"
-    return text.strip() + "\n"
-
-
-def _cap(text: str) -> str:
-    """Capitalised, unless it starts with a path or a name that must stay as written."""
-    first = text.split(" ", 1)[0] if text else ""
-    if not text or "/" in first or "." in first or "_" in first or not first[:1].isalpha():
-        return text
-    return text[:1].upper() + text[1:]
-
-
-def _step_name(op_name: str, p: dict[str, Any]) -> str:
-    if p.get("new"):
-        return f"add_{p['new']}"
-    if p.get("field"):
-        return f"{op_name}_{p['field']}"
-    return op_name
-
-
-def _as_functions(var: str, blocks: list[tuple[str, list[str], bool]]) -> list[str]:
-    """Each named block as a function of the rows (returning them when it changes them), and main()."""
-    out: list[str] = []
-    calls: list[str] = []
-    used: set[str] = set()
-    for i, (name, lines, returns) in enumerate(blocks):
-        if not name:
-            calls += lines
-            continue
-        while name in used:
-            name += "_again"
-        used.add(name)
-        if i == 0:
-            out += [f"def {name}():"] + ["    " + ln for ln in lines] + [f"    return {var}", "", ""]
-            calls.append(f"{var} = {name}()")
-        else:
-            out += [f"def {name}({var}):"] + ["    " + ln for ln in lines]
-            out += ([f"    return {var}"] if returns else []) + ["", ""]
-            calls.append(f"{var} = {name}({var})" if returns else f"{name}({var})")
-    return out + ["def main():"] + ["    " + c for c in calls] + ["", "", "if __name__ == '__main__':", "    main()"]
-
-
-_IMPORTS = (("csv.", "import csv"), ("glob.", "import glob"), ("json.", "import json"), ("os.", "import os"),
-            ("re.", "import re"), ("shutil.", "import shutil"))
-
-
-def _solution(s: State, reader: list[str], steps: list, delivered: list) -> list[str]:
-    """The reference solution: the reader, each operation's lines, each deliverable's lines; as one
-    script, or (style `functions`) a function per step called from main()."""
-    blocks: list[tuple[str, list[str], bool]] = [(f"load_{s.var}", list(reader), True)]
-    for op_name, p in steps:
-        lines = OPERATIONS[op_name].code(s, p)
-        if lines:
-            blocks.append((_step_name(op_name, p), lines, True))
-    if any(not d.moves_input for _, d in delivered):
-        blocks.append(("", [s.style.mkdir(s.out_dir)], False))
-    for d_name, d in delivered:
-        blocks.append((f"write_{_snake(d.path.rstrip('/').rsplit('/', 1)[-1].split('.')[0])}" if d_name != "organise"
-                       else f"organise_{s.var}", list(d.code), False))
-    body = _as_functions(s.var, blocks) if s.style.layout == "functions" else [ln for _, b, _ in blocks for ln in b]
-    text = "\n".join(body)
-    imports = [line for token, line in _IMPORTS if re.search(r"(?<![\w.])" + re.escape(token), text)]
-    names = [n for n in ("date", "datetime", "timedelta") if re.search(rf"(?<![\w.]){n}[.(]", text)]
-    if names:
-        imports.append(f"from datetime import {', '.join(names)}")
-    if re.search(r"(?<![\w.])defaultdict\(", text):
-        imports.append("from collections import defaultdict")
-    if re.search(r"(?<![\w.])Path\(", text):
-        imports.append("from pathlib import Path")
-    return imports + [""] + body
