@@ -15,7 +15,10 @@ import re
 import stat
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from .original_files import OriginalFiles
 
 MAX_BYTES = 20_000_000
 MAX_ENTRIES = 100_000
@@ -125,10 +128,18 @@ class CheckContext:
     trajectory: dict | None = None
     sandbox: dict | None = None
     mount: str | None = None            # where the task's workspace appears inside a sandbox
+    # The pristine files in memory (`original` is then where they are written if a check needs a folder).
+    original_files: "OriginalFiles | None" = None
     _walk_cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def root(self, *, original: bool = False) -> Path:
-        return Path(self.original if original else self.workspace).resolve()
+        return self.original_folder() if original else Path(self.workspace).resolve()
+
+    def original_folder(self) -> Path:
+        """The pristine workspace as a folder (pristine files held in memory are written on first use)."""
+        if self.original_files is not None and not Path(self.original).exists():
+            self.original_files.write_to(Path(self.original))
+        return Path(self.original).resolve()
 
     def path(self, rel: str, *, original: bool = False) -> Path:
         """Resolve `rel` inside the (original) workspace; CheckFailure if it would escape."""
@@ -146,12 +157,16 @@ class CheckContext:
     def lexists(self, rel: str, *, original: bool = False) -> bool:
         """True if `rel` exists (a dangling or escaping symlink counts as existing)."""
         check_rel(rel)
+        if original and self.original_files is not None:
+            return self.original_files.kind(rel) is not None
         head, tail = os.path.split(rel.strip().rstrip("/"))
         parent = self.path(head, original=original) if head else self.root(original=original)
         return os.path.lexists(parent / tail)
 
     def read_bytes(self, rel: str, *, original: bool = False, max_bytes: int = MAX_BYTES) -> bytes:
         """Read a regular file inside the folder, at most `max_bytes`; CheckFailure otherwise."""
+        if original and self.original_files is not None:
+            return self._read_original(rel, max_bytes)
         p = self.path(rel, original=original)
         try:
             st = p.stat()
@@ -175,6 +190,18 @@ class CheckContext:
             raise CheckFailure(f"file too large: {rel} (> {max_bytes} bytes)")
         return data
 
+    def _read_original(self, rel: str, max_bytes: int) -> bytes:
+        assert self.original_files is not None
+        check_rel(rel, "original workspace")
+        kind, data = self.original_files.kind(rel), self.original_files.data(rel)
+        if kind is None:
+            raise CheckFailure(f"file not found: {rel}")
+        if kind == "dir" or data is None:
+            raise CheckFailure(f"is a directory, not a file: {rel}")
+        if len(data) > max_bytes:
+            raise CheckFailure(f"file too large: {rel} ({len(data)} bytes > {max_bytes} limit)")
+        return data
+
     def read_text(self, rel: str, *, original: bool = False, max_bytes: int = MAX_BYTES) -> str:
         """Read a UTF-8 text file (BOM dropped, newlines normalised to `\\n`)."""
         data = self.read_bytes(rel, original=original, max_bytes=max_bytes)
@@ -193,6 +220,9 @@ class CheckContext:
         """
         key = bool(original)
         if key in self._walk_cache:
+            return self._walk_cache[key]
+        if original and self.original_files is not None:
+            self._walk_cache[key] = dict(self.original_files.kinds)
             return self._walk_cache[key]
         from ..files import safefs
 

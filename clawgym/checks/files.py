@@ -145,6 +145,8 @@ def _same_file(a: str, b: str) -> bool:
 
 def _compare(ctx: CheckContext, rel: str) -> str | None:
     """None if `rel` is identical in both folders, else how it changed."""
+    if ctx.original_files is not None:
+        return _compare_to_memory(ctx, rel, ctx.original_files.data(rel))
     a = os.path.join(ctx.root(original=True), rel)
     b = os.path.join(ctx.root(), rel)
     try:
@@ -161,6 +163,29 @@ def _compare(ctx: CheckContext, rel: str) -> str | None:
         return "type changed"
     try:
         return None if _same_file(a, b) else "modified"
+    except OSError as e:
+        return f"unreadable ({e.strerror or e})"
+
+
+def _compare_to_memory(ctx: CheckContext, rel: str, before: bytes | None) -> str | None:
+    """`_compare` against a pristine file held in memory (always a regular file)."""
+    b = os.path.join(ctx.root(), rel)
+    try:
+        sb = os.lstat(b)
+    except FileNotFoundError:
+        return "deleted"
+    if stat.S_ISLNK(sb.st_mode):
+        return "replaced by a symlink"
+    if not stat.S_ISREG(sb.st_mode):
+        return "no longer a regular file"
+    if before is None:
+        return "type changed"
+    if sb.st_size != len(before):
+        return "modified"
+    try:
+        fd = os.open(b, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as f:
+            return None if f.read(len(before) + 1) == before else "modified"
     except OSError as e:
         return f"unreadable ({e.strerror or e})"
 

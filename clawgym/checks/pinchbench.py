@@ -88,7 +88,7 @@ class PinchbenchGrade(Check):
         except ValueError:
             raise CheckFailure(f"clock {clock!r} is not an ISO 8601 time such as {DEFAULT_CLOCK}") from None
         with grading_folder(ctx) as g:
-            restored = restore_inputs(g.workspace, Path(ctx.original), [str(p) for p in as_list(self.get("restore"))])
+            restored = restore_inputs(g.workspace, ctx.original_folder(), [str(p) for p in as_list(self.get("restore"))])
             workspace = g.workspace_inside
             events = session_events(ctx.trajectory, prompts=[str(p) for p in as_list(self.get("prompt"))],
                                     clock=clock, cwd=workspace)

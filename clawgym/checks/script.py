@@ -129,8 +129,8 @@ class Python(Check):
         script, timeout = self._script(ctx), float(self.get("timeout"))
         task_root = Path(ctx.task_dir).resolve()
         with grading_folder(ctx) as g:
-            restored = restore_inputs(g.workspace, Path(ctx.original), [str(p) for p in as_list(self.get("restore"))])
-            safefs.copy_tree(ctx.original, g.private / "original")
+            restored = restore_inputs(g.workspace, ctx.original_folder(), [str(p) for p in as_list(self.get("restore"))])
+            safefs.copy_tree(ctx.original_folder(), g.private / "original")
             rel_folder = script.parent.relative_to(task_root).as_posix()
             if self.get("copy_to"):
                 inside = place_scripts(script, g.workspace, str(self.get("copy_to")))

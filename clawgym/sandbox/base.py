@@ -7,6 +7,7 @@ shared suite in :mod:`clawgym.sandbox.conformance`. Backends are plugins of kind
 
 from __future__ import annotations
 
+import functools
 import inspect
 import posixpath
 from abc import ABC, abstractmethod
@@ -141,6 +142,12 @@ class Sandbox(ABC):
                 pass
 
 
+@functools.lru_cache(maxsize=64)
+def _parameters(cls: type) -> Mapping[str, inspect.Parameter]:
+    """A backend class's constructor parameters (looked up once per class, not per sandbox)."""
+    return inspect.signature(cls).parameters
+
+
 def create_sandbox(spec: Mapping[str, Any] | None, workspace: Path, *, limits: SandboxLimits | None = None,
                    network: bool = False, mount: str = DEFAULT_MOUNT, private_dir: Path | None = None) -> Sandbox:
     """Build a sandbox from `spec` (``{"type": "local", ...options}``; None means local).
@@ -156,7 +163,7 @@ def create_sandbox(spec: Mapping[str, Any] | None, workspace: Path, *, limits: S
     if private_dir is not None:
         options["ro_binds"] = [*(options.get("ro_binds") or []), [str(private_dir), PRIVATE_MOUNT]]
     cls = registry.get("sandbox", kind)
-    params = inspect.signature(cls).parameters
+    params = _parameters(cls)
     if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
         known = [n for n in params if n not in {"workspace", "limits", "network", "mount"}]
         for key in options:

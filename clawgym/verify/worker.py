@@ -81,8 +81,9 @@ def warm_up() -> None:
 
 
 def handle(request: dict) -> dict:
-    """Run the request's checks. With `original_files` ({path: base64}) the pristine copy is
-    written here, in the verifier's own temp folder; with `diff: true` the answer also carries the
+    """Run the request's checks. With `original_files` ({path: base64}) the pristine files are held
+    in memory (and written to the verifier's own temp folder only for a check that needs them as a
+    folder); with `diff: true` the answer also carries the
     unified diff from the original files to the final workspace. A workspace past the grading
     limits (or with a `workspace_problem` the caller saw) fails one gate and runs no check."""
     import base64
@@ -94,7 +95,8 @@ def handle(request: dict) -> dict:
     from ..errors import InfraError, PrerequisiteError
     from .grade import run_checks
     from ..files.tempdirs import make_temp
-    from ..compile.workspace import diff, write_files
+    from ..checks.original_files import OriginalFiles
+    from ..compile.workspace import diff
 
     task_dir = request.get("task_dir")
     originals = request.get("original_files")
@@ -102,10 +104,11 @@ def handle(request: dict) -> dict:
     deadline = time.monotonic() + float(request["budget_s"]) if request.get("budget_s") else None
     scratch = None
     try:
-        if originals is not None:
+        in_memory = None
+        if originals is not None:  # held in memory; written to `original` only if a check needs the folder
             files = {rel: base64.b64decode(data) for rel, data in originals.items()}
+            in_memory = OriginalFiles(files, request.get("executables") or ())
             scratch = make_temp("verify")
-            write_files(files, set(request.get("executables") or ()), scratch / "original")
             original = scratch / "original"
         else:
             files, original = None, Path(request["original"])
@@ -121,7 +124,7 @@ def handle(request: dict) -> dict:
             ctx = CheckContext(workspace=workspace, original=original,
                                task_dir=Path(task_dir) if task_dir else None, params=request.get("params") or {},
                                trajectory=request.get("trajectory"), sandbox=request.get("sandbox"),
-                               mount=request.get("mount"))
+                               mount=request.get("mount"), original_files=in_memory)
             try:
                 results = run_checks(list(request["checks"]), ctx, deadline=deadline,
                                      check_timeout=float(request.get("check_timeout") or 60))

@@ -188,3 +188,45 @@ def test_cpu_turns_are_left_by_a_cancelled_trial():
             turn.__exit__(None, None, None)
     with control.cpu_turn():
         pass
+
+
+def test_pristine_files_in_memory_grade_like_a_pristine_folder(tmp_path):
+    """The verifier keeps a task's pristine files in memory; every reading check and a grading script
+    (which needs them as a folder) must see the same original as from a written copy."""
+    from clawgym.compile.workspace import write_files
+    from clawgym.verify import verify
+
+    original = {"input/a.csv": b"id,n\n1,2\n", "input/b.txt": b"keep\n", "notes/x.md": b"# X\n", "run.sh": b"echo\n"}
+    folder = tmp_path / "original"
+    write_files(original, {"run.sh"}, folder)
+    task = tmp_path / "task"
+    task.mkdir()
+    (task / "grade.py").write_text(
+        "import json, os, pathlib\n"
+        "o = pathlib.Path(os.environ['CLAWGYM_ORIGINAL'])\n"
+        "ok = (o / 'input/a.csv').read_bytes() == b'id,n\\n1,2\\n' and os.access(o / 'run.sh', os.X_OK)\n"
+        "print(json.dumps({'score': 1 if ok else 0}))\n")
+    checks = [{"type": "unchanged", "paths": ["input/**"], "partial": True},
+              {"type": "unchanged", "paths": ["notes"]},
+              {"type": "unchanged", "paths": ["nothing/**"]},
+              {"type": "file_exists", "path": "input/b.txt"},
+              {"type": "python", "script": "grade.py"}]
+    changes = [lambda ws: None,
+               lambda ws: (ws / "input" / "a.csv").write_text("id,n\n1,3\n"),
+               lambda ws: (ws / "input" / "b.txt").unlink(),
+               lambda ws: ((ws / "input" / "b.txt").unlink(), (ws / "input" / "b.txt").symlink_to("a.csv")),
+               lambda ws: ((ws / "input" / "b.txt").unlink(), (ws / "input" / "b.txt").mkdir()),
+               lambda ws: (ws / "input" / "new.csv").write_text("x"),
+               lambda ws: (ws / "input" / "a.csv").write_text("id,n\n1,2\n\n"),
+               lambda ws: ((ws / "notes" / "x.md").unlink(), (ws / "notes" / "x.md").symlink_to("/etc/passwd"))]
+    for i, change in enumerate(changes):
+        ws = tmp_path / f"ws{i}"
+        write_files(original, {"run.sh"}, ws)
+        change(ws)
+        from_folder = verify(checks, workspace=ws, original=folder, task_dir=task, params={}, diff=True)
+        from_memory = verify(checks, workspace=ws, original_files=original, executables=["run.sh"], task_dir=task,
+                             params={}, diff=True)
+        assert [(r.name, r.score, r.reason) for r in from_memory.results] == \
+            [(r.name, r.score, r.reason) for r in from_folder.results], f"change {i}"
+        assert from_memory.workspace_diff == from_folder.workspace_diff
+    assert from_memory.results[-1].score == 1  # the grading script saw the written pristine folder
