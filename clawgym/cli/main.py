@@ -1,4 +1,6 @@
-"""The `clawgym` command line. User mistakes print `file:line: key: problem (fix)` and exit 2."""
+"""The `clawgym` command line: the root group and the small commands (validate, render, run,
+report, serve, docs); the command groups live in their own modules and are added here.
+User mistakes print `file:line: key: problem (fix)` and exit 2."""
 
 from __future__ import annotations
 
@@ -7,7 +9,13 @@ from pathlib import Path
 
 import click
 
+from .agents import agents
+from .bench import bench, diff_command
+from .compare import compare_command
+from .import_export import export, import_
 from .support import CONSOLE, friendly
+from .synth_group import synth
+from .train import train
 from ..errors import ClawgymError
 
 console = CONSOLE
@@ -192,245 +200,6 @@ def serve(model: str, host: str, port: int, device: str, dtype: str, max_tokens:
     run_server(model, host=host, port=port, **{k: v for k, v in options.items() if v is not None})
 
 
-class _DefaultToRun(click.Group):
-    """A group whose first argument, when it is not a subcommand, goes to its default subcommand."""
-
-    default_command = "run"
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
-            args = [self.default_command, *args]
-        return super().parse_args(ctx, args)
-
-
-class _DefaultToTrajectories(_DefaultToRun):
-    default_command = "trajectories"
-
-
-@main.group("import")
-def import_() -> None:
-    """Import tasks (published ClawGym folders or source rows, Harbor folders) or trajectory files."""
-
-
-@import_.command("clawgym")
-@click.argument("source", type=click.Path(exists=True, file_okay=False))
-@click.option("--out", required=True, type=click.Path(file_okay=False),
-              help="Folder for the imported task specs, e.g. specs/imported/NAME.")
-@click.option("-j", "--jobs", type=click.IntRange(min=1),
-              help="Worker processes (default: twice the cores; the cores with --no-smoke).")
-@click.option("--no-smoke", is_flag=True,
-              help="Do not run each grader once on the untouched workspace (faster; crashing graders go unnoticed).")
-@click.option("--quiet", is_flag=True, help="Only print the summary.")
-@_friendly
-def import_clawgym(source: str, out: str, jobs: int | None, no_smoke: bool, quiet: bool) -> None:
-    """Import task folders in the published ClawGym format (data_entry.json, input_files/, reward/)."""
-    from ..interop.clawgym_import import import_command
-
-    import_command(Path(source), Path(out), jobs=jobs, quiet=quiet, console=console, smoke=not no_smoke)
-
-
-@import_.command("clawgym-hf")
-@click.argument("source", type=click.Path(exists=True, dir_okay=False))
-@click.option("--out", required=True, type=click.Path(file_okay=False), help="Folder for the imported task specs.")
-@click.option("-j", "--jobs", type=click.IntRange(min=1),
-              help="Worker processes (default: twice the cores; the cores with --no-smoke).")
-@click.option("--no-smoke", is_flag=True, help="Do not run each grader once on the untouched workspace.")
-@click.option("--quiet", is_flag=True, help="Only print the summary.")
-@_friendly
-def import_clawgym_hf(source: str, out: str, jobs: int | None, no_smoke: bool, quiet: bool) -> None:
-    """Import the ClawGym source rows of the Hugging Face hub (JSONL: prompt, hook_code, input_files, rule,
-    origin_template)."""
-    from ..interop.clawgym_hf import import_hf
-
-    import_hf(Path(source), Path(out), jobs=jobs, smoke=not no_smoke, quiet=quiet, console=console)
-
-
-@import_.command("harbor")
-@click.argument("source", type=click.Path(exists=True, file_okay=False))
-@click.option("--out", required=True, type=click.Path(file_okay=False), help="Folder for the imported task specs.")
-@click.option("--quiet", is_flag=True, help="Only print the summary.")
-@_friendly
-def import_harbor(source: str, out: str, quiet: bool) -> None:
-    """Import Harbor task folders (instruction.md, task.toml, environment/, tests/, solution/)."""
-    from ..interop.harbor_import import import_command
-
-    import_command(Path(source), Path(out), quiet=quiet, console=console)
-
-
-@import_.command("trajectories")
-@click.argument("sources", nargs=-1, required=True, type=click.Path(exists=True))
-@click.option("--out", required=True, type=click.Path(dir_okay=False), help="Write clawgym trajectories (JSONL) here.")
-@click.option("--format", "fmt", default="auto", show_default=True,
-              type=click.Choice(["auto", "clawgym", "openai", "sharegpt", "hf"]),
-              help="Format of the sources (auto: detect per file or folder).")
-@_friendly
-def import_trajectories(sources: tuple[str, ...], out: str, fmt: str) -> None:
-    """Import trajectories from OpenAI-messages or ShareGPT JSONL, or a saved Hugging Face dataset."""
-    from ..interop.trajectory_formats import import_command
-
-    import_command([Path(s) for s in sources], Path(out), fmt=fmt, console=console)
-
-
-@main.group(cls=_DefaultToTrajectories)
-def export() -> None:
-    """Export trajectories of runs ('clawgym export RUN_DIR ...'), or tasks as ClawGym or Harbor folders."""
-
-
-@export.command("trajectories")
-@click.argument("run_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
-@click.option("--out", "out_jsonl", type=click.Path(dir_okay=False), help="Write trajectories as JSONL here.")
-@click.option("--format", "fmt", default="clawgym", show_default=True,
-              type=click.Choice(["clawgym", "openai", "sharegpt"]),
-              help="JSONL flavour: clawgym trajectories, OpenAI messages + tools, or ShareGPT conversations.")
-@click.option("--hf", "hf_dir", type=click.Path(file_okay=False),
-              help="Also save a Hugging Face dataset (messages + tools columns) to this folder.")
-@click.option("--min-reward", type=float, help="Keep trajectories with at least this reward.")
-@click.option("--status", "statuses", multiple=True, type=click.Choice(["passed", "failed", "error"]),
-              help="Keep only these statuses (repeatable).")
-@click.option("--category", "categories", multiple=True, help="Keep only these categories (repeatable).")
-@_friendly
-def export_trajectories(run_dirs: tuple[str, ...], out_jsonl: str | None, fmt: str, hf_dir: str | None,
-                        min_reward: float | None, statuses: tuple[str, ...], categories: tuple[str, ...]) -> None:
-    """Export the trajectories of run folders (with verdicts and diffs) to JSONL and/or a dataset."""
-    from ..interop.trajectory_formats import export_command
-
-    export_command([Path(d) for d in run_dirs], out_jsonl=Path(out_jsonl) if out_jsonl else None, fmt=fmt,
-                   hf_dir=Path(hf_dir) if hf_dir else None, min_reward=min_reward, statuses=statuses,
-                   categories=categories, console=console)
-
-
-@export.command("clawgym")
-@click.argument("specs", nargs=-1, required=True, type=click.Path(exists=True))
-@click.option("--out", required=True, type=click.Path(file_okay=False), help="Dataset folder to write.")
-@click.option("--seed", default=0, show_default=True, help="Seed to compile parameterised specs with.")
-@_friendly
-def export_clawgym(specs: tuple[str, ...], out: str, seed: int) -> None:
-    """Export task specs (files or folders) as published-format ClawGym task folders."""
-    from ..interop.clawgym_export import export_command
-
-    export_command([Path(s) for s in specs], Path(out), seed=seed, console=console)
-
-
-@export.command("harbor")
-@click.argument("specs", nargs=-1, required=True, type=click.Path(exists=True))
-@click.option("--out", required=True, type=click.Path(file_okay=False), help="Folder for the Harbor task folders.")
-@click.option("--seed", default=0, show_default=True, help="Seed to compile parameterised specs with.")
-@_friendly
-def export_harbor(specs: tuple[str, ...], out: str, seed: int) -> None:
-    """Export task specs as Harbor task folders (instruction.md, task.toml, environment/, tests/, solution/)."""
-    from ..interop.harbor_export import export_command
-
-    export_command([Path(s) for s in specs], Path(out), seed=seed, console=console)
-
-
-@main.group(cls=_DefaultToRun)
-def synth() -> None:
-    """Synthesize verified tasks: 'clawgym synth SPEC' runs a synth spec; see also 'synth stats'."""
-
-
-@synth.command("run")
-@click.argument("spec", type=click.Path(exists=True, dir_okay=False))
-@click.option("--count", type=click.IntRange(min=1), help="Tasks to produce (default: the spec's count).")
-@click.option("--out", type=click.Path(file_okay=False), help="Dataset folder (default: the spec's out).")
-@click.option("--seed", type=int, help="Sampling seed (default: the spec's).")
-@click.option("--family", help="Only this task family (to check a family while writing it).")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes (default: cores + 1).")
-@click.option("--resume", is_flag=True, help="Continue the dataset folder of an interrupted run.")
-@click.option("--split/--no-split", default=None, help="Split train/validation/test by family (default: the spec's).")
-@click.option("--quiet", is_flag=True, help="No progress bar.")
-@_friendly
-def synth_run(spec: str, count: int | None, out: str | None, seed: int | None, family: str | None,
-              jobs: int | None, resume: bool, split: bool | None, quiet: bool) -> None:
-    """Synthesize tasks from a synth spec (kind: Synth) into a dataset folder of task specs."""
-    from .synth import synth_command
-
-    synth_command(spec, count=count, out=out, seed=seed, family=family, jobs=jobs, resume=resume, split=split,
-                  quiet=quiet, console=console)
-
-
-@synth.command("stats")
-@click.argument("dataset", type=click.Path(exists=True, file_okay=False))
-@click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
-@click.option("--diversity", is_flag=True,
-              help="How distinct the tasks are: MinHash clusters and nearest neighbours of instructions, "
-                   "reference solutions and operation chains (DATASET may also be any folder of task specs).")
-@click.option("--against", type=click.Path(exists=True, file_okay=False),
-              help="With --diversity: each task's closest match in this other set (a dataset or spec folder).")
-@click.option("--sample", type=int, default=200, show_default=True,
-              help="With --diversity: tasks drawn from DATASET (0: all).")
-@click.option("--seed", type=int, default=0, show_default=True, help="With --diversity: seed of the sample.")
-@click.option("--targets", "targets_spec", type=click.Path(exists=True, dir_okay=False),
-              help="With --diversity: the synth spec whose `diversity:` targets to report (default: the one "
-                   "DATASET was made with; a spec folder such as specs/bench-v2 names none).")
-@_friendly
-def synth_stats(dataset: str, as_json: bool, diversity: bool, against: str | None, sample: int, seed: int,
-                targets_spec: str | None) -> None:
-    """Counts of a synthesized dataset by category, subcategory, persona, skill, operation, files,
-    checks and expected steps, against the spec's balance targets; with --diversity, how distinct
-    its tasks are (see docs/synth.md)."""
-    if diversity:
-        from ..synth.diversity import diversity_command
-
-        diversity_command(Path(dataset), Path(against) if against else None, sample or None, seed, as_json, console,
-                          Path(targets_spec) if targets_spec else None)
-        return
-    from ..synth.stats import dataset_stats, print_stats
-
-    stats = dataset_stats(Path(dataset))
-    if as_json:
-        click.echo(json.dumps(stats, indent=2))
-    else:
-        print_stats(stats, console)
-
-
-@main.group()
-def train() -> None:
-    """Train on trajectories: expert demonstrations from reference solutions, SFT, then GRPO."""
-
-
-@train.command("sft")
-@click.argument("spec", type=click.Path(exists=True, dir_okay=False))
-@click.option("--out", type=click.Path(file_okay=False), help="Output folder (default: the spec's out).")
-@click.option("--no-resume", is_flag=True, help="Start over even if the output folder has checkpoints.")
-@click.option("--quiet", is_flag=True, help="No progress bar.")
-@_friendly
-def train_sft_cmd(spec: str, out: str | None, no_resume: bool, quiet: bool) -> None:
-    """Supervised fine-tuning from a Train spec (kind: Train); resumes from the last checkpoint."""
-    from ..train.sft import train_sft
-    from ..train.spec import load_train_spec
-
-    folder = train_sft(load_train_spec(spec, out=out), resume=not no_resume, console=console, progress=not quiet)
-    console.print(f"model saved to {folder}; metrics in {folder.parent / 'metrics.jsonl'}", highlight=False)
-
-
-@train.command("rl")
-@click.argument("spec", type=click.Path(exists=True, dir_okay=False))
-@click.option("--out", type=click.Path(file_okay=False), help="Output folder (default: the spec's out).")
-@click.option("--no-resume", is_flag=True, help="Start over even if the output folder has checkpoints.")
-@click.option("--quiet", is_flag=True, help="No progress bar; one line per step.")
-@_friendly
-def train_rl_cmd(spec: str, out: str | None, no_resume: bool, quiet: bool) -> None:
-    """GRPO from an RL spec (kind: RL): rollouts in per-task sandboxes; resumes from the last checkpoint."""
-    from ..train.grpo import train_rl
-    from ..train.rl_spec import load_rl_spec
-
-    folder = train_rl(load_rl_spec(spec, out=out), resume=not no_resume, console=console, progress=not quiet)
-    console.print(f"model saved to {folder}; metrics in {folder.parent / 'metrics.jsonl'}", highlight=False)
-
-
-@train.command("expert")
-@click.argument("specs", nargs=-1, required=True, type=click.Path(exists=True))
-@click.option("--seeds", default="0", show_default=True, help="Seeds of each task, e.g. '0-9'.")
-@click.option("--out", required=True, type=click.Path(dir_okay=False), help="Trajectory JSONL to write.")
-@click.option("-j", "--jobs", default=4, show_default=True, help="Trials at once.")
-@_friendly
-def train_expert_cmd(specs: tuple[str, ...], seeds: str, out: str, jobs: int) -> None:
-    """Expert trajectories: each task's reference solution as claw tool calls, kept when the replay scores 1.0."""
-    from ..train.expert import expert_command
-
-    expert_command([Path(s) for s in specs], seeds=seeds, out=Path(out), jobs=jobs, console=console)
-
-
 @main.command()
 @click.option("--out", type=click.Path(dir_okay=False), help="Write the reference to this file instead of stdout.")
 @_friendly
@@ -446,19 +215,16 @@ def docs(out: str | None) -> None:
         click.echo(text, nl=False)
 
 
-# the benchmark's commands live in their own package
-from .bench import bench, diff_command
-
+# the command groups and the larger commands live in their own modules
+main.add_command(import_)
+main.add_command(export)
+main.add_command(synth)
+main.add_command(train)
 main.add_command(bench)
 main.add_command(diff_command)
-from .agents import agents  # noqa: E402
 main.add_command(agents)
-from .pinchbench import export_pinchbench, import_pinchbench  # noqa: E402
-import_.add_command(import_pinchbench)
-export.add_command(export_pinchbench)
+main.add_command(compare_command)
 
 
 if __name__ == "__main__":  # pragma: no cover
     main()
-from .compare import compare_command  # noqa: E402
-main.add_command(compare_command)

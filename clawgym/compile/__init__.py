@@ -1,5 +1,6 @@
-"""Compile: a task spec and a seed become a frozen `Task` (`compiler.py`), many at once in
-parallel (`batch.py`); `workspace.py` materialises a Task's files and diffs a final workspace.
+"""Compile: a task spec and a seed become a frozen `Task` (`compiler.py`: loading and validating
+the spec in `task_spec.py`, compiling one instance in `instance.py`), many at once in parallel
+(`batch.py`); `workspace.py` materialises a Task's files and diffs a final workspace.
 """
 
 from ..moved import forwarder

@@ -35,51 +35,18 @@ from ...registry import register
 from ...sandbox import Sandbox
 from ...sandbox.base import PRIVATE_MOUNT
 from ...spec.task import Task
-from ..base import COMMON_AGENT_PROPS, Agent
-from ..proxy import FORWARDER_NAME, SOCKET_NAME, RecordingProxy
+from ..base import Agent
+from ..proxy import RecordingProxy
 from . import config as config_mod
 from .gateway import DRIVER, DRIVER_NAME, answer_text, frames
 from .install import DEFAULT_VERSION, check_version, find
+from .launch import ADDRESS_SPACE_MB, CONFIG_NAME, ENV, GATEWAY_PLAN, GATEWAY_PORT, OPT, PORT, STATE, shell_line
+from .options import SCHEMA
 from .recorder import OpenClawRecorder, text_of
 from .transcript import SESSION_FILE, parse_result, read_session, tool_steps
 
-PORT = 18080
-GATEWAY_PORT = 18789
-GATEWAY_PLAN = "gateway-plan.json"
-OPT = "/opt/openclaw"
-STATE = "/var/lib/openclaw"
-CONFIG_NAME = "openclaw.json"
 TAIL = 4000
 MAX_LOG = 64 << 10
-ADDRESS_SPACE_MB = 32768  # Node reserves far more address space than it uses (2026.9.6 needs > 8 GB)
-QUIET = {"OPENCLAW_NO_AUTO_UPDATE": "1", "OPENCLAW_DISABLE_BONJOUR": "1", "OPENCLAW_SKIP_CHANNELS": "1",
-         "OPENCLAW_NO_RESPAWN": "1", "NODE_OPTIONS": "--disable-wasm-trap-handler",
-         "NODE_COMPILE_CACHE": f"{OPT}/compile-cache", "PATH": f"{OPT}/node/bin:/usr/local/bin:/usr/bin:/bin"}
-
-SCHEMA: dict[str, Any] = {"type": "object", "additionalProperties": False, "required": ["policy"], "properties": {
-    **COMMON_AGENT_PROPS,
-    "version": {"type": "string", "default": DEFAULT_VERSION,
-                "description": "OpenClaw version (installed with `clawgym agents install openclaw@VERSION`)."},
-    "mode": {"enum": ["auto", "local", "exec", "gateway"], "default": "auto",
-             "description": "How it is driven: `local` (agent --local, one session turn by turn; 2026.4.x), "
-                            "`exec` (agent exec; 2026.9.x), `gateway` (the gateway's chat endpoint, the way "
-                            "the published ClawGym pipeline drove 2026.4.1); auto picks local or exec by version."},
-    "policy": {"type": "object", "required": ["type"],
-               "description": "The model the recording proxy forwards to (hf, openai, scripted...)."},
-    "model_name": {"type": "string", "default": "clawgym-model", "description": "Model id OpenClaw is told."},
-    "context_window": {"type": "integer", "minimum": 1024, "default": 32768,
-                       "description": "Context window OpenClaw is told the model has."},
-    "max_tokens": {"type": "integer", "minimum": 1, "default": 1024,
-                   "description": "Most tokens per model call (OpenClaw's maxTokens)."},
-    "max_turns": {"type": "integer", "minimum": 1, "default": 50,
-                  "description": "Most model calls per trial (the task's limits.turns wins when smaller)."},
-    "max_tokens_total": {"type": ["integer", "null"], "minimum": 1, "default": None,
-                         "description": "Budget of prompt + completion tokens over the trial."},
-    "follow_up": {"type": "array", "items": {"type": "string"}, "default": [],
-                  "description": "More user messages, sent one turn each after the instruction (local mode)."},
-    "deny_tools": {"type": "array", "items": {"type": "string"}, "default": list(config_mod.DENY),
-                   "description": "OpenClaw tools denied (no network here: web search, vector memory search)."},
-}}
 
 
 @register("agent", "openclaw")
@@ -197,7 +164,7 @@ class OpenClawAgent(Agent):
         """Run OpenClaw for one user message; (outcome, reason) when the trial ends here, and its result."""
         command = self._command(message, session, seconds).replace(shlex.quote("{MOUNT}"), shlex.quote(sandbox.mount))
         started = time.monotonic()
-        res = sandbox.exec(_script(command), timeout=seconds, env=ENV)
+        res = sandbox.exec(shell_line(command), timeout=seconds, env=ENV)
         result = parse_result(res.output)
         traj.add("openclaw", message=message[:2000], exit_code=res.exit_code, timed_out=res.timed_out,
                  duration_s=round(time.monotonic() - started, 3), result=_summary(result), output=res.output[-TAIL:])
@@ -235,7 +202,7 @@ class OpenClawAgent(Agent):
             (sandbox.private_dir / name).write_text(text, encoding="utf-8")
             os.chmod(sandbox.private_dir / name, 0o644)
         started = time.monotonic()
-        res = sandbox.exec(_script(f"python3 {PRIVATE_MOUNT}/{DRIVER_NAME} {PRIVATE_MOUNT}/{GATEWAY_PLAN}"),
+        res = sandbox.exec(shell_line(f"python3 {PRIVATE_MOUNT}/{DRIVER_NAME} {PRIVATE_MOUNT}/{GATEWAY_PLAN}"),
                            timeout=left, env=ENV)
         found = frames(res.output)
         ready = found[0] if found and "ready" in found[0] else {"ready": False}
@@ -307,19 +274,6 @@ class OpenClawAgent(Agent):
         if self._state is not None:
             safefs.remove_tree(self._state)
         self.policy.close()
-
-
-ENV = {**QUIET, "HOME": f"{STATE}/home", "OPENCLAW_STATE_DIR": f"{STATE}/state",
-       "OPENCLAW_CONFIG_PATH": f"{PRIVATE_MOUNT}/{CONFIG_NAME}"}
-
-
-def _script(command: str) -> str:
-    """The shell line of one OpenClaw run in the sandbox: the model relay, the state folders, the
-    command, and its logs kept (OpenClaw writes them to /tmp)."""
-    return (f"python3 {PRIVATE_MOUNT}/{FORWARDER_NAME} {PRIVATE_MOUNT}/{SOCKET_NAME} {PORT} /tmp/.proxy-ready & "
-            "for i in $(seq 300); do [ -e /tmp/.proxy-ready ] && break; sleep 0.01; done; "
-            f"mkdir -p {STATE}/state {STATE}/logs {STATE}/home; {command}; rc=$?; "
-            f"cp /tmp/openclaw/*.log {STATE}/logs/ 2>/dev/null; exit $rc")
 
 
 def _summary(result: dict[str, Any] | None) -> dict[str, Any] | None:
