@@ -4,8 +4,10 @@
 task scenarios it serves, the personas who keep such records, their reasons, the row count and the
 typed fields (with the relation fields naming another domain's key). `operations.yaml` (kind
 ComposeOperations) declares each operation's grounding skill operation, its kind and the ways a
-person asks for it; cleaning.py, ops.py, deliver.py and summaries.py implement them under the same names. Problems are reported with the
-file, line and key path.
+person asks for it; cleaning.py, filtering.py, enriching.py, selecting.py, the deliverables
+(row_files.py, folders.py, reconcile.py, message.py) and summaries.py implement them under the same
+names (registered in ops.py and deliver.py). Problems are reported with the file, line and key
+path.
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
 """The compose catalog's data model: field types, domains, derived fields, operations, the catalog.
 
-Loaded and checked by `catalog.py`; the operations (cleaning.py, ops.py, deliver.py, ...) and the
-input formats build on these types only, so nothing here imports them back.
+Loaded and checked by `catalog.py`; the operations (cleaning.py, filtering.py, enriching.py,
+selecting.py, row_files.py, folders.py, reconcile.py, message.py, registered in ops.py and
+deliver.py, ...) and the input formats build on these types only, so nothing here imports them
+back.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ CSV, JSON and grouping, drawn per task.
 
 Two people solving the same task write different code (open() or pathlib, csv.DictWriter or
 csv.writer, setdefault or defaultdict). Every idiom here is a complete, correct way of doing the
-step; the fragments in formats.py, ops.py and deliver.py ask this module for the lines, so the
+step; the fragments in formats.py, the operations and the deliverables ask this module for the lines, so the
 choice is made once per task and applied throughout.
 """
 
