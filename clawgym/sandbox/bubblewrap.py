@@ -32,14 +32,13 @@ agent never runs a command costs almost nothing.
 bwrap is started through util-linux ``setpriv``/``prlimit`` (uid, limits), so spawning never forks
 this Python process; only when root's sandbox uid cannot walk down to the workspace is a
 ``preexec_fn`` used, to bind the workspace onto /mnt (or similar) in a private mount namespace.
+The command line is built in `bwrap_command.py`.
 """
 
 from __future__ import annotations
 
-import ctypes
 import logging
 import os
-import resource
 import secrets
 import shutil
 import socket
@@ -52,23 +51,19 @@ from typing import Callable, Mapping, Sequence
 
 from ..errors import ClawgymError, InfraError, PrerequisiteError
 from ..registry import register
-from .host import claim_uid, later, memory_cgroup, release_cgroup, searchable, walk_entries
-from .base import DEFAULT_MOUNT, ExecResult, Sandbox, SandboxLimits, check_mount, home_for
-from .network import RESOLV_CONF, TUN_HINT, NetworkStartError, UserNet
+from .host import claim_uid, later, memory_cgroup, release_cgroup, walk_entries
+from .base import DEFAULT_MOUNT, ExecResult, Sandbox, SandboxLimits, check_mount
+from .network import TUN_HINT, NetworkStartError, UserNet
 from . import session
 from .fresh import KILL_GRACE, FreshExecs
 from .kept import KeptNamespaces, finish_teardown
+from .bwrap_command import BwrapCommand, bind_pair
 
 UID_BASE, UID_COUNT = 1_900_000_000, 65_536  # host uids reserved for sandboxes run by root
 FRESH_FIRST = 1  # a kept sandbox runs its first exec in a fresh bwrap: one-command sandboxes pay no server
 INSTALL_HINT = "install it: apt-get install bubblewrap (Debian/Ubuntu) or dnf install bubblewrap"
 USERNS_HINT = ("allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, "
                "user.max_user_namespaces > 0, kernel.apparmor_restrict_unprivileged_userns=0)")
-SYSTEM_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
-ETC_ENTRIES = ("ld.so.cache", "alternatives", "nsswitch.conf", "protocols", "services", "mime.types",
-               "os-release", "ssl/certs", "ssl/openssl.cnf", "pki/tls/certs", "pki/tls/openssl.cnf",
-               "pki/ca-trust/extracted", "crypto-policies/back-ends")
-BRIDGES = ("/mnt", "/media", "/srv", "/opt", "/home")  # mount points for the root-only workspace bridge
 log = logging.getLogger(__name__)
 _probe_lock = threading.Lock()
 _probed: set[tuple[str, bool, bool]] = set()
@@ -76,7 +71,7 @@ _features: dict[str, frozenset[str]] = {}
 
 
 @register("sandbox", "local")
-class LocalSandbox(KeptNamespaces, FreshExecs, Sandbox):
+class LocalSandbox(KeptNamespaces, FreshExecs, BwrapCommand, Sandbox):
     """Bubblewrap sandbox: each command runs in fresh Linux namespaces where only the workspace is
     writable, system folders are read-only, nothing else of the host is visible and there is no
     network unless the task allows it (then a private one with outbound access only); time, memory,
@@ -111,11 +106,11 @@ class LocalSandbox(KeptNamespaces, FreshExecs, Sandbox):
         self._cgroup: Path | None = None
         self._bridges: dict[str, str] = {}  # host folder the sandbox uid cannot reach -> where it is bridged
         self._net: UserNet | None = None
-        self._ro_binds = [_bind_pair(b) for b in ro_binds]
+        self._ro_binds = [bind_pair(b) for b in ro_binds]
         if address_space_mb is not None and not int(address_space_mb) > 0:
             raise ClawgymError(f"sandbox option address_space_mb must be positive, got {address_space_mb!r}")
         self._address_space_mb = int(address_space_mb or self.limits.memory_mb)
-        self._rw_binds = [_bind_pair(b, "writable bind") for b in rw_binds]
+        self._rw_binds = [bind_pair(b, "writable bind") for b in rw_binds]
         self._defaults: dict[Path, tuple[int, int]] = {}  # owner of each handed-over root
         found = bwrap or shutil.which("bwrap")
         if not found or not os.access(found, os.X_OK):
@@ -176,23 +171,6 @@ class LocalSandbox(KeptNamespaces, FreshExecs, Sandbox):
                 self._release_host()
                 raise
 
-    def _plan_bridges(self) -> None:
-        """bwrap resolves host paths as the sandbox's uid: folders it cannot walk down to (below a
-        private temp folder, say) are bind-mounted onto a free top-level mount point first, in a
-        private mount namespace of the spawning child (see `_preexec`)."""
-        points = [b for b in BRIDGES if os.path.isdir(b) and not os.path.islink(b)]
-        wanted = [str(self.workspace)] if not searchable(self.workspace, self._uid) else []
-        wanted += [host for host, _ in [*self._ro_binds, *self._rw_binds]
-                   if host not in wanted and not searchable(Path(host) / "x", self._uid)]
-        if not wanted:
-            return
-        if len(wanted) > len(points):
-            raise PrerequisiteError(f"the sandbox uid cannot reach {wanted[len(points)]}",
-                                    hint="put the workspace and binds below world-searchable folders (mode o+x)")
-        self._bridges = dict(zip(wanted, points))
-        self._libc = ctypes.CDLL(None, use_errno=True)
-        self._libc.mount.argtypes = [ctypes.c_char_p] * 3 + [ctypes.c_ulong, ctypes.c_void_p]
-
     def _writable_roots(self) -> list[Path]:
         return [self.workspace, *(Path(host) for host, _ in self._rw_binds)]
 
@@ -224,65 +202,6 @@ class LocalSandbox(KeptNamespaces, FreshExecs, Sandbox):
                     except OSError as exc:
                         log.warning("cannot restore the owner of %s: %s", name, exc)
 
-    def _build_args(self, feats: frozenset[str]) -> None:
-        home, mib = home_for(self.mount), 1 << 20
-        size = ["--size", str(self.limits.memory_mb * mib)] if "--size" in feats else []
-        perms = (lambda mode: ["--perms", mode]) if "--perms" in feats else (lambda mode: [])
-        head = [self._bwrap, "--unshare-all", "--unshare-user", "--uid", "0", "--gid", "0", "--die-with-parent",
-                "--new-session", "--as-pid-1", "--hostname", "sandbox"]
-        head += ["--disable-userns"] if "--disable-userns" in feats else []
-        for name in SYSTEM_DIRS:
-            host = "/" + name
-            if os.path.islink(host):
-                head += ["--symlink", os.readlink(host), host]
-            elif os.path.isdir(host):
-                head += ["--ro-bind", host, host]
-        etc = [*ETC_ENTRIES, *sorted(p.name for p in Path("/etc").glob("python3*"))]
-        for name in etc:
-            if os.path.exists("/etc/" + name):
-                head += ["--ro-bind", "/etc/" + name, "/etc/" + name]
-        self._data = [("/etc/passwd", f"root:x:0:0:root:{home}:{self._shell}\n"
-                                      "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"),
-                      ("/etc/group", "root:x:0:\nnogroup:x:65534:\n"), ("/etc/hostname", "sandbox\n"),
-                      ("/etc/hosts", "127.0.0.1\tlocalhost sandbox\n::1\tlocalhost ip6-localhost\n")]
-        if self.network:  # the user-mode network's DNS forwarder, not the host's resolvers
-            self._data.append(("/etc/resolv.conf", RESOLV_CONF))
-        self._perms = perms("0644")
-        tail = ["--proc", "/proc", "--dev", "/dev", *size, "--tmpfs", "/dev/shm",
-                *perms("1777"), *size, "--tmpfs", "/tmp"]
-        tail += [*perms("0700"), *size, "--tmpfs", home] if home not in ("/", "/tmp") else []
-        tail += ["--symlink", "../tmp", "/var/tmp"] if not (self.mount + "/").startswith("/var/tmp/") else []
-        bridged = self._bridges
-        for host_path, inside in self._ro_binds:  # e.g. a black-box agent's own install, read-only
-            tail += ["--ro-bind", bridged.get(host_path, host_path), inside]
-        for host_path, inside in self._rw_binds:  # e.g. a verifier's log folder
-            tail += ["--bind", bridged.get(host_path, host_path), inside]
-        tail += ["--bind", bridged.get(str(self.workspace), str(self.workspace)), self.mount,
-                 "--remount-ro", "/dev", "--remount-ro", "/"]
-        self._head, self._tail = head, tail
-        # Limits and uid are applied by setpriv/prlimit in front of bwrap, so the spawn needs no fork
-        # of this (possibly big) Python process; without those tools a preexec_fn does the same.
-        # As root NPROC counts per uid: outer bwrap + pid 1 + the command's tree (+ slirp4netns).
-        wanted = [("as", resource.RLIMIT_AS, self._address_space_mb * mib), ("core", resource.RLIMIT_CORE, 0),
-                  ("fsize", resource.RLIMIT_FSIZE, self.limits.file_size_mb * mib)]
-        wanted += [("nproc", resource.RLIMIT_NPROC, self.limits.pids + 2 + int(self.network))] if self._root else []
-        wanted += [("cpu", resource.RLIMIT_CPU, int(self.limits.cpu_seconds))] if self.limits.cpu_seconds else []
-        self._rlimits = []
-        for name, res, value in wanted:
-            hard = resource.getrlimit(res)[1]
-            self._rlimits.append((name, res, value if hard == resource.RLIM_INFINITY else min(value, hard)))
-        tools = {t: shutil.which(t, path="/usr/bin:/bin:/usr/sbin:/sbin") for t in ("setpriv", "prlimit")}
-        self._launch: list[str] = []
-        if tools["prlimit"] and (tools["setpriv"] or not self._root):
-            if self._root:
-                self._launch = [tools["setpriv"], f"--reuid={self._uid}", f"--regid={self._uid}",
-                                "--clear-groups", "--"]
-            self._launch += [tools["prlimit"], *(f"--{n}={v}" for n, _, v in self._rlimits), "--"]
-        self._preexec_fn = self._preexec if (self._bridges or not self._launch) else None
-        # not root: NPROC is set inside, where it is counted per user namespace
-        self._inner = [] if self._root or not os.path.exists("/usr/bin/prlimit") else \
-            ["/usr/bin/prlimit", f"--nproc={self.limits.pids + 1}", "--"]
-
     def _probe(self) -> None:
         """Once per process and mode: check that bwrap (and the network helper) can build a sandbox here."""
         key = (self._bwrap, self._root, self.network)
@@ -303,23 +222,6 @@ class LocalSandbox(KeptNamespaces, FreshExecs, Sandbox):
             if problem:
                 raise InfraError(f"the sandbox self-test failed: {problem}")
             _probed.add(key)
-
-    def _preexec(self) -> None:  # in the forked child, before bwrap starts
-        if self._bridges:  # private mount namespace where the uid can reach the workspace and binds
-            libc = self._libc
-            if libc.unshare(0x00020000) or libc.mount(None, b"/", None, 0x4000 | 0x40000, None):
-                raise OSError(ctypes.get_errno(), "cannot bridge the workspace")
-            for host, point in self._bridges.items():
-                if libc.mount(os.fsencode(host), point.encode(), None, 0x1000 | 0x4000, None):
-                    raise OSError(ctypes.get_errno(), f"cannot bridge {host}")
-        if self._launch:
-            return
-        for _, res, value in self._rlimits:
-            resource.setrlimit(res, (value, value))
-        if self._root:
-            os.setgroups([])
-            os.setgid(self._uid)
-            os.setuid(self._uid)
 
     # ------------------------------------------------------------------ exec
     def exec(self, command: str | Sequence[str], *, timeout: float | None = None,
@@ -401,12 +303,3 @@ class LocalSandbox(KeptNamespaces, FreshExecs, Sandbox):
 
     def __repr__(self) -> str:
         return f"LocalSandbox({str(self.workspace)!r}, mount={self.mount!r}, network={self.network})"
-
-
-def _bind_pair(spec: str | Sequence[str], what: str = "read-only bind") -> tuple[str, str]:
-    """("HOST", "INSIDE") from "PATH" or ["HOST", "INSIDE"]; both absolute, the host one existing."""
-    host, inside = (spec, spec) if isinstance(spec, str) else (spec[0], spec[1])
-    if not os.path.isabs(host) or not os.path.isabs(inside) or not os.path.exists(host):
-        raise ClawgymError(f"{what} {spec!r} needs an existing absolute host path and an absolute "
-                           "path inside", hint="write it as '/opt/agent' or ['/opt/agent', '/agent']")
-    return host, inside

@@ -21,87 +21,35 @@ the container (``close()`` removes it); the workspace volume survives a restart,
 Background processes otherwise live on between execs until close. A kill therefore also ends
 commands running concurrently in the same sandbox (they report exit code 137).
 
-The ``docker`` package is imported lazily, so registering this backend costs nothing.
+The ``docker`` package is imported lazily, so registering this backend costs nothing. The shared
+SDK client is in `docker_client.py`, the workspace copies in and out in `docker_sync.py`.
 """
 
 from __future__ import annotations
 
-import io
 import logging
 import os
 import posixpath
 import select
 import socket
-import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
-from ..files import safefs
 from ..errors import ClawgymError, InfraError, PrerequisiteError
 from ..registry import register
 from .base import DEFAULT_MOUNT, ExecResult, Sandbox, SandboxLimits, check_mount, home_for
+from .docker_client import IMAGE, docker_client, docker_problem, release_client  # noqa: F401 - imported from here
+from .docker_sync import WorkspaceSync, fingerprint
 
-if TYPE_CHECKING:
-    import tarfile
-
-IMAGE = "clawgym/base:bookworm"
 LABEL = "clawgym.sandbox"
 BUILD_HINT = "build it with scripts/build-image.sh"
-DAEMON_HINT = "install and start Docker (apt-get install docker.io; dockerd &), or use the local sandbox"
 KILL_GRACE = 5.0
 # pid 1: reaps orphans (bash's SIGCHLD handler waits for any child) and survives `kill -9 -1`.
 KEEPER = ["/bin/bash", "-c", "trap '' TERM INT HUP; while :; do sleep 3600 & wait $!; done"]
 INIT = ["/bin/sh", "-c", 'cd -- "$1" || exit 1; shift; "$@"; exit $?', "sh"]
 log = logging.getLogger(__name__)
-_client_lock = threading.Lock()
-_client: Any = None
-
-
-def docker_client() -> Any:
-    """The shared docker SDK client (imported and connected on first use)."""
-    global _client
-    with _client_lock:
-        if _client is None:
-            try:
-                import docker  # noqa: PLC0415 - optional, heavy: only when a docker sandbox is made
-            except ImportError:
-                raise PrerequisiteError("the docker Python package is not installed",
-                                        hint="pip install docker") from None
-            try:
-                client = docker.from_env(timeout=120)
-                client.ping()
-            except Exception as exc:  # noqa: BLE001 - any failure means no usable daemon
-                raise PrerequisiteError(f"cannot reach a Docker daemon: {exc}", hint=DAEMON_HINT) from None
-            _client = client
-        return _client
-
-
-def release_client() -> None:
-    """Close the shared client's connections (the end of a run); the next use reconnects."""
-    global _client
-    with _client_lock:
-        if _client is not None:
-            try:
-                _client.close()
-            except Exception:  # noqa: BLE001 - best effort
-                pass
-            _client = None
-
-
-def docker_problem() -> str | None:
-    """Why the docker sandbox cannot run here (no SDK, no daemon, no base image), or None."""
-    try:
-        client = docker_client()
-        import docker.errors  # noqa: PLC0415
-    except PrerequisiteError as exc:
-        return str(exc)
-    try:
-        client.images.get(IMAGE)
-    except docker.errors.ImageNotFound:
-        return f"image {IMAGE} is missing: build it with scripts/build-image.sh"
-    return None
 
 
 class _Run:
@@ -112,7 +60,7 @@ class _Run:
 
 
 @register("sandbox", "docker")
-class DockerSandbox(Sandbox):
+class DockerSandbox(WorkspaceSync, Sandbox):
     """Docker sandbox: a container per sandbox with a read-only root, no capabilities and no network
     unless the task allows it; time, memory, processes, output and file size are capped.
 
@@ -189,75 +137,6 @@ class DockerSandbox(Sandbox):
         except self._errors.DockerException as exc:
             raise InfraError(f"cannot start a docker sandbox: {exc}") from None
 
-    # ------------------------------------------------------------------ sync
-    def _push(self, clear: bool = True) -> None:
-        """Make the container's mount mirror the host workspace."""
-        import tarfile  # noqa: PLC0415 - keeps registering this backend light
-        buf = io.BytesIO()
-        with tarfile.open(fileobj=buf, mode="w") as tar:
-            for path in sorted(self.workspace.iterdir()):
-                tar.add(path, arcname=path.name, filter=_push_filter)
-        if clear:
-            res = self._api.exec_create(self._container.id, ["find", self.mount, "-mindepth", "1", "-delete"])
-            self._api.exec_start(res["Id"])
-        if not self._api.put_archive(self._container.id, self.mount, buf.getvalue()):
-            raise InfraError("cannot copy the workspace into the docker sandbox")
-        self._fingerprint = _fingerprint(self.workspace)
-
-    def _pull(self) -> None:
-        """Replace the host workspace's contents with the container's mount, safely and bounded.
-
-        The archive is streamed and extracted member by member within the grading limits
-        (`safefs.GRADING_LIMITS`: entries, depth, apparent size); past them the pull stops and
-        `workspace_problem` says why, so the verifier fails the grade instead of the host
-        filling up. Links never lead out of the workspace.
-        """
-        import tarfile  # noqa: PLC0415
-        try:
-            stream, _ = self._api.get_archive(self._container.id, self.mount + "/.")
-        except self._errors.DockerException as exc:
-            raise InfraError(f"cannot copy the workspace out of the docker sandbox: {exc}") from None
-        limits = safefs.GRADING_LIMITS
-        # staged beside the workspace (same file system): moving the result in is a rename
-        with tempfile.TemporaryDirectory(prefix="clawgym-docker-", dir=self.workspace.parent) as tmp:
-            dest = os.path.realpath(tmp)
-            count, size = 0, 0
-            try:
-                with tarfile.open(fileobj=_Chunks(stream), mode="r|") as tar:
-                    tar.errorlevel = 0  # a member that cannot be written (too long a path) is skipped
-                    for member in tar:
-                        count += 1
-                        size += member.size if member.isfile() else 0
-                        if count > limits.entries or size > limits.apparent_bytes:
-                            what = (f"more than {limits.entries:,} files and folders" if count > limits.entries
-                                    else f"files claim more than {limits.apparent_bytes >> 20} MiB (apparent size)")
-                            self.workspace_problem = f"the workspace is too large to copy out and grade: {what}"
-                            break
-                        name = member.name.split("/", 1)[1] if "/" in member.name else ""
-                        if not name or name == ".":
-                            continue
-                        if name.count("/") >= limits.depth:
-                            self.workspace_problem = f"the workspace has folders nested more than {limits.depth} deep"
-                            continue
-                        member = member.replace(name=name, deep=False)
-                        if member.islnk():
-                            member = member.replace(linkname=member.linkname.split("/", 1)[-1], deep=False)
-                        try:
-                            tar.extract(tarfile.data_filter(member, dest), dest, filter="fully_trusted")
-                        except tarfile.FilterError as exc:
-                            log.warning("not copied out of the docker sandbox: %s", exc)
-            except (tarfile.TarError, OSError) as exc:
-                log.warning("docker workspace archive ends early: %s", exc)
-            finally:
-                close = getattr(stream, "close", None)
-                if close is not None:
-                    close()
-            for entry in os.scandir(self.workspace):
-                safefs.remove_tree(entry.path)
-            for name in os.listdir(dest):
-                os.rename(os.path.join(dest, name), self.workspace / name)
-        self._fingerprint = _fingerprint(self.workspace)
-
     # ------------------------------------------------------------------ exec
     def exec(self, command: str | Sequence[str], *, timeout: float | None = None,
              env: Mapping[str, str] | None = None, workdir: str | None = None,
@@ -272,7 +151,7 @@ class DockerSandbox(Sandbox):
             self._live.add(run)
         start = time.monotonic()
         try:
-            if self._sync == "exec" and _fingerprint(self.workspace) != self._fingerprint:
+            if self._sync == "exec" and fingerprint(self.workspace) != self._fingerprint:
                 self._push()
             try:
                 exec_id = self._api.exec_create(self._container.id, [*INIT, self.resolve_workdir(workdir), *argv],
@@ -417,46 +296,6 @@ class DockerSandbox(Sandbox):
 
     def __repr__(self) -> str:
         return f"DockerSandbox({str(self.workspace)!r}, image={self.image!r}, mount={self.mount!r})"
-
-
-class _Chunks(io.RawIOBase):
-    """A readable file over the docker SDK's stream of byte chunks (for tarfile's stream mode)."""
-
-    def __init__(self, chunks: Any) -> None:
-        self._chunks, self._buf = iter(chunks), b""
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, out: Any) -> int:
-        while not self._buf:
-            try:
-                self._buf = next(self._chunks)
-            except StopIteration:
-                return 0
-        n = min(len(out), len(self._buf))
-        out[:n], self._buf = self._buf[:n], self._buf[n:]
-        return n
-
-
-def _push_filter(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
-    if not (info.isfile() or info.isdir() or info.issym() or info.islnk()):
-        return None  # devices, fifos: never copied in
-    info.uid = info.gid = 0
-    info.uname = info.gname = "root"
-    return info
-
-
-def _fingerprint(root: Path) -> frozenset:
-    """What changes when the host edits the workspace: every entry's path, type, size, mtime, mode."""
-    seen = []
-    try:
-        for e in safefs.walk(root, limits=safefs.GRADING_LIMITS):
-            link = os.readlink(e.name, dir_fd=e.dir_fd) if e.kind == "link" else None
-            seen.append((e.rel, e.st.st_mode, e.st.st_size, e.st.st_mtime_ns, e.st.st_ino, link))
-    except safefs.TreeTooLarge:
-        seen.append(("", "too large"))  # the verifier refuses such a workspace anyway
-    return frozenset(seen)
 
 
 def _bind_pair(spec: str | Sequence[str], what: str) -> tuple[str, str]:

@@ -1,6 +1,6 @@
 """Host resources a root-run local sandbox claims: a private uid, a memory cgroup, pid-1 kills.
 
-Kept apart from the bubblewrap command line in `bubblewrap.py`; every function here is best effort
+Kept apart from the bubblewrap command line in `bwrap_command.py`; every function here is best effort
 and safe to call concurrently from many sandboxes.
 """
 
