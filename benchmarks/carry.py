@@ -30,13 +30,26 @@ MANIFEST = "manifest.json"
 # accelerate, peft, numpy, scipy, pandas, pyarrow, pyyaml, jinja2, click, rich, attrs, xxhash...);
 # pinned to the versions tested here, one version each
 WHEELS = [
-    "trl==1.16.0", "liger-kernel==0.8.5", "datasets==5.2.0", "dill==0.4.1", "multiprocess==0.70.19",  # part a
+    "trl==1.16.0",
+    "liger-kernel==0.8.5",
+    "datasets==5.2.0",
+    "dill==0.4.1",
+    "multiprocess==0.70.19",  # part a
     "gguf==0.19.0",  # reading the embedded model's GGUF
-    "jsonschema==4.26.0", "jsonschema-specifications==2025.9.1", "referencing==0.37.0", "rpds-py==0.30.0",
-    "datasketch==2.0.0", "rank-bm25==0.2.2",  # clawgym's own requirements there
+    "jsonschema==4.26.0",
+    "jsonschema-specifications==2025.9.1",
+    "referencing==0.37.0",
+    "rpds-py==0.30.0",
+    "datasketch==2.0.0",
+    "rank-bm25==0.2.2",  # clawgym's own requirements there
 ]
-PLATFORMS = ["manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64",
-             "manylinux1_x86_64"]
+PLATFORMS = [
+    "manylinux_2_28_x86_64",
+    "manylinux_2_27_x86_64",
+    "manylinux_2_17_x86_64",
+    "manylinux2014_x86_64",
+    "manylinux1_x86_64",
+]
 
 
 class CarryError(Exception):
@@ -86,18 +99,24 @@ def join(folders: list[Path], out: Path) -> Path:
         raise CarryError(f"no {MANIFEST} in {', '.join(map(str, folders))}: give the folders the parts were copied to")
     manifest = manifests[0]
     if any(m["sha256"] != manifest["sha256"] for m in manifests):
-        raise CarryError("the folders hold parts of different files (their manifests differ): "
-                         "prepare the parts again and carry them from one `prepare`")
+        raise CarryError(
+            "the folders hold parts of different files (their manifests differ): "
+            "prepare the parts again and carry them from one `prepare`"
+        )
     pieces = []
     for part in manifest["parts"]:
         found = [f / part["file"] for f in folders if (f / part["file"]).is_file()]
         if not found:
-            raise CarryError(f"part {part['file']} is in none of {', '.join(map(str, folders))}; "
-                             "was the first command's copy to /tmp lost (the machine went back between calls)?")
+            raise CarryError(
+                f"part {part['file']} is in none of {', '.join(map(str, folders))}; "
+                "was the first command's copy to /tmp lost (the machine went back between calls)?"
+            )
         piece = found[0]
         if piece.stat().st_size != part["size"] or sha256(piece) != part["sha256"]:
-            raise CarryError(f"{piece}: size or SHA-256 differs from the manifest (expected {part['size']} bytes, "
-                             f"sha256 {part['sha256'][:12]}...): copy that part again")
+            raise CarryError(
+                f"{piece}: size or SHA-256 differs from the manifest (expected {part['size']} bytes, "
+                f"sha256 {part['sha256'][:12]}...): copy that part again"
+            )
         pieces.append(piece)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
@@ -115,8 +134,23 @@ def join(folders: list[Path], out: Path) -> Path:
 def download_wheels(dest: Path) -> list[Path]:
     """The wheels for Python 3.12 manylinux x86_64 (pip download, no dependencies), and wheels.txt."""
     dest.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "--python-version",
-           "3.12", "--implementation", "cp", *[a for p in PLATFORMS for a in ("--platform", p)], "-d", str(dest), *WHEELS]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "-q",
+        "--no-deps",
+        "--only-binary=:all:",
+        "--python-version",
+        "3.12",
+        "--implementation",
+        "cp",
+        *[a for p in PLATFORMS for a in ("--platform", p)],
+        "-d",
+        str(dest),
+        *WHEELS,
+    ]
     subprocess.run(cmd, check=True)
     (dest.parent / "wheels.txt").write_text("\n".join(WHEELS) + "\n")
     return sorted(dest.glob("*.whl"))
@@ -124,8 +158,16 @@ def download_wheels(dest: Path) -> list[Path]:
 
 def tree_bytes() -> int:
     """Bytes of the working tree that travels: tracked files and untracked files git does not ignore."""
-    names = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
-                           capture_output=True, check=True).stdout.decode().split("\0")
+    names = (
+        subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=ROOT,
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     return sum((ROOT / n).stat().st_size for n in names if n and (ROOT / n).is_file() and not (ROOT / n).is_symlink())
 
 
@@ -139,16 +181,26 @@ def budget(carry: Path) -> list[dict]:
     rows = []
     for part in sorted(carry.glob("part*")):
         total = tree + folder_bytes(part) + common
-        rows.append({"call": part.name, "tree": tree, "part": folder_bytes(part), "wheels_and_tools": common,
-                     "total": total, "fits": total <= LIMIT})
+        rows.append(
+            {
+                "call": part.name,
+                "tree": tree,
+                "part": folder_bytes(part),
+                "wheels_and_tools": common,
+                "total": total,
+                "fits": total <= LIMIT,
+            }
+        )
     return rows
 
 
 def print_budget(rows: list[dict]) -> bool:
     print(f"{'call':6} {'tree MiB':>9} {'part MiB':>9} {'wheels MiB':>11} {'total MiB':>10}  (limit 64 MiB)")
     for r in rows:
-        print(f"{r['call']:6} {r['tree'] / MiB:>9.1f} {r['part'] / MiB:>9.1f} {r['wheels_and_tools'] / MiB:>11.1f} "
-              f"{r['total'] / MiB:>10.1f}  {'fits' if r['fits'] else 'TOO LARGE'}")
+        print(
+            f"{r['call']:6} {r['tree'] / MiB:>9.1f} {r['part'] / MiB:>9.1f} {r['wheels_and_tools'] / MiB:>11.1f} "
+            f"{r['total'] / MiB:>10.1f}  {'fits' if r['fits'] else 'TOO LARGE'}"
+        )
     return all(r["fits"] for r in rows)
 
 
@@ -195,8 +247,11 @@ def main() -> None:
         print(f"carry: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     if not ok:
-        print("carry: a command would take more than 64 MiB along: split the model into more parts "
-              "(--parts 3; one more command) or leave untracked files out of the working tree", file=sys.stderr)
+        print(
+            "carry: a command would take more than 64 MiB along: split the model into more parts "
+            "(--parts 3; one more command) or leave untracked files out of the working tree",
+            file=sys.stderr,
+        )
         raise SystemExit(1)
 
 

@@ -32,6 +32,7 @@ from hostile import ATTACKS, Arena, contained  # noqa: E402
 
 def _docker_problem() -> str | None:
     from clawgym.sandbox.docker import docker_problem
+
     return docker_problem()
 
 
@@ -53,8 +54,12 @@ def run_one(backend: str, attack) -> tuple[str, float]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--backend", action="append", choices=["local", "docker"],
-                        help="backend(s) to attack (default: local, and docker where a daemon runs)")
+    parser.add_argument(
+        "--backend",
+        action="append",
+        choices=["local", "docker"],
+        help="backend(s) to attack (default: local, and docker where a daemon runs)",
+    )
     parser.add_argument("--only", action="append", help="attack name(s) to run (default: all)")
     args = parser.parse_args()
     backends = args.backend or ["local", "docker"]

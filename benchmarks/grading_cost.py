@@ -22,11 +22,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "grading"
 
-FILES = [{"type": "file_exists", "path": "output/total.txt", "gate": True},
-         {"type": "numeric_close", "path": "output/total.txt", "expected": 42.5, "abs": 0.01},
-         {"type": "unchanged", "paths": ["input/**"]}]
+FILES = [
+    {"type": "file_exists", "path": "output/total.txt", "gate": True},
+    {"type": "numeric_close", "path": "output/total.txt", "expected": 42.5, "abs": 0.01},
+    {"type": "unchanged", "paths": ["input/**"]},
+]
 PYTHON = FILES[:1] + [{"type": "python", "script": "grade.py", "args": ["${CLAWGYM_WORKSPACE}"]}]
-COMMAND = FILES[:1] + [{"type": "command", "run": "test \"$(cat output/total.txt)\" = 42.5"}]
+COMMAND = FILES[:1] + [{"type": "command", "run": 'test "$(cat output/total.txt)" = 42.5'}]
 
 
 def main() -> None:
@@ -43,13 +45,17 @@ def main() -> None:
         (ws / "input" / "receipts.csv").write_bytes(inputs["input/receipts.csv"])
         (ws / "output" / "total.txt").write_text("42.5\n")
         print(f"{'checks':>28} {'p50 ms':>8} {'p90 ms':>8} {'reward':>7}")
-        for label, checks in (("files only (3 checks)", FILES), ("python grading script", PYTHON),
-                              ("command", COMMAND)):
+        for label, checks in (
+            ("files only (3 checks)", FILES),
+            ("python grading script", PYTHON),
+            ("command", COMMAND),
+        ):
             times, reward = [], None
             for i in range(args.n + 1):
                 t0 = time.perf_counter()
-                verdict = verify(checks, workspace=ws, original_files=inputs, task_dir=FIXTURE, params={},
-                                 timeout=120, diff=True)
+                verdict = verify(
+                    checks, workspace=ws, original_files=inputs, task_dir=FIXTURE, params={}, timeout=120, diff=True
+                )
                 if i:
                     times.append((time.perf_counter() - t0) * 1000)
                 reward = verdict.reward

@@ -37,18 +37,21 @@ from clawgym.compile.workspace import materialize
 TARGET_MS = 5.0
 FILES = {
     "AGENTS.md": "# Rules\n" + "Be careful and precise.\n" * 200,
-    "SOUL.md": "Friendly and brief.\n" * 50, "USER.md": "Ada, accountant, likes CSV.\n" * 50,
+    "SOUL.md": "Friendly and brief.\n" * 50,
+    "USER.md": "Ada, accountant, likes CSV.\n" * 50,
     "MEMORY.md": "\n\n".join(f"Fact {i}: the invoice {i} was paid late by client {i % 7}." for i in range(200)),
     "memory/2026-03-01.md": "\n\n".join(f"Meeting note {i} about the garden budget." for i in range(100)),
     "input/data.csv": "".join(f"{i},{i * 3}\n" for i in range(3000)),
     "skills/csv/SKILL.md": "---\nname: csv\ndescription: Work with CSV files.\n---\nbody\n",
 }
-IN_PROCESS = [("read", {"path": "input/data.csv", "offset": 10, "limit": 50}),
-              ("write", {"path": "output/out.txt", "content": "x" * 2000}),
-              ("edit", {"path": "output/out.txt", "oldText": "x" * 2000, "newText": "y" * 2000}),
-              ("memory_search", {"query": "invoice paid late client 3"}),
-              ("memory_get", {"path": "MEMORY.md", "from": 5, "lines": 10}),
-              ("session_status", {})]
+IN_PROCESS = [
+    ("read", {"path": "input/data.csv", "offset": 10, "limit": 50}),
+    ("write", {"path": "output/out.txt", "content": "x" * 2000}),
+    ("edit", {"path": "output/out.txt", "oldText": "x" * 2000, "newText": "y" * 2000}),
+    ("memory_search", {"query": "invoice paid late client 3"}),
+    ("memory_get", {"path": "MEMORY.md", "from": 5, "lines": 10}),
+    ("session_status", {}),
+]
 
 
 @register("policy", "bench-replay")
@@ -65,8 +68,11 @@ class Replay(Policy):
         self.enter.append(time.perf_counter())
         msg = self.turns[self.i] if self.i < len(self.turns) else {"role": "assistant", "content": "done"}
         self.i += 1
-        out = Completion(message=msg, finish_reason="tool_calls" if msg.get("tool_calls") else "stop",
-                         usage={"prompt_tokens": 10, "completion_tokens": 5})
+        out = Completion(
+            message=msg,
+            finish_reason="tool_calls" if msg.get("tool_calls") else "stop",
+            usage={"prompt_tokens": 10, "completion_tokens": 5},
+        )
         self.leave.append(time.perf_counter())
         return out
 
@@ -81,16 +87,31 @@ def script(variant: str, turns: int) -> list[dict]:
 
 def measure(variant: str, turns: int) -> tuple[list[float], float]:
     """(per-turn overheads in ms, mean ms per turn of the whole run)."""
-    task = Task(name="bench", category="productivity", seed=0, params={}, persona="p", skills=(), workspace="w",
-                instruction="Benchmark.", files={k: v.encode() for k, v in FILES.items()},
-                executables=frozenset(), solution=(), checks=(),
-                limits={"turns": turns + 5, "seconds": 600, "memory_mb": 2048, "pids": 256,
-                        "output_bytes": 1_000_000})
+    task = Task(
+        name="bench",
+        category="productivity",
+        seed=0,
+        params={},
+        persona="p",
+        skills=(),
+        workspace="w",
+        instruction="Benchmark.",
+        files={k: v.encode() for k, v in FILES.items()},
+        executables=frozenset(),
+        solution=(),
+        checks=(),
+        limits={"turns": turns + 5, "seconds": 600, "memory_mb": 2048, "pids": 256, "output_bytes": 1_000_000},
+    )
     ws = Path(tempfile.mkdtemp(prefix="clawgym-bench-"))
     try:
         materialize(task, ws)
-        agent = ClawAgent({"type": "claw", "max_turns": turns + 5,
-                           "policy": {"type": "bench-replay", "turns": script(variant, turns)}})
+        agent = ClawAgent(
+            {
+                "type": "claw",
+                "max_turns": turns + 5,
+                "policy": {"type": "bench-replay", "turns": script(variant, turns)},
+            }
+        )
         with LocalSandbox(ws, mount=task.mount) as sb:
             t0 = time.perf_counter()
             traj = agent.run(task, sb)

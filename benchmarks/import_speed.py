@@ -60,8 +60,10 @@ def main() -> None:
         runs = [("import (graders run once)", True)] + ([("import --no-smoke", False)] if args.no_smoke else [])
         for label, smoke in runs:
             elapsed, counts = timed_import(source, Path(tmp) / f"out-{smoke}", args.jobs, smoke)
-            print(f"{label}: {args.count} tasks in {elapsed:.1f} s = {args.count / elapsed:.0f} tasks/s "
-                  f"({counts['imported']} imported, {counts['warned']} warned, {counts['rejected']} rejected)")
+            print(
+                f"{label}: {args.count} tasks in {elapsed:.1f} s = {args.count / elapsed:.0f} tasks/s "
+                f"({counts['imported']} imported, {counts['warned']} warned, {counts['rejected']} rejected)"
+            )
 
 
 if __name__ == "__main__":

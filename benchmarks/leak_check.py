@@ -79,6 +79,7 @@ def containers() -> list[str]:
     try:
         import docker
         from clawgym.sandbox.docker import LABEL
+
         client = docker.from_env()
         return [c.short_id for c in client.containers.list(all=True, filters={"label": LABEL})]
     except Exception:  # noqa: BLE001 - no daemon: nothing to leak
@@ -90,9 +91,15 @@ def open_fds() -> int:
 
 
 def census() -> dict[str, object]:
-    return {"sandbox processes": sandbox_processes(), "child processes": child_processes(),
-            "work folders": work_folders(), "cgroups": cgroups(), "containers": containers(),
-            "open files": open_fds(), "threads": threading.active_count()}
+    return {
+        "sandbox processes": sandbox_processes(),
+        "child processes": child_processes(),
+        "work folders": work_folders(),
+        "cgroups": cgroups(),
+        "containers": containers(),
+        "open files": open_fds(),
+        "threads": threading.active_count(),
+    }
 
 
 def leak_plan(out: Path, trials: int, concurrency: int):
@@ -103,10 +110,18 @@ def leak_plan(out: Path, trials: int, concurrency: int):
     from clawgym.run.trial import Trial
 
     spec = load_task_spec(ROOT / "benchmarks" / "fixtures" / "light" / "receipts-total.yaml")
-    daemon = {"type": "claw", "name": "daemon", "policy": {"type": "scripted", "turns": [
-        {"tool_calls": [tool_call("exec", call_id="a", command="sleep 600 & sleep 600", background=True)]},
-        {"tool_calls": [tool_call("exec", call_id="b", command="sleep 30", timeout=1)]},
-        "I left things running."]}}
+    daemon = {
+        "type": "claw",
+        "name": "daemon",
+        "policy": {
+            "type": "scripted",
+            "turns": [
+                {"tool_calls": [tool_call("exec", call_id="a", command="sleep 600 & sleep 600", background=True)]},
+                {"tool_calls": [tool_call("exec", call_id="b", command="sleep 30", timeout=1)]},
+                "I left things running.",
+            ],
+        },
+    }
     stuck = {"type": "claw", "name": "stuck", "policy": {"type": "scripted", "latency_s": 600, "turns": ["late"]}}
     agents = [{"type": "oracle"}, {"type": "nop"}, daemon, stuck]
     tasks = [compile_task(spec, seed) for seed in range(max(1, trials // len(agents) + 1))]
@@ -120,8 +135,11 @@ def main() -> None:
     ap.add_argument("--trials", type=int, default=1000)
     ap.add_argument("--concurrency", type=int, default=32)
     ap.add_argument("--docker", type=int, default=0, help="also run N oracle trials in Docker containers")
-    ap.add_argument("--processes", default="1,2",
-                    help="run the trials once per value: 1 = threads of this process, N = N worker processes")
+    ap.add_argument(
+        "--processes",
+        default="1,2",
+        help="run the trials once per value: 1 = threads of this process, N = N worker processes",
+    )
     args = ap.parse_args()
 
     from clawgym.run.runner import execute

@@ -37,11 +37,16 @@ from clawgym.run.trial import sandbox_limits  # noqa: E402
 from clawgym.sandbox import create_sandbox  # noqa: E402
 from hostile import Arena  # noqa: E402
 
-SOLVE = ("mkdir -p tools output && printf '%s\\n' 'import csv' "
-         "'print(sum(int(r[\"amount\"]) for r in csv.DictReader(open(\"input/sales.csv\"))))' > tools/summarize.py "
-         "&& python3 tools/summarize.py > output/total.txt")
-TURNS = [{"content": None, "tool_calls": [tool_call("exec", command=SOLVE)]},
-         {"content": None, "tool_calls": [tool_call("read", path="output/total.txt")]}, "The total is 49."]
+SOLVE = (
+    "mkdir -p tools output && printf '%s\\n' 'import csv' "
+    '\'print(sum(int(r["amount"]) for r in csv.DictReader(open("input/sales.csv"))))\' > tools/summarize.py '
+    "&& python3 tools/summarize.py > output/total.txt"
+)
+TURNS = [
+    {"content": None, "tool_calls": [tool_call("exec", command=SOLVE)]},
+    {"content": None, "tool_calls": [tool_call("read", path="output/total.txt")]},
+    "The total is 49.",
+]
 
 
 class Timed(Policy):
@@ -72,8 +77,9 @@ def one_trial(agent_config: dict, task) -> dict:
         materialize(task, workspace)
         private.mkdir(mode=0o755)
         extra = agent.sandbox_options(task)
-        with create_sandbox({"type": "local", **extra}, workspace, limits=sandbox_limits(task),
-                            mount=task.mount, private_dir=private) as sandbox:
+        with create_sandbox(
+            {"type": "local", **extra}, workspace, limits=sandbox_limits(task), mount=task.mount, private_dir=private
+        ) as sandbox:
             start = time.monotonic()
             traj = agent.run(task, sandbox)
             wall = time.monotonic() - start
@@ -81,11 +87,16 @@ def one_trial(agent_config: dict, task) -> dict:
             peak = None
             for name in ("memory.peak", "memory.max_usage_in_bytes"):  # cgroup v2, v1
                 if cgroup is not None and (cgroup / name).exists():
-                    peak = int((cgroup / name).read_text()) / 2 ** 20
+                    peak = int((cgroup / name).read_text()) / 2**20
                     break
         ok = (workspace / "output" / "total.txt").exists() and traj.outcome == "completed"
-        return {"startup_s": (timed.first or start) - start, "wall_s": wall, "peak_mb": peak, "ok": ok,
-                "turns": len(traj.turns)}
+        return {
+            "startup_s": (timed.first or start) - start,
+            "wall_s": wall,
+            "peak_mb": peak,
+            "ok": ok,
+            "turns": len(traj.turns),
+        }
     finally:
         safefs.remove_tree(tmp)
 
@@ -112,8 +123,12 @@ def main() -> int:
         except PrerequisiteError as exc:
             print(f"openclaw {version}: skipped ({exc})")
             continue
-        agents.append((f"openclaw {version}", {"type": "openclaw", "version": version,
-                                               "policy": {"type": "scripted", "turns": TURNS}}))
+        agents.append(
+            (
+                f"openclaw {version}",
+                {"type": "openclaw", "version": version, "policy": {"type": "scripted", "turns": TURNS}},
+            )
+        )
     with tempfile.TemporaryDirectory(prefix="openclaw-overhead-") as tmp:
         os.chmod(tmp, 0o755)
         arena = Arena(Path(tmp), ROOT / "tests" / "fixtures" / "lib")
@@ -126,9 +141,13 @@ def main() -> int:
     print(f"{'agent':20} {'start-up':24} {'agent wall time':24} {'peak memory (sandbox tree)':28} ok")
     for name, rows in results.items():
         peaks = [r["peak_mb"] for r in rows if r["peak_mb"] is not None]
-        print(f"{name:20} {_fmt([r['startup_s'] for r in rows], 's'):24} {_fmt([r['wall_s'] for r in rows], 's'):24} "
-              f"{_fmt(peaks, 'MB'):28} {sum(r['ok'] for r in rows)}/{len(rows)}")
-    print(f"({args.trials} trials each, interleaved; 1-minute load average at the end: {load:.1f} on {os.cpu_count()} cores)")
+        print(
+            f"{name:20} {_fmt([r['startup_s'] for r in rows], 's'):24} {_fmt([r['wall_s'] for r in rows], 's'):24} "
+            f"{_fmt(peaks, 'MB'):28} {sum(r['ok'] for r in rows)}/{len(rows)}"
+        )
+    print(
+        f"({args.trials} trials each, interleaved; 1-minute load average at the end: {load:.1f} on {os.cpu_count()} cores)"
+    )
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
     return 0

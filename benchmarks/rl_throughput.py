@@ -40,15 +40,22 @@ def random_model(folder: Path) -> Path:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="embedded", help="embedded, random (same shape), or a model folder")
-    parser.add_argument("--tasks", nargs="+", default=["specs/tasks/productivity/meeting-action-items.yaml",
-                                                       "specs/tasks/analysis/grade-statistics.yaml"])
+    parser.add_argument(
+        "--tasks",
+        nargs="+",
+        default=["specs/tasks/productivity/meeting-action-items.yaml", "specs/tasks/analysis/grade-statistics.yaml"],
+    )
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("-B", "--tasks-per-step", type=int, default=2)
     parser.add_argument("-G", "--group-size", type=int, default=4)
     parser.add_argument("--max-tokens", type=int, default=96)
     parser.add_argument("--max-turns", type=int, default=3)
-    parser.add_argument("--micro-batch-tokens", type=int, default=8192,
-                        help="most tokens per micro-batch; rollouts share a packed row only with flash-attention")
+    parser.add_argument(
+        "--micro-batch-tokens",
+        type=int,
+        default=8192,
+        help="most tokens per micro-batch; rollouts share a packed row only with flash-attention",
+    )
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
 
@@ -59,15 +66,29 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="rl-throughput-"))
     model = str(random_model(work / "model")) if args.model == "random" else args.model
     out = args.out or work / "run"
-    spec = {"apiVersion": "clawgym/v1", "kind": "RL", "name": "rl-throughput", "model": model,
-            "tasks": [str((ROOT / t).resolve()) for t in args.tasks], "seeds": "0-999",
-            "rollout": {"tasks_per_step": args.tasks_per_step, "group_size": args.group_size,
-                        "max_turns": args.max_turns, "max_tokens": args.max_tokens,
-                        "concurrency": args.tasks_per_step * args.group_size,
-                        "max_batch": args.tasks_per_step * args.group_size, "refill_rounds": 0},
-            "loss": {"micro_batch_tokens": args.micro_batch_tokens},
-            "optim": {"lr": 1e-6, "steps": args.steps}, "precision": "fp32",
-            "checkpoint": {"every_steps": 10_000}, "log": {"tensorboard": False}, "out": str(out)}
+    spec = {
+        "apiVersion": "clawgym/v1",
+        "kind": "RL",
+        "name": "rl-throughput",
+        "model": model,
+        "tasks": [str((ROOT / t).resolve()) for t in args.tasks],
+        "seeds": "0-999",
+        "rollout": {
+            "tasks_per_step": args.tasks_per_step,
+            "group_size": args.group_size,
+            "max_turns": args.max_turns,
+            "max_tokens": args.max_tokens,
+            "concurrency": args.tasks_per_step * args.group_size,
+            "max_batch": args.tasks_per_step * args.group_size,
+            "refill_rounds": 0,
+        },
+        "loss": {"micro_batch_tokens": args.micro_batch_tokens},
+        "optim": {"lr": 1e-6, "steps": args.steps},
+        "precision": "fp32",
+        "checkpoint": {"every_steps": 10_000},
+        "log": {"tensorboard": False},
+        "out": str(out),
+    }
     (work / "rl.yaml").write_text(json.dumps(spec))
     train_rl(load_rl_spec(work / "rl.yaml"), progress=False)
 
@@ -76,19 +97,28 @@ def main() -> None:
 
 def table(rows: list[dict]) -> str:
     """The per-step figures of a GRPO run's metrics, and their means after the first step."""
-    lines = [f"{'step':>4} {'step s':>7} {'rollout s':>9} {'gen s':>6} {'train s':>7} {'rollout tok/s':>13} "
-             f"{'trainer tok/s':>13} {'wait share':>10} {'groups':>6}"]
+    lines = [
+        f"{'step':>4} {'step s':>7} {'rollout s':>9} {'gen s':>6} {'train s':>7} {'rollout tok/s':>13} "
+        f"{'trainer tok/s':>13} {'wait share':>10} {'groups':>6}"
+    ]
     for r in rows:
-        lines.append(f"{r['step']:>4} {r['step_s']:>7.1f} {r['rollout_s']:>9.1f} {r['generation_s'] or 0:>6.1f} "
-                     f"{r['train_s']:>7.1f} {r['rollout_tokens_per_s']:>13.1f} {r['trainer_tokens_per_s']:>13.1f} "
-                     f"{r['wait_share'] or 0:>10.1%} {r['groups']:>6}")
+        lines.append(
+            f"{r['step']:>4} {r['step_s']:>7.1f} {r['rollout_s']:>9.1f} {r['generation_s'] or 0:>6.1f} "
+            f"{r['train_s']:>7.1f} {r['rollout_tokens_per_s']:>13.1f} {r['trainer_tokens_per_s']:>13.1f} "
+            f"{r['wait_share'] or 0:>10.1%} {r['groups']:>6}"
+        )
     if rows:
         f = figures(rows)
-        trainer = (f"{f['trainer_tokens_per_s']:.1f} tok/s" if f["trainer_tokens_per_s"] is not None
-                   else "not measured (no step had a group with a reward spread)")
-        lines.append(f"\nmean over steps {f['steps_averaged']}: rollout {f['rollout_tokens_per_s']:.1f} tok/s, "
-                     f"trainer {trainer}, waiting on sandboxes and verifiers "
-                     f"{f['wait_share']:.1%} of step time (target < 10%)")
+        trainer = (
+            f"{f['trainer_tokens_per_s']:.1f} tok/s"
+            if f["trainer_tokens_per_s"] is not None
+            else "not measured (no step had a group with a reward spread)"
+        )
+        lines.append(
+            f"\nmean over steps {f['steps_averaged']}: rollout {f['rollout_tokens_per_s']:.1f} tok/s, "
+            f"trainer {trainer}, waiting on sandboxes and verifiers "
+            f"{f['wait_share']:.1%} of step time (target < 10%)"
+        )
     return "\n".join(lines)
 
 
@@ -98,15 +128,34 @@ def figures(rows: list[dict]) -> dict:
     only steps that updated."""
     later = rows[1:] or rows
     updated = [r for r in later if r.get("updated", True)] or [r for r in rows if r.get("updated", True)]
-    return {"steps_averaged": f"{later[0]['step']}-{later[-1]['step']}",
-            "rollout_tokens_per_s": statistics.mean(r["rollout_tokens_per_s"] for r in later),
-            "trainer_tokens_per_s": statistics.mean(r["trainer_tokens_per_s"] for r in updated) if updated else None,
-            "wait_share": statistics.mean(r["wait_share"] or 0.0 for r in later),
-            "steps_updated": sum(1 for r in rows if r.get("updated", True)),
-            "per_step": [{k: r.get(k) for k in ("step", "step_s", "rollout_s", "generation_s", "train_s",
-                                                 "rollout_tokens_per_s", "trainer_tokens_per_s", "wait_share",
-                                                 "groups", "reward_mean", "pass_rate", "sampled_tokens", "updated")}
-                         for r in rows]}
+    return {
+        "steps_averaged": f"{later[0]['step']}-{later[-1]['step']}",
+        "rollout_tokens_per_s": statistics.mean(r["rollout_tokens_per_s"] for r in later),
+        "trainer_tokens_per_s": statistics.mean(r["trainer_tokens_per_s"] for r in updated) if updated else None,
+        "wait_share": statistics.mean(r["wait_share"] or 0.0 for r in later),
+        "steps_updated": sum(1 for r in rows if r.get("updated", True)),
+        "per_step": [
+            {
+                k: r.get(k)
+                for k in (
+                    "step",
+                    "step_s",
+                    "rollout_s",
+                    "generation_s",
+                    "train_s",
+                    "rollout_tokens_per_s",
+                    "trainer_tokens_per_s",
+                    "wait_share",
+                    "groups",
+                    "reward_mean",
+                    "pass_rate",
+                    "sampled_tokens",
+                    "updated",
+                )
+            }
+            for r in rows
+        ],
+    }
 
 
 if __name__ == "__main__":

@@ -48,8 +48,9 @@ def _workspace() -> Path:
 def sandbox_once(backend: str = "local", keep: bool = True) -> None:
     ws = _workspace()
     try:
-        with (LocalSandbox(ws, keep_namespaces=keep) if backend == "local"
-              else create_sandbox({"type": backend}, ws)) as sb:
+        with (
+            LocalSandbox(ws, keep_namespaces=keep) if backend == "local" else create_sandbox({"type": backend}, ws)
+        ) as sb:
             res = sb.exec(["cat", "file_3.txt"])
         if res.exit_code != 0 or not res.output.startswith("file 3"):
             raise RuntimeError(f"unexpected result: {res}")
@@ -81,6 +82,7 @@ def more_execs(keep: bool | None, n: int) -> list[float]:
                 subprocess.run(["cat", "file_3.txt"], cwd=ws, capture_output=True, check=True)
             elif not sb.exec(["cat", "file_3.txt"]).output.startswith("file 3"):
                 raise RuntimeError("unexpected output")
+
         try:
             return measure(one, n)
         finally:
@@ -100,8 +102,7 @@ def subprocess_once() -> None:
         shutil.rmtree(ws)
 
 
-def measure(fn: Callable[[], None], n: int, warmup: int = 3,
-            before: Callable[[], object] | None = None) -> list[float]:
+def measure(fn: Callable[[], None], n: int, warmup: int = 3, before: Callable[[], object] | None = None) -> list[float]:
     for _ in range(warmup):
         fn()
     times = []
@@ -125,9 +126,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pool", type=int, default=4, help="sandboxes the pool keeps ready (default 4)")
     ap.add_argument("--docker-n", type=int, default=20, help="iterations for docker (0 skips it)")
     args = ap.parse_args(argv)
-    rows = [("sandbox, fresh bwrap/exec", measure(lambda: sandbox_once(keep=False), args.n)),
-            ("sandbox, kept namespaces", measure(sandbox_once, args.n)),
-            ("subprocess baseline", measure(subprocess_once, args.n))]
+    rows = [
+        ("sandbox, fresh bwrap/exec", measure(lambda: sandbox_once(keep=False), args.n)),
+        ("sandbox, kept namespaces", measure(sandbox_once, args.n)),
+        ("subprocess baseline", measure(subprocess_once, args.n)),
+    ]
     with SandboxPool(args.pool) as pool:
         rows.append(("sandbox from a pool", measure(lambda: pooled_once(pool), args.n, before=pool.wait_ready)))
     load = os.getloadavg()[0]
@@ -140,24 +143,30 @@ def main(argv: list[str] | None = None) -> int:
     print(f"create + 10 files + 1 command + teardown (load average {load:.2f})")
     print(f"{'variant':<28}{'n':>6}{'p50 ms':>10}{'p95 ms':>10}{'mean ms':>10}")
     for name, times in rows:
-        print(f"{name:<28}{len(times):>6}{pct(times, .5):>10.1f}{pct(times, .95):>10.1f}"
-              f"{statistics.fmean(times):>10.1f}")
-    base = pct(rows[2][1], .5)
+        print(
+            f"{name:<28}{len(times):>6}{pct(times, 0.5):>10.1f}{pct(times, 0.95):>10.1f}"
+            f"{statistics.fmean(times):>10.1f}"
+        )
+    base = pct(rows[2][1], 0.5)
     for name, times in [*rows[:2], rows[3]]:
-        p50 = pct(times, .5)
+        p50 = pct(times, 0.5)
         verdict = "meets" if p50 <= TARGET_P50_MS and p50 <= TARGET_RATIO * base else "MISSES"
-        print(f"{name}: {p50 / base:.1f}x the subprocess at p50; {verdict} the {TARGET_P50_MS:.0f} ms and "
-              f"{TARGET_RATIO:.0f}x targets")
+        print(
+            f"{name}: {p50 / base:.1f}x the subprocess at p50; {verdict} the {TARGET_P50_MS:.0f} ms and "
+            f"{TARGET_RATIO:.0f}x targets"
+        )
     if len(rows) > 4:
-        print(f"docker / local at p50: {pct(rows[4][1], .5) / pct(rows[1][1], .5):.0f}x")
+        print(f"docker / local at p50: {pct(rows[4][1], 0.5) / pct(rows[1][1], 0.5):.0f}x")
     elif docker_note:
         print(docker_note)
-    more = [(name, more_execs(keep, args.n)) for name, keep in
-            (("fresh bwrap per exec", False), ("kept namespaces", True), ("plain subprocess", None))]
+    more = [
+        (name, more_execs(keep, args.n))
+        for name, keep in (("fresh bwrap per exec", False), ("kept namespaces", True), ("plain subprocess", None))
+    ]
     print(f"\none more command in a live sandbox (load average {os.getloadavg()[0]:.2f})")
     print(f"{'variant':<28}{'n':>6}{'p50 ms':>10}{'p95 ms':>10}")
     for name, times in more:
-        print(f"{name:<28}{len(times):>6}{pct(times, .5):>10.1f}{pct(times, .95):>10.1f}")
+        print(f"{name:<28}{len(times):>6}{pct(times, 0.5):>10.1f}{pct(times, 0.95):>10.1f}")
     return 0
 
 

@@ -41,26 +41,87 @@ sys.path.insert(0, str(ROOT))
 
 PRESETS = {
     # synthesized tasks, expert demonstrations kept, eval tasks per set, SFT and eval settings
-    "gpu": {"synth": 4000, "train_tasks": 3000, "max_chain": 6, "eval_validation": 100, "eval_bench": 200,
-            "max_length": 8192, "batch_size": 4, "grad_accum": 2, "epochs": 2, "max_steps": None, "lr": 2e-5,
-            "schedule": "cosine", "warmup_steps": 20, "max_turns": 10, "max_tokens": 1536, "concurrency": 8,
-            "max_batch": 8},
+    "gpu": {
+        "synth": 4000,
+        "train_tasks": 3000,
+        "max_chain": 6,
+        "eval_validation": 100,
+        "eval_bench": 200,
+        "max_length": 8192,
+        "batch_size": 4,
+        "grad_accum": 2,
+        "epochs": 2,
+        "max_steps": None,
+        "lr": 2e-5,
+        "schedule": "cosine",
+        "warmup_steps": 20,
+        "max_turns": 10,
+        "max_tokens": 1536,
+        "concurrency": 8,
+        "max_batch": 8,
+    },
     # one H200 and 16 cores in about 5 minutes (the GPU suite's part b): a few hundred demonstrations,
     # every evaluation trial in one batched wave
-    "suite": {"synth": 900, "train_tasks": 600, "max_chain": 6, "eval_validation": 32, "eval_bench": 64,
-              "max_length": 4096, "batch_size": 4, "grad_accum": 1, "epochs": 2, "max_steps": None, "lr": 5e-5,
-              "schedule": "cosine", "warmup_steps": 10, "max_turns": 6, "max_tokens": 512, "concurrency": 96,
-              "max_batch": 96, "gradient_checkpointing": False},
+    "suite": {
+        "synth": 900,
+        "train_tasks": 600,
+        "max_chain": 6,
+        "eval_validation": 32,
+        "eval_bench": 64,
+        "max_length": 4096,
+        "batch_size": 4,
+        "grad_accum": 1,
+        "epochs": 2,
+        "max_steps": None,
+        "lr": 5e-5,
+        "schedule": "cosine",
+        "warmup_steps": 10,
+        "max_turns": 6,
+        "max_tokens": 512,
+        "concurrency": 96,
+        "max_batch": 96,
+        "gradient_checkpointing": False,
+    },
     # a test of every stage on CPU in seconds (with --model tiny)
-    "dry": {"synth": 10, "train_tasks": 2, "max_chain": 3, "eval_validation": 1, "eval_bench": 2,
-            "max_length": 8192, "batch_size": 1, "grad_accum": 1, "epochs": 1, "max_steps": 2, "lr": 1e-4,
-            "schedule": "constant", "warmup_steps": 0, "max_turns": 2, "max_tokens": 8, "concurrency": 3,
-            "max_batch": 3},
+    "dry": {
+        "synth": 10,
+        "train_tasks": 2,
+        "max_chain": 3,
+        "eval_validation": 1,
+        "eval_bench": 2,
+        "max_length": 8192,
+        "batch_size": 1,
+        "grad_accum": 1,
+        "epochs": 1,
+        "max_steps": 2,
+        "lr": 1e-4,
+        "schedule": "constant",
+        "warmup_steps": 0,
+        "max_turns": 2,
+        "max_tokens": 8,
+        "concurrency": 3,
+        "max_batch": 3,
+    },
     # 2 CPU cores: short composed chains (a 135M model learns those from few demonstrations soonest),
     # a few evaluation tasks per set; under 2 h in all
-    "cpu": {"synth": 120, "train_tasks": 10, "max_chain": 3, "eval_validation": 4, "eval_bench": 8,
-            "max_length": 6144, "batch_size": 1, "grad_accum": 1, "epochs": 2, "max_steps": None, "lr": 1e-4,
-            "schedule": "constant", "warmup_steps": 2, "max_turns": 4, "max_tokens": 800, "concurrency": 2},
+    "cpu": {
+        "synth": 120,
+        "train_tasks": 10,
+        "max_chain": 3,
+        "eval_validation": 4,
+        "eval_bench": 8,
+        "max_length": 6144,
+        "batch_size": 1,
+        "grad_accum": 1,
+        "epochs": 2,
+        "max_steps": None,
+        "lr": 1e-4,
+        "schedule": "constant",
+        "warmup_steps": 2,
+        "max_turns": 4,
+        "max_tokens": 800,
+        "concurrency": 2,
+    },
 }
 
 
@@ -75,10 +136,18 @@ def tiny_model(folder: Path) -> Path:
 
     tokenizer = AutoTokenizer.from_pretrained(embedded_model_path())
     torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=8192,
-                         tie_word_embeddings=True, bos_token_id=tokenizer.bos_token_id,
-                         eos_token_id=tokenizer.eos_token_id)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=8192,
+        tie_word_embeddings=True,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+    )
     AutoModelForCausalLM.from_config(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
@@ -166,10 +235,15 @@ def sft_figures(run: Path) -> dict:
     levers = next(iter(read_metrics(run, "kernels")), {})
     if not rows:
         return {"data": data, "kernels": levers}
-    return {"data": {k: v for k, v in data.items() if k not in ("kind", "step")},
-            "kernels": {k: v for k, v in levers.items() if k not in ("kind", "step")}, "steps": rows[-1]["step"],
-            "loss_first": rows[0]["loss"], "loss_last": rows[-1]["loss"], "tokens": rows[-1]["tokens"],
-            "tokens_per_s": statistics.median(r["tokens_per_s"] for r in rows)}
+    return {
+        "data": {k: v for k, v in data.items() if k not in ("kind", "step")},
+        "kernels": {k: v for k, v in levers.items() if k not in ("kind", "step")},
+        "steps": rows[-1]["step"],
+        "loss_first": rows[0]["loss"],
+        "loss_last": rows[-1]["loss"],
+        "tokens": rows[-1]["tokens"],
+        "tokens_per_s": statistics.median(r["tokens_per_s"] for r in rows),
+    }
 
 
 def evaluate_once(label: str, model: str, tasks: list[Path], out: Path, preset: dict) -> dict:
@@ -179,9 +253,16 @@ def evaluate_once(label: str, model: str, tasks: list[Path], out: Path, preset: 
     cached = out / "eval" / f"{label}.json"
     if cached.is_file():
         return json.loads(cached.read_text())
-    result = evaluate(model, tasks, [0], out / "eval" / label, max_turns=preset["max_turns"],
-                      max_tokens=preset["max_tokens"], concurrency=preset["concurrency"],
-                      max_batch=preset.get("max_batch", 1))
+    result = evaluate(
+        model,
+        tasks,
+        [0],
+        out / "eval" / label,
+        max_turns=preset["max_turns"],
+        max_tokens=preset["max_tokens"],
+        concurrency=preset["concurrency"],
+        max_batch=preset.get("max_batch", 1),
+    )
     cached.parent.mkdir(parents=True, exist_ok=True)
     cached.write_text(json.dumps(result))
     return result
@@ -216,8 +297,11 @@ def main() -> None:
     train = [folder / r["path"] for r in pick(records, "train", preset["train_tasks"], preset["max_chain"], args.seed)]
     validation = [folder / r["path"] for r in pick(records, "validation", preset["eval_validation"], 6, args.seed)]
     bench = bench_instances(preset["eval_bench"], args.seed)
-    console.print(f"{len(train)} training tasks, {len(validation)} validation tasks (unseen families), "
-                  f"{len(bench)} benchmark v2 instances", highlight=False)
+    console.print(
+        f"{len(train)} training tasks, {len(validation)} validation tasks (unseen families), "
+        f"{len(bench)} benchmark v2 instances",
+        highlight=False,
+    )
 
     report.update(train_tasks=len(train), validation_tasks=len(validation), bench_v2_instances=len(bench))
     experts = out / "experts.jsonl"
@@ -238,16 +322,37 @@ def main() -> None:
         write_json(args.json, report)
 
     spec_file = out / "train.yaml"
-    spec_file.write_text(json.dumps({
-        "apiVersion": "clawgym/v1", "kind": "Train", "name": "sft-experiment", "model": model_name,
-        "data": {"sources": ["experts.jsonl"], "max_length": preset["max_length"], "batch_size": preset["batch_size"],
-                 "batching": "packing"},
-        "optim": {"lr": preset["lr"], "epochs": preset["epochs"], "max_steps": preset["max_steps"],
-                  "grad_accum": preset["grad_accum"], "warmup_steps": preset.get("warmup_steps", 10),
-                  "schedule": preset.get("schedule", "cosine")},
-        "kernels": {"fused_loss": "auto"}, "log": {"tensorboard": False},
-        # checkpointing on CPU too: 5-6K-token trajectories of a 135M model otherwise need about 18 GiB
-        "gradient_checkpointing": preset.get("gradient_checkpointing", True), "seed": args.seed, "out": str(out / "sft")}, indent=1))
+    spec_file.write_text(
+        json.dumps(
+            {
+                "apiVersion": "clawgym/v1",
+                "kind": "Train",
+                "name": "sft-experiment",
+                "model": model_name,
+                "data": {
+                    "sources": ["experts.jsonl"],
+                    "max_length": preset["max_length"],
+                    "batch_size": preset["batch_size"],
+                    "batching": "packing",
+                },
+                "optim": {
+                    "lr": preset["lr"],
+                    "epochs": preset["epochs"],
+                    "max_steps": preset["max_steps"],
+                    "grad_accum": preset["grad_accum"],
+                    "warmup_steps": preset.get("warmup_steps", 10),
+                    "schedule": preset.get("schedule", "cosine"),
+                },
+                "kernels": {"fused_loss": "auto"},
+                "log": {"tensorboard": False},
+                # checkpointing on CPU too: 5-6K-token trajectories of a 135M model otherwise need about 18 GiB
+                "gradient_checkpointing": preset.get("gradient_checkpointing", True),
+                "seed": args.seed,
+                "out": str(out / "sft"),
+            },
+            indent=1,
+        )
+    )
     model = train_sft(load_train_spec(spec_file), console=console, progress=False)
     clock.lap("sft")
     report.update(stage="after", sft=sft_figures(out / "sft"))
@@ -259,19 +364,28 @@ def main() -> None:
         clock.lap(f"after-{name}")
         report.update(after=after)
         write_json(args.json, report)
-    results = {"preset": args.preset, "model": args.model, "train_tasks": [str(p.relative_to(out)) for p in train],
-               "validation_tasks": [str(p.relative_to(out)) for p in validation],
-               "bench_v2_instances": [str(p.relative_to(ROOT)) for p in bench], "before": before, "after": after,
-               "sft": report["sft"], "seconds": clock.laps, "settings": {k: preset[k] for k in (
-                   "max_turns", "max_tokens", "concurrency", "max_batch")}}
+    results = {
+        "preset": args.preset,
+        "model": args.model,
+        "train_tasks": [str(p.relative_to(out)) for p in train],
+        "validation_tasks": [str(p.relative_to(out)) for p in validation],
+        "bench_v2_instances": [str(p.relative_to(ROOT)) for p in bench],
+        "before": before,
+        "after": after,
+        "sft": report["sft"],
+        "seconds": clock.laps,
+        "settings": {k: preset[k] for k in ("max_turns", "max_tokens", "concurrency", "max_batch")},
+    }
     (out / "results.json").write_text(json.dumps(results, indent=1))
     report["stage"] = "done"
     write_json(args.json, report)
     for name in sets:
         for when, res in (("before", before[name]), ("after", after[name])):
-            console.print(f"{name:32} {when:6} pass rate {res['pass_rate']} {res['pass_rate_ci']}  "
-                          f"mean reward {res['mean_reward']} {res['mean_reward_ci']}  ({res['trials']} trials)",
-                          highlight=False)
+            console.print(
+                f"{name:32} {when:6} pass rate {res['pass_rate']} {res['pass_rate_ci']}  "
+                f"mean reward {res['mean_reward']} {res['mean_reward_ci']}  ({res['trials']} trials)",
+                highlight=False,
+            )
     print(summary_line(report), flush=True)
 
 
@@ -283,8 +397,14 @@ def summary_line(report: dict) -> str:
         later = f" -> {after['pass_rate']} {after['pass_rate_ci']}" if after else " -> (not measured)"
         parts.append(f"{name} pass rate {res['pass_rate']} {res['pass_rate_ci']}{later} ({res['trials']} trials)")
     sft = report.get("sft", {})
-    train = (f"; SFT {sft['steps']} steps on {report.get('expert_trajectories')} demonstrations, loss "
-             f"{sft['loss_first']:.3f} -> {sft['loss_last']:.3f}, {sft['tokens_per_s']:,.0f} tok/s") if "steps" in sft else ""
+    train = (
+        (
+            f"; SFT {sft['steps']} steps on {report.get('expert_trajectories')} demonstrations, loss "
+            f"{sft['loss_first']:.3f} -> {sft['loss_last']:.3f}, {sft['tokens_per_s']:,.0f} tok/s"
+        )
+        if "steps" in sft
+        else ""
+    )
     return f"sft experiment ({report['preset']}, {report['model']}): " + "; ".join(parts) + train
 
 

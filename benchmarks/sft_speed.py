@@ -41,12 +41,26 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-SMOLLM2_135M = {"vocab_size": 49152, "hidden_size": 576, "intermediate_size": 1536, "num_hidden_layers": 30,
-                "num_attention_heads": 9, "num_key_value_heads": 3, "max_position_embeddings": 8192,
-                "tie_word_embeddings": True, "rms_norm_eps": 1e-5}
+SMOLLM2_135M = {
+    "vocab_size": 49152,
+    "hidden_size": 576,
+    "intermediate_size": 1536,
+    "num_hidden_layers": 30,
+    "num_attention_heads": 9,
+    "num_key_value_heads": 3,
+    "max_position_embeddings": 8192,
+    "tie_word_embeddings": True,
+    "rms_norm_eps": 1e-5,
+}
 REDUCED = {**SMOLLM2_135M, "num_hidden_layers": 4}
-TINY = {**SMOLLM2_135M, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
-        "num_attention_heads": 4, "num_key_value_heads": 2}
+TINY = {
+    **SMOLLM2_135M,
+    "hidden_size": 64,
+    "intermediate_size": 128,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+}
 SHAPES = {"full": SMOLLM2_135M, "reduced": REDUCED, "tiny": TINY}
 VARIANTS = ("clawgym", "clawgym+levers", "trl", "trl+levers")
 
@@ -94,8 +108,12 @@ def plain_tokenizer():
     from transformers import PreTrainedTokenizerFast
 
     vocab = {"<pad>": 0, "<unk>": 1, "<eos>": 2}
-    return PreTrainedTokenizerFast(tokenizer_object=Tokenizer(WordLevel(vocab, unk_token="<unk>")),
-                                   pad_token="<pad>", unk_token="<unk>", eos_token="<eos>")
+    return PreTrainedTokenizerFast(
+        tokenizer_object=Tokenizer(WordLevel(vocab, unk_token="<unk>")),
+        pad_token="<pad>",
+        unk_token="<unk>",
+        eos_token="<eos>",
+    )
 
 
 def ours(folder: Path, out: Path, examples: list, args: argparse.Namespace, levers: bool) -> dict:
@@ -107,18 +125,33 @@ def ours(folder: Path, out: Path, examples: list, args: argparse.Namespace, leve
     spec_file = out / "train.yaml"
     (out / "none.jsonl").write_text("")
     kernels = {"fused_loss": "auto", "compile": not args.no_compile} if levers else {}
-    spec_file.write_text(json.dumps({
-        "apiVersion": "clawgym/v1", "kind": "Train", "name": "speed", "model": str(folder),
-        "data": {"sources": ["none.jsonl"], "batch_size": args.batch, "batching": "padding",
-                 "max_length": args.seq_len},
-        "optim": {"lr": 1e-5, "max_steps": args.steps, "schedule": "constant"}, "kernels": kernels,
-        "precision": "auto", "checkpoint": {"every_steps": 10 ** 6}, "log": {"tensorboard": False}}))
+    spec_file.write_text(
+        json.dumps(
+            {
+                "apiVersion": "clawgym/v1",
+                "kind": "Train",
+                "name": "speed",
+                "model": str(folder),
+                "data": {
+                    "sources": ["none.jsonl"],
+                    "batch_size": args.batch,
+                    "batching": "padding",
+                    "max_length": args.seq_len,
+                },
+                "optim": {"lr": 1e-5, "max_steps": args.steps, "schedule": "constant"},
+                "kernels": kernels,
+                "precision": "auto",
+                "checkpoint": {"every_steps": 10**6},
+                "log": {"tensorboard": False},
+            }
+        )
+    )
     spec = load_train_spec(spec_file, out=out / "run")
     sft.load_model = _loader(folder)
     sft.checkpoint.save_model = lambda *a, **k: None  # speed only: do not write the model
     sft.checkpoint.save = lambda *a, **k: None
     sft.train_sft(spec, progress=False, examples=examples)
-    rates = [r["tokens_per_s"] for r in read_metrics(out / "run", "train")][args.warmup:]
+    rates = [r["tokens_per_s"] for r in read_metrics(out / "run", "train")][args.warmup :]
     used = next(iter(read_metrics(out / "run", "kernels")), {})
     notes = {k: used[k] for k in ("fused_loss", "compile") if k in used}
     if levers and args.no_compile:
@@ -128,10 +161,12 @@ def ours(folder: Path, out: Path, examples: list, args: argparse.Namespace, leve
 
 def _loader(folder: Path):
     def load(spec, libs):
-        model = libs["AutoModelForCausalLM"].from_pretrained(folder, dtype=libs["torch"].float32,
-                                                             attn_implementation="sdpa")
+        model = libs["AutoModelForCausalLM"].from_pretrained(
+            folder, dtype=libs["torch"].float32, attn_implementation="sdpa"
+        )
         model.config.use_cache = False
         return _NoTokenizer(), model
+
     return load
 
 
@@ -161,17 +196,32 @@ def trl(folder: Path, out: Path, examples: list, args: argparse.Namespace, lever
         notes["liger"] = "on" if ok else f"off ({why})"
         extra["torch_compile"] = not args.no_compile
         notes["compile"] = "whole model" if extra["torch_compile"] else "off (--no-compile)"
-    data = Dataset.from_dict({"input_ids": [list(e.input_ids) for e in examples],
-                              "completion_mask": [[int(x != -100) for x in e.labels] for e in examples]})
-    config = SFTConfig(output_dir=str(out / "trl"), per_device_train_batch_size=args.batch, max_steps=args.steps,
-                       max_length=args.seq_len, bf16=gpu and torch.cuda.is_bf16_supported(), report_to=[],
-                       logging_steps=10 ** 6, save_strategy="no", learning_rate=1e-5, dataset_num_proc=1,
-                       use_cpu=not gpu, **extra)
+    data = Dataset.from_dict(
+        {
+            "input_ids": [list(e.input_ids) for e in examples],
+            "completion_mask": [[int(x != -100) for x in e.labels] for e in examples],
+        }
+    )
+    config = SFTConfig(
+        output_dir=str(out / "trl"),
+        per_device_train_batch_size=args.batch,
+        max_steps=args.steps,
+        max_length=args.seq_len,
+        bf16=gpu and torch.cuda.is_bf16_supported(),
+        report_to=[],
+        logging_steps=10**6,
+        save_strategy="no",
+        learning_rate=1e-5,
+        dataset_num_proc=1,
+        use_cpu=not gpu,
+        **extra,
+    )
     model = AutoModelForCausalLM.from_pretrained(folder, attn_implementation="sdpa")
-    trainer = SFTTrainer(model=model, args=config, train_dataset=data, processing_class=plain_tokenizer(),
-                         callbacks=[Clock()])
+    trainer = SFTTrainer(
+        model=model, args=config, train_dataset=data, processing_class=plain_tokenizer(), callbacks=[Clock()]
+    )
     trainer.train()
-    steps = [b - a for a, b in zip(ends, ends[1:])][max(0, args.warmup - 1):]
+    steps = [b - a for a, b in zip(ends, ends[1:])][max(0, args.warmup - 1) :]
     return {"tokens_per_s": args.batch * args.seq_len / statistics.median(steps), "levers": notes}
 
 
@@ -194,19 +244,47 @@ def run_variant(name: str, folder: Path, args: argparse.Namespace) -> dict:
             import trl  # noqa: F401
         except ImportError as exc:
             return {"status": "skipped", "reason": f"TRL is not installed ({exc}); pip install trl"}
-    cmd = [sys.executable, __file__, "--child", name, "--model-dir", str(folder), "--child-out", str(result_file),
-           "--seq-len", str(args.seq_len), "--batch", str(args.batch), "--steps", str(args.steps),
-           "--warmup", str(args.warmup)] + (["--no-compile"] if args.no_compile else [])
+    cmd = [
+        sys.executable,
+        __file__,
+        "--child",
+        name,
+        "--model-dir",
+        str(folder),
+        "--child-out",
+        str(result_file),
+        "--seq-len",
+        str(args.seq_len),
+        "--batch",
+        str(args.batch),
+        "--steps",
+        str(args.steps),
+        "--warmup",
+        str(args.warmup),
+    ] + (["--no-compile"] if args.no_compile else [])
     start = time.monotonic()
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.variant_timeout,
-                              env={**os.environ, "TOKENIZERS_PARALLELISM": "false"})
+        proc = subprocess.run(
+            cmd,
+            capture_output=True,
+            text=True,
+            timeout=args.variant_timeout,
+            env={**os.environ, "TOKENIZERS_PARALLELISM": "false"},
+        )
     except subprocess.TimeoutExpired:
-        return {"status": "timeout", "reason": f"not done within {args.variant_timeout:.0f} s", "seconds": args.variant_timeout}
+        return {
+            "status": "timeout",
+            "reason": f"not done within {args.variant_timeout:.0f} s",
+            "seconds": args.variant_timeout,
+        }
     seconds = round(time.monotonic() - start, 1)
     if proc.returncode != 0 or not result_file.is_file():
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-        return {"status": "failed", "reason": " | ".join(tail)[-600:] or f"exit code {proc.returncode}", "seconds": seconds}
+        return {
+            "status": "failed",
+            "reason": " | ".join(tail)[-600:] or f"exit code {proc.returncode}",
+            "seconds": seconds,
+        }
     return {"status": "ok", "seconds": seconds, **json.loads(result_file.read_text())}
 
 
@@ -243,14 +321,27 @@ def main() -> None:
         params = make_model(folder, shape)
         device = torch.cuda.get_device_name() if gpu else f"CPU ({torch.get_num_threads()} threads)"
         per_token = flops_per_token(params, shape, args.seq_len)
-        report = {"shape": shape_name, "layers": shape["num_hidden_layers"], "parameters": params,
-                  "seq_len": args.seq_len, "batch": args.batch, "steps": args.steps, "warmup": args.warmup,
-                  "device": device, "precision": "bf16 autocast" if gpu else "fp32",
-                  "torch": torch.__version__, "flops_per_token": per_token, "peak_tflops": args.peak_tflops,
-                  "variants": {}}
-        print(f"model: SmolLM2-135M shape ({shape_name}), {shape['num_hidden_layers']} layers, "
-              f"{params / 1e6:.1f} M parameters; seq {args.seq_len}, batch {args.batch}, {args.steps} steps "
-              f"({args.warmup} warm-up); {device}", flush=True)
+        report = {
+            "shape": shape_name,
+            "layers": shape["num_hidden_layers"],
+            "parameters": params,
+            "seq_len": args.seq_len,
+            "batch": args.batch,
+            "steps": args.steps,
+            "warmup": args.warmup,
+            "device": device,
+            "precision": "bf16 autocast" if gpu else "fp32",
+            "torch": torch.__version__,
+            "flops_per_token": per_token,
+            "peak_tflops": args.peak_tflops,
+            "variants": {},
+        }
+        print(
+            f"model: SmolLM2-135M shape ({shape_name}), {shape['num_hidden_layers']} layers, "
+            f"{params / 1e6:.1f} M parameters; seq {args.seq_len}, batch {args.batch}, {args.steps} steps "
+            f"({args.warmup} warm-up); {device}",
+            flush=True,
+        )
         for name in variants:
             result = run_variant(name, folder, args)
             if result["status"] == "ok" and gpu:

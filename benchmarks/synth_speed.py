@@ -68,21 +68,29 @@ def main() -> None:
         spec = load_synth_spec(args.spec, count=args.count, out=str(tmp / "full"))
         spec.jobs = args.jobs
         gen_rate, ok = generation_rate(spec, args.count, args.jobs or cores, tmp / "gen")
-        print(f"generation: {args.count} candidates ({ok} valid) at {gen_rate:.1f} tasks/s with "
-              f"{args.jobs or cores} processes")
+        print(
+            f"generation: {args.count} candidates ({ok} valid) at {gen_rate:.1f} tasks/s with "
+            f"{args.jobs or cores} processes"
+        )
         t0 = time.perf_counter()
         summary = synthesize(spec)
         seconds = time.perf_counter() - t0
         rate = summary.accepted / seconds
         per_task_filters = max(0.0, 1 / rate - 1 / gen_rate)
-        print(f"whole pipeline: {summary.accepted} accepted, {summary.rejected} rejected "
-              f"({summary.duplicates} near-duplicates) in {seconds:.1f} s = {rate:.1f} tasks/s")
-        print(f"filtering alone: {1 / per_task_filters if per_task_filters else float('inf'):.1f} tasks/s "
-              f"({per_task_filters / (1 / rate):.0%} of the pipeline's time per task)")
+        print(
+            f"whole pipeline: {summary.accepted} accepted, {summary.rejected} rejected "
+            f"({summary.duplicates} near-duplicates) in {seconds:.1f} s = {rate:.1f} tasks/s"
+        )
+        print(
+            f"filtering alone: {1 / per_task_filters if per_task_filters else float('inf'):.1f} tasks/s "
+            f"({per_task_filters / (1 / rate):.0%} of the pipeline's time per task)"
+        )
         projected = TARGET_TASKS / rate
         verdict = "met" if projected <= TARGET_SECONDS else "NOT met"
-        print(f"projected for {TARGET_TASKS:,} tasks: {projected / 60:.1f} min on {cores} cores "
-              f"(target {TARGET_SECONDS // 60} min: {verdict})")
+        print(
+            f"projected for {TARGET_TASKS:,} tasks: {projected / 60:.1f} min on {cores} cores "
+            f"(target {TARGET_SECONDS // 60} min: {verdict})"
+        )
         for reason, n in sorted(summary.reasons.items(), key=lambda kv: -kv[1]):
             print(f"  rejected by {reason}: {n}")
     finally:

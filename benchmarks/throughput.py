@@ -45,8 +45,11 @@ def main() -> None:
     ap.add_argument("--concurrency", default="64,256,1024")
     ap.add_argument("--processes", default="1,auto", help="comma-separated: 1 (threads), auto, or a number")
     ap.add_argument("--rounds", type=float, default=2.0, help="trials = rounds × concurrency (at least 4)")
-    ap.add_argument("--graded", action="store_true",
-                    help="grade with a Python grading script (runs in a grading sandbox) instead of file checks")
+    ap.add_argument(
+        "--graded",
+        action="store_true",
+        help="grade with a Python grading script (runs in a grading sandbox) instead of file checks",
+    )
     args = ap.parse_args()
 
     from clawgym.compile.compiler import compile_task, load_task_spec
@@ -57,22 +60,31 @@ def main() -> None:
 
     name = "receipts-total-graded.yaml" if args.graded else "receipts-total.yaml"
     spec = load_task_spec(ROOT / "benchmarks" / "fixtures" / "light" / name)
-    turns = [{"tool_calls": [tool_call("read", call_id=f"c{i}", path="input/receipts.csv")]}
-             for i in range(args.turns - 1)] + ["Done."]
+    turns = [
+        {"tool_calls": [tool_call("read", call_id=f"c{i}", path="input/receipts.csv")]} for i in range(args.turns - 1)
+    ] + ["Done."]
     agent = {"type": "claw", "policy": {"type": "scripted", "turns": turns, "latency_s": args.latency}}
     print(f"latency {args.latency:g} s × {args.turns} turns per trial; task {name}")
     from clawgym.run.executors import local_processes
 
-    print(f"{'concurrency':>11} {'processes':>9} {'trials':>7} {'wall s':>8} {'rollouts/min':>13} {'ideal':>8} "
-          f"{'% ideal':>8} {'CPU ms/trial':>12} {'load 1m':>8}")
+    print(
+        f"{'concurrency':>11} {'processes':>9} {'trials':>7} {'wall s':>8} {'rollouts/min':>13} {'ideal':>8} "
+        f"{'% ideal':>8} {'CPU ms/trial':>12} {'load 1m':>8}"
+    )
     for conc in (int(c) for c in args.concurrency.split(",")):
         n = max(4, int(conc * args.rounds))
         trials = [Trial(compile_task(spec, seed), agent) for seed in range(n)]
         for processes in args.processes.split(","):
             choice = processes if processes == "auto" else int(processes)
             out = Path(tempfile.mkdtemp(prefix="clawgym-throughput-"))
-            plan = RunPlan(name="throughput", trials=trials, out=out / "run", concurrency=conc, retries=0,
-                           executor={"type": "local", "processes": choice})
+            plan = RunPlan(
+                name="throughput",
+                trials=trials,
+                out=out / "run",
+                concurrency=conc,
+                retries=0,
+                executor={"type": "local", "processes": choice},
+            )
             used = local_processes(plan, choice)
             cpu0 = _cpu()
             t0 = time.perf_counter()
@@ -83,8 +95,11 @@ def main() -> None:
             errors = sum(r["status"] == "error" for r in records)
             rate, ideal = len(records) * 60 / wall, conc * 60 / (args.latency * args.turns)
             label = f"{used}" + (" (auto)" if processes == "auto" else "")
-            print(f"{conc:>11} {label:>9} {n:>7} {wall:>8.1f} {rate:>13.1f} {ideal:>8.1f} {100 * rate / ideal:>7.0f}%"
-                  f" {cpu_ms:>12.1f} {load:>8.2f}" + (f"  ({errors} errors)" if errors else ""), flush=True)
+            print(
+                f"{conc:>11} {label:>9} {n:>7} {wall:>8.1f} {rate:>13.1f} {ideal:>8.1f} {100 * rate / ideal:>7.0f}%"
+                f" {cpu_ms:>12.1f} {load:>8.2f}" + (f"  ({errors} errors)" if errors else ""),
+                flush=True,
+            )
             shutil.rmtree(out, ignore_errors=True)
 
 

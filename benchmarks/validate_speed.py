@@ -47,9 +47,12 @@ def main() -> None:
     distinct = len({t.hash for t in tasks})
     print(f"task specs:             {len(specs)}")
     print(f"instances compiled:     {len(tasks)} ({distinct} distinct hashes, {files} files, {nbytes / 1e6:.1f} MB)")
-    print(f"validate + compile:     {t_end - t0:.2f} s with {args.jobs or default_jobs()} processes "
-          f"({1000 * (t_end - t0) / len(tasks):.2f} ms/instance; target <= 5 s for 1,000)")
+    print(
+        f"validate + compile:     {t_end - t0:.2f} s with {args.jobs or default_jobs()} processes "
+        f"({1000 * (t_end - t0) / len(tasks):.2f} ms/instance; target <= 5 s for 1,000)"
+    )
     print(f"same work, 1 process:   {t_serial:.2f} s ({1000 * t_serial / len(tasks):.2f} ms/instance)")
+
 
 if __name__ == "__main__":
     main()

@@ -18,20 +18,37 @@ API_VERSION = "clawgym/v1"
 
 _EXPORTS = {
     # verbs
-    "load_task": "clawgym.api", "run_task": "clawgym.api", "run_spec": "clawgym.api", "verify_task": "clawgym.verify",
-    "read_records": "clawgym.api", "read_trajectories": "clawgym.api",
-    "load_task_spec": "clawgym.compile.compiler", "compile_task": "clawgym.compile.compiler",
+    "load_task": "clawgym.api",
+    "run_task": "clawgym.api",
+    "run_spec": "clawgym.api",
+    "verify_task": "clawgym.verify",
+    "read_records": "clawgym.api",
+    "read_trajectories": "clawgym.api",
+    "load_task_spec": "clawgym.compile.compiler",
+    "compile_task": "clawgym.compile.compiler",
     "register": "clawgym.registry",
     # nouns
-    "TaskSpec": "clawgym.compile.compiler", "Task": "clawgym.spec.task", "Trajectory": "clawgym.records.trajectory", "TrialRecord": "clawgym.records.trial_record",
+    "TaskSpec": "clawgym.compile.compiler",
+    "Task": "clawgym.spec.task",
+    "Trajectory": "clawgym.records.trajectory",
+    "TrialRecord": "clawgym.records.trial_record",
     "VerifyRequest": "clawgym.verify",
-    "Verdict": "clawgym.verify", "CheckResult": "clawgym.checks.base",
+    "Verdict": "clawgym.verify",
+    "CheckResult": "clawgym.checks.base",
     # what a plugin subclasses
-    "Check": "clawgym.checks.base", "CheckContext": "clawgym.checks.base", "CheckFailure": "clawgym.checks.base",
-    "Agent": "clawgym.agent.base", "Policy": "clawgym.policy.base", "Completion": "clawgym.policy.base",
-    "Sandbox": "clawgym.sandbox.base", "SandboxLimits": "clawgym.sandbox.base", "ExecResult": "clawgym.sandbox.base",
+    "Check": "clawgym.checks.base",
+    "CheckContext": "clawgym.checks.base",
+    "CheckFailure": "clawgym.checks.base",
+    "Agent": "clawgym.agent.base",
+    "Policy": "clawgym.policy.base",
+    "Completion": "clawgym.policy.base",
+    "Sandbox": "clawgym.sandbox.base",
+    "SandboxLimits": "clawgym.sandbox.base",
+    "ExecResult": "clawgym.sandbox.base",
     # errors
-    "ClawgymError": "clawgym.errors", "InfraError": "clawgym.errors", "PrerequisiteError": "clawgym.errors",
+    "ClawgymError": "clawgym.errors",
+    "InfraError": "clawgym.errors",
+    "PrerequisiteError": "clawgym.errors",
 }
 
 __all__ = ["API_VERSION", "__version__"]

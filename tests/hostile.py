@@ -19,7 +19,7 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-CHECK_PY = '''\
+CHECK_PY = """\
 import json, os, subprocess, sys
 ws = sys.argv[1]
 rows = [r.split(",") for r in open(os.path.join(ws, "input", "sales.csv")).read().split()[1:]]
@@ -36,9 +36,9 @@ try:
 except Exception:
     scores["script_prints_total"] = 0.0
 print(json.dumps(scores))
-'''
+"""
 
-TASK = '''\
+TASK = """\
 apiVersion: clawgym/v1
 kind: Task
 name: {name}
@@ -67,7 +67,7 @@ checks:
     subscores: {{aggregate: mean}}
     require_score: true
 limits: {{seconds: 120, verify_seconds: 20}}
-'''
+"""
 
 
 @dataclass
@@ -78,7 +78,7 @@ class Attack:
     cls: str
     script: str
     network: bool = False
-    concurrent: int = 1            # trials of it run at once
+    concurrent: int = 1  # trials of it run at once
 
 
 class Arena:
@@ -88,7 +88,7 @@ class Arena:
         self.root = root
         shutil.copytree(fixture_lib, root / "lib", ignore=shutil.ignore_patterns("bad"))
         self.lib = root / "lib"
-        self.canary = root / "host-canary"          # a host folder nobody in a sandbox may touch
+        self.canary = root / "host-canary"  # a host folder nobody in a sandbox may touch
         self.canary.mkdir()
         (self.canary / "keep.txt").write_text("host data\n")
         os.chmod(self.canary, 0o755)
@@ -114,12 +114,25 @@ class Arena:
     def run_spec(self, attack: Attack, backend: str = "local") -> Path:
         """A run spec: the attacker, a do-nothing agent and the oracle (an honest agent) on the task."""
         task = self.task(attack.name.replace("_", "-"), attack.network)
-        agent = {"type": "command", "name": "attacker", "run": self.render(attack.script),
-                 "version": self.render(VERSION_PLANT), "policy": {"type": "scripted", "turns": ["ok"] * 40}}
-        spec = {"apiVersion": "clawgym/v1", "kind": "Run", "name": attack.name.replace("_", "-"), "tasks": [str(task)],
-                "seeds": list(range(attack.concurrent)), "agents": [agent, {"type": "nop"}, {"type": "oracle"}],
-                "concurrency": max(3, attack.concurrent * 3), "retries": {"max": 0}, "out": str(self.root / "out"),
-                "sandbox": {"type": backend}}
+        agent = {
+            "type": "command",
+            "name": "attacker",
+            "run": self.render(attack.script),
+            "version": self.render(VERSION_PLANT),
+            "policy": {"type": "scripted", "turns": ["ok"] * 40},
+        }
+        spec = {
+            "apiVersion": "clawgym/v1",
+            "kind": "Run",
+            "name": attack.name.replace("_", "-"),
+            "tasks": [str(task)],
+            "seeds": list(range(attack.concurrent)),
+            "agents": [agent, {"type": "nop"}, {"type": "oracle"}],
+            "concurrency": max(3, attack.concurrent * 3),
+            "retries": {"max": 0},
+            "out": str(self.root / "out"),
+            "sandbox": {"type": backend},
+        }
         path = self.root / "run.yaml"
         path.write_text(json.dumps(spec))
         return path
@@ -185,26 +198,41 @@ EOF
 
 ATTACKS = [
     Attack("planted_program", "graders run agent code on the host", PLANT_SUMMARIZE),
-    Attack("grader_dies", "a grader that dies is still scored", r"""
+    Attack(
+        "grader_dies",
+        "a grader that dies is still scored",
+        r"""
         mkdir -p tools output
         printf '%s\n' 'import json, os, signal' \
           'print(json.dumps({"total_written": 1.0, "script_prints_total": 1.0}), flush=True)' \
           'os.killpg(0, signal.SIGKILL)' > tools/summarize.py
-        """),
-    Attack("grader_hangs", "a grader that hangs", r"""
+        """,
+    ),
+    Attack(
+        "grader_hangs",
+        "a grader that hangs",
+        r"""
         mkdir -p tools output
         # a daemon that keeps the grader's pipe open: subprocess.run(..., timeout=30) then waits forever
         printf '%s\n' 'import os, time' 'if os.fork() == 0:' '    os.setsid()' '    while True: time.sleep(1)' \
           'time.sleep(3600)' > tools/summarize.py
-        """),
-    Attack("proxy_links", "host-side code follows links the agent made", r"""
+        """,
+    ),
+    Attack(
+        "proxy_links",
+        "host-side code follows links the agent made",
+        r"""
         ls -la /run/clawgym >/dev/null 2>&1
         touch /run/clawgym/owned 2>/dev/null && echo WROTE-PRIVATE
         rm -f /run/clawgym/proxy.sock 2>/dev/null
         ln -sfn @CANARY@ /run/clawgym/forward.py 2>/dev/null
         python3 -c "import json, urllib.request as u; r = u.urlopen(u.Request('http://127.0.0.1:18080/v1/chat/completions', data=json.dumps({'model': 'x', 'messages': [{'role': 'user', 'content': 'hi'}]}).encode(), headers={'Content-Type': 'application/json'})); print(r.status)"
-        """),
-    Attack("deep_tree", "deep trees crash the run", r"""
+        """,
+    ),
+    Attack(
+        "deep_tree",
+        "deep trees crash the run",
+        r"""
         python3 - <<'EOF'
         import os
         fd = os.open(".", os.O_RDONLY)
@@ -220,8 +248,13 @@ ATTACKS = [
         os.chmod("locked/inner", 0o500)
         os.chmod("locked", 0)
         EOF
-        """, concurrent=2),
-    Attack("shared_loopback", "network-enabled trials share the host's loopback", r"""
+        """,
+        concurrent=2,
+    ),
+    Attack(
+        "shared_loopback",
+        "network-enabled trials share the host's loopback",
+        r"""
         python3 - <<'EOF'
         import json, socket, urllib.request as u
         seen = [name for name in open("/proc/net/unix").read().split() if name.startswith("@clawgym")]
@@ -239,8 +272,14 @@ ATTACKS = [
         print(u.urlopen(req).read()[:200])
         print("abstract:", seen)
         EOF
-        """, network=True, concurrent=2),
-    Attack("sparse_files", "memory amplification on the host", r"""
+        """,
+        network=True,
+        concurrent=2,
+    ),
+    Attack(
+        "sparse_files",
+        "memory amplification on the host",
+        r"""
         mkdir -p big
         for i in 1 2 3 4 5 6 7 8; do truncate -s 255M big/f$i; done
         python3 - <<'EOF'
@@ -250,8 +289,12 @@ ATTACKS = [
                   b"Content-Length: 1610612736\r\n\r\n" + b"[" * 65536)
         print(s.recv(200))
         EOF
-        """),
-    Attack("request_flood", "the runner records without end", r"""
+        """,
+    ),
+    Attack(
+        "request_flood",
+        "the runner records without end",
+        r"""
         python3 - <<'EOF'
         import json, urllib.error, urllib.request as u
         codes = {}
@@ -265,27 +308,43 @@ ATTACKS = [
                 codes[e.code] = codes.get(e.code, 0) + 1
         print("codes", codes)
         EOF
-        """),
-    Attack("diff_injection", "diff injection", r"""
+        """,
+    ),
+    Attack(
+        "diff_injection",
+        "diff injection",
+        r"""
         mkdir -p output "$(printf 'output/evil\n+++ b/input')"
         printf '+forged\n' > "$(printf 'output/evil\n+++ b/input/sales.csv')"
         printf 'y\n' > "$(printf 'output/\033[31mred\033[0m')"
-        """),
-    Attack("special_files", "special files where the grader reads", r"""
+        """,
+    ),
+    Attack(
+        "special_files",
+        "special files where the grader reads",
+        r"""
         mkdir -p output tools
         mkfifo output/total.txt tools/summarize.py input/new.fifo 2>/dev/null
         python3 -c "import socket; s = socket.socket(socket.AF_UNIX); s.bind('output/sock')"
         ln -s loop1 loop2; ln -s loop2 loop1
         ln -s /etc/shadow output/shadow.txt; ln -s /proc/self/environ output/env.txt
-        """),
-    Attack("link_inputs", "links in place of inputs and outputs", r"""
+        """,
+    ),
+    Attack(
+        "link_inputs",
+        "links in place of inputs and outputs",
+        r"""
         mkdir -p output tools
         cp input/sales.csv /tmp/s.csv && rm input/sales.csv && ln -s /tmp/s.csv input/sales.csv
         ln -s /etc/hostname output/total.txt
         ln -s ../input/sales.csv tools/summarize.py
         ln -s / root
-        """),
-    Attack("lingering_writer", "a process that outlives the agent", r"""
+        """,
+    ),
+    Attack(
+        "lingering_writer",
+        "a process that outlives the agent",
+        r"""
         mkdir -p output tools
         # after the agent ends: inputs and outputs rewritten to agree on a total of 1, over and over,
         # racing the copy-out and the restore of input/
@@ -296,8 +355,12 @@ ATTACKS = [
         if os.fork(): os._exit(0)
         while True: time.sleep(1)" clawgym-linger-marker &)
         echo started
-        """),
-    Attack("bad_names", "file names nobody expects", r"""
+        """,
+    ),
+    Attack(
+        "bad_names",
+        "file names nobody expects",
+        r"""
         mkdir -p output
         python3 - <<'EOF'
         import os
@@ -309,12 +372,17 @@ ATTACKS = [
             path += b"/" + b"d" * 200
             os.mkdir(path)
         EOF
-        """),
-    Attack("env_and_secrets", "host secrets in the environment", r"""
+        """,
+    ),
+    Attack(
+        "env_and_secrets",
+        "host secrets in the environment",
+        r"""
         env
         for p in /proc/[0-9]*; do tr '\0' '\n' < $p/environ 2>/dev/null; done
         ls /proc | tr '\n' ' '
-        """),
+        """,
+    ),
 ]
 
 
@@ -342,8 +410,11 @@ def contained(arena: Arena, attack: Attack, before: dict[str, str], leftovers: l
             problems.append(f"{key} ended as an infrastructure error (escapes its grade): {r.get('error')}")
         elif r["reward"] > max(nop, default=0.0):
             problems.append(f"{key} scored {r['reward']} (doing nothing scores {max(nop, default=0.0)})")
-    problems += [f"honest trial {r['trial_id']} affected: {r['status']} {r.get('error') or r['reward']}"
-                 for r in oracle if r["status"] != "passed" or r["reward"] != 1.0]
+    problems += [
+        f"honest trial {r['trial_id']} affected: {r['status']} {r.get('error') or r['reward']}"
+        for r in oracle
+        if r["status"] != "passed" or r["reward"] != 1.0
+    ]
     problems += [f"left behind: {name}" for name in leftovers]
     check = SPECIFIC.get(attack.name)
     if check is not None and not problems:
@@ -360,8 +431,9 @@ def _grader_dies(arena: Arena, attacker: dict) -> list[str]:
     out = []
     for key, r in attacker.items():
         results = r["verdict"]["results"]
-        if any(x["score"] > 0 for x in results if x["type"] == "python") or \
-                not any("killed by signal" in x["reason"] or "stopped" in x["reason"] for x in results):
+        if any(x["score"] > 0 for x in results if x["type"] == "python") or not any(
+            "killed by signal" in x["reason"] or "stopped" in x["reason"] for x in results
+        ):
             out.append(f"{key}: the killed grader's output was scored: {[x['reason'] for x in results]}")
     return out
 
@@ -378,8 +450,11 @@ def _proxy_links(arena: Arena, attacker: dict) -> list[str]:
 
 
 def _refused(attacker: dict, words: str) -> list[str]:
-    return [f"{key}: not refused for its workspace ({r['verdict']['results'][0]['reason']})" for key, r in attacker.items()
-            if r["verdict"]["gate_failed"] != "workspace can be graded" or words not in r["verdict"]["results"][0]["reason"]]
+    return [
+        f"{key}: not refused for its workspace ({r['verdict']['results'][0]['reason']})"
+        for key, r in attacker.items()
+        if r["verdict"]["gate_failed"] != "workspace can be graded" or words not in r["verdict"]["results"][0]["reason"]
+    ]
 
 
 def _deep_tree(arena: Arena, attacker: dict) -> list[str]:
@@ -460,6 +535,15 @@ def _env_and_secrets(arena: Arena, attacker: dict) -> list[str]:
     return out
 
 
-SPECIFIC = {"request_flood": _request_flood, "grader_dies": _grader_dies, "proxy_links": _proxy_links, "deep_tree": _deep_tree,
-            "shared_loopback": _shared_loopback, "sparse_files": _sparse_files, "diff_injection": _diff_injection,
-            "lingering_writer": _lingering_writer, "bad_names": _bad_names, "env_and_secrets": _env_and_secrets}
+SPECIFIC = {
+    "request_flood": _request_flood,
+    "grader_dies": _grader_dies,
+    "proxy_links": _proxy_links,
+    "deep_tree": _deep_tree,
+    "shared_loopback": _shared_loopback,
+    "sparse_files": _sparse_files,
+    "diff_injection": _diff_injection,
+    "lingering_writer": _lingering_writer,
+    "bad_names": _bad_names,
+    "env_and_secrets": _env_and_secrets,
+}

@@ -28,11 +28,11 @@ RANK = {name: i for i, (_, names) in enumerate(LAYERS) for name in names}
 
 @dataclass(frozen=True)
 class Import:
-    module: str       # the importing module
-    target: str       # the module (or package) imported
+    module: str  # the importing module
+    target: str  # the module (or package) imported
     names: tuple[str, ...]
     line: int
-    lazy: bool        # inside a function: runs only when called
+    lazy: bool  # inside a function: runs only when called
 
 
 def module_name(path: Path, root: Path) -> str:
@@ -46,8 +46,9 @@ def imports(root: Path) -> list[Import]:
         mod = module_name(path, root)
         package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        lazy_nodes = {id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-                      for n in ast.walk(f)}
+        lazy_nodes = {
+            id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) for n in ast.walk(f)
+        }
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom):
                 if node.level:
@@ -56,8 +57,9 @@ def imports(root: Path) -> list[Import]:
                 else:
                     target = node.module or ""
                 if target.split(".")[0] == root.name:
-                    out.append(Import(mod, target, tuple(a.name for a in node.names), node.lineno,
-                                      id(node) in lazy_nodes))
+                    out.append(
+                        Import(mod, target, tuple(a.name for a in node.names), node.lineno, id(node) in lazy_nodes)
+                    )
             elif isinstance(node, ast.Import):
                 for a in node.names:
                     if a.name.split(".")[0] == root.name:
@@ -104,15 +106,22 @@ def back_edges(found: list[Import], known: set[str]) -> list[str]:
 
 
 def unranked(found: list[Import], root: Path) -> list[str]:
-    tops = {module_name(p, root).split(".")[1] for p in root.rglob("*.py")
-            if p != root / "__init__.py" and (p.parent == root or p.parent.parent == root)}
+    tops = {
+        module_name(p, root).split(".")[1]
+        for p in root.rglob("*.py")
+        if p != root / "__init__.py" and (p.parent == root or p.parent.parent == root)
+    }
     return sorted(t for t in tops if t not in RANK)
 
 
 def private_names(found: list[Import]) -> list[str]:
     """`from a import _b` where a is another module (private names stay in their module)."""
-    return [f"{i.module}:{i.line} takes {i.target}.{n}" for i in found for n in i.names
-            if n.startswith("_") and not n.startswith("__") and i.target != i.module]
+    return [
+        f"{i.module}:{i.line} takes {i.target}.{n}"
+        for i in found
+        for n in i.names
+        if n.startswith("_") and not n.startswith("__") and i.target != i.module
+    ]
 
 
 def cycles(found: list[Import], known: set[str]) -> list[list[str]]:
@@ -122,8 +131,9 @@ def cycles(found: list[Import], known: set[str]) -> list[list[str]]:
     graph: dict[str, set[str]] = {}
     for i in found:
         targets = resolved(i, known)
-        graph.setdefault(i.module, set()).update(t for t in targets if t in known and t != i.module
-                                                 and not _ancestor(t, i.module))
+        graph.setdefault(i.module, set()).update(
+            t for t in targets if t in known and t != i.module and not _ancestor(t, i.module)
+        )
     out, state = [], {}
 
     def visit(node: str, stack: list[str]) -> None:
@@ -131,7 +141,7 @@ def cycles(found: list[Import], known: set[str]) -> list[list[str]]:
         stack.append(node)
         for nxt in sorted(graph.get(node, ())):
             if state.get(nxt) == 1:
-                out.append(stack[stack.index(nxt):] + [nxt])
+                out.append(stack[stack.index(nxt) :] + [nxt])
             elif nxt not in state:
                 visit(nxt, stack)
         stack.pop()

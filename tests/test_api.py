@@ -13,13 +13,36 @@ import clawgym
 LIB = Path(__file__).parent / "fixtures" / "lib"
 
 PUBLIC = [
-    "API_VERSION", "__version__",
-    "load_task", "run_task", "run_spec", "verify_task", "read_records", "read_trajectories",
-    "load_task_spec", "compile_task", "register",
-    "TaskSpec", "Task", "Trajectory", "TrialRecord", "VerifyRequest", "Verdict", "CheckResult",
-    "Check", "CheckContext", "CheckFailure", "Agent", "Policy", "Completion", "Sandbox", "SandboxLimits",
+    "API_VERSION",
+    "__version__",
+    "load_task",
+    "run_task",
+    "run_spec",
+    "verify_task",
+    "read_records",
+    "read_trajectories",
+    "load_task_spec",
+    "compile_task",
+    "register",
+    "TaskSpec",
+    "Task",
+    "Trajectory",
+    "TrialRecord",
+    "VerifyRequest",
+    "Verdict",
+    "CheckResult",
+    "Check",
+    "CheckContext",
+    "CheckFailure",
+    "Agent",
+    "Policy",
+    "Completion",
+    "Sandbox",
+    "SandboxLimits",
     "ExecResult",
-    "ClawgymError", "InfraError", "PrerequisiteError",
+    "ClawgymError",
+    "InfraError",
+    "PrerequisiteError",
 ]
 
 
@@ -52,6 +75,7 @@ def test_load_run_verify_and_read_in_a_few_calls(tmp_path, bwrap):
     assert nop["status"] == "failed" and nop["reward"] < 1.0
     # grading a workspace by hand: the untouched inputs score what doing nothing scores
     from clawgym.compile.workspace import materialize
+
     materialize(task, tmp_path / "ws")
     verdict = clawgym.verify_task(task, tmp_path / "ws")
     assert isinstance(verdict, clawgym.Verdict) and verdict.reward == nop["reward"]

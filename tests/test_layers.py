@@ -46,7 +46,9 @@ def test_the_check_fails_on_a_back_edge_a_cycle_and_a_private_name(tmp_path):
 
     pkg = tmp_path / "clawgym"
     shutil.copytree(ROOT, pkg, ignore=shutil.ignore_patterns("__pycache__"))
-    (pkg / "spec" / "task.py").write_text((pkg / "spec" / "task.py").read_text() + "\n\ndef _late():\n    from ..run.runner import execute\n")
+    (pkg / "spec" / "task.py").write_text(
+        (pkg / "spec" / "task.py").read_text() + "\n\ndef _late():\n    from ..run.runner import execute\n"
+    )
     (pkg / "errors.py").write_text((pkg / "errors.py").read_text() + "\nfrom .registry import _load_plugins\n")
     (pkg / "registry.py").write_text((pkg / "registry.py").read_text() + "\nfrom . import errors as _e\n")
     found, known = layers.imports(pkg), layers.modules(pkg)

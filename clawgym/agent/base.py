@@ -12,8 +12,11 @@ from ..records.trajectory import Trajectory
 
 COMMON_AGENT_PROPS = {
     "type": {"type": "string", "description": "Agent name."},
-    "name": {"type": "string", "description": "Label for this agent in results (default: its type); "
-                                              "use it to run two configurations of one agent side by side."},
+    "name": {
+        "type": "string",
+        "description": "Label for this agent in results (default: its type); "
+        "use it to run two configurations of one agent side by side.",
+    },
 }
 
 
@@ -21,8 +24,11 @@ class Agent(ABC):
     """An agent is configured once and then run on many (task, sandbox) pairs, possibly in parallel."""
 
     type: ClassVar[str]
-    schema: ClassVar[dict[str, Any]] = {"type": "object", "additionalProperties": False,
-                                        "properties": COMMON_AGENT_PROPS}
+    schema: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": COMMON_AGENT_PROPS,
+    }
 
     def __init__(self, config: dict[str, Any]):
         self.config = dict(config)

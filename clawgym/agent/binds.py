@@ -22,13 +22,44 @@ from typing import Any, Iterable, Sequence
 from ..files import safefs
 from ..sandbox.base import PRIVATE_MOUNT
 
-SCAN_LIMITS = safefs.TreeLimits(entries=500_000, depth=safefs.GRADING_LIMITS.depth,
-                                apparent_bytes=1 << 62, data_bytes=1 << 62)
+SCAN_LIMITS = safefs.TreeLimits(
+    entries=500_000, depth=safefs.GRADING_LIMITS.depth, apparent_bytes=1 << 62, data_bytes=1 << 62
+)
 NEVER_INSIDE = ("/proc", "/sys", "/dev", "/run", "/var/run", "/etc", "/boot", "/lost+found")
-NEVER_EXACTLY = ("/", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/var", "/tmp", "/var/tmp", "/home",
-                 "/root", "/opt", "/srv", "/mnt", "/media", "/usr/local", "/usr/lib", "/usr/share")
-HOME_SECRETS = (".ssh", ".gnupg", ".aws", ".azure", ".config", ".docker", ".kube", ".netrc", ".git-credentials",
-                ".pypirc", ".local/share/keyrings")
+NEVER_EXACTLY = (
+    "/",
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/var",
+    "/tmp",
+    "/var/tmp",
+    "/home",
+    "/root",
+    "/opt",
+    "/srv",
+    "/mnt",
+    "/media",
+    "/usr/local",
+    "/usr/lib",
+    "/usr/share",
+)
+HOME_SECRETS = (
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".config",
+    ".docker",
+    ".kube",
+    ".netrc",
+    ".git-credentials",
+    ".pypirc",
+    ".local/share/keyrings",
+)
 
 Problem = tuple[tuple, str, str]
 
@@ -36,6 +67,7 @@ Problem = tuple[tuple, str, str]
 def agents_cache() -> Path:
     """The per-machine folder of installed agent programs (the default declared folder)."""
     from ..policy.embedded import cache_dir
+
     return cache_dir() / "agents"
 
 
@@ -92,8 +124,9 @@ def folder_problem(folder: str, protected: Sequence[str]) -> str | None:
     return None
 
 
-def bind_problems(config: dict[str, Any], *, mount: str | None = None,
-                  protected: Iterable[Path | str] = ()) -> list[Problem]:
+def bind_problems(
+    config: dict[str, Any], *, mount: str | None = None, protected: Iterable[Path | str] = ()
+) -> list[Problem]:
     """Every problem with an agent config's `install` and `ro_binds` (key paths relative to the config)."""
     guarded = protected_paths(protected)
     problems: list[Problem] = []
@@ -106,8 +139,9 @@ def bind_problems(config: dict[str, Any], *, mount: str | None = None,
             good.append(folder)
         elif key:
             where = key + ((i,) if isinstance(config.get("install"), list) else ())
-            problems.append((where, f"the agent folder {folder} {why}",
-                             "declare a folder that holds only the agent's program"))
+            problems.append(
+                (where, f"the agent folder {folder} {why}", "declare a folder that holds only the agent's program")
+            )
     for i, spec in enumerate(config.get("ro_binds") or []):
         problems += [(("ro_binds", i), what, hint) for what, hint in _bind_problem(spec, good, folders, mount)]
     return problems
@@ -126,8 +160,12 @@ def _bind_problem(spec: Any, good: list[str], declared: list[str], mount: str | 
     host_n, inside_n = os.path.normpath(host), posixpath.normpath(inside)
     where = ", ".join(declared) or "none"
     if not any(_inside(host_n, f) for f in good):
-        out.append((f"bind {host} is not inside the agent's own folders ({where})",
-                    "declare the agent's folder under 'install:' and bind only paths inside it"))
+        out.append(
+            (
+                f"bind {host} is not inside the agent's own folders ({where})",
+                "declare the agent's folder under 'install:' and bind only paths inside it",
+            )
+        )
         return out
     if not os.path.lexists(host_n):
         return [(f"bind {host} does not exist", "install the agent first")]

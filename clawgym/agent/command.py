@@ -34,27 +34,49 @@ class CommandAgent(Agent):
     read-only in the sandbox."""
 
     type = "command"
-    schema = {"type": "object", "additionalProperties": False, "required": ["run", "policy"], "properties": {
-        **COMMON_AGENT_PROPS,
-        "run": {"type": "string", "minLength": 1, "description": "Shell command that runs the agent."},
-        "policy": {"type": "object", "required": ["type"],
-                   "description": "Upstream policy the proxy forwards to (openai, hf, scripted...)."},
-        "version": {"type": "string", "description": "Shell command printing the agent's version."},
-        "env": {"type": "object", "additionalProperties": {"type": "string"},
-                "description": "Extra environment variables for the agent."},
-        "install": {"oneOf": [{"type": "string", "minLength": 1},
-                              {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1}],
-                    "description": "The agent's own folder(s) on the host, holding its program (default: the "
-                                   "per-machine agents cache, `~/.cache/clawgym/agents`). `ro_binds` may name only "
-                                   "paths inside them; they may not be, hold or lie in system, home-secret, spec, "
-                                   "task, runs, cache or work folders."},
-        "ro_binds": {"type": "array", "items": {}, "default": [],
-                     "description": "Paths of the agent's own folders it needs, shown read-only: 'PATH' or "
-                                    "['HOST', 'INSIDE']. No links, sockets or devices; the target may not cover "
-                                    "the workspace."},
-        "model_name": {"type": "string", "default": "clawgym",
-                       "description": "Model name the proxy reports (OPENAI_MODEL)."},
-    }}
+    schema = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["run", "policy"],
+        "properties": {
+            **COMMON_AGENT_PROPS,
+            "run": {"type": "string", "minLength": 1, "description": "Shell command that runs the agent."},
+            "policy": {
+                "type": "object",
+                "required": ["type"],
+                "description": "Upstream policy the proxy forwards to (openai, hf, scripted...).",
+            },
+            "version": {"type": "string", "description": "Shell command printing the agent's version."},
+            "env": {
+                "type": "object",
+                "additionalProperties": {"type": "string"},
+                "description": "Extra environment variables for the agent.",
+            },
+            "install": {
+                "oneOf": [
+                    {"type": "string", "minLength": 1},
+                    {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1},
+                ],
+                "description": "The agent's own folder(s) on the host, holding its program (default: the "
+                "per-machine agents cache, `~/.cache/clawgym/agents`). `ro_binds` may name only "
+                "paths inside them; they may not be, hold or lie in system, home-secret, spec, "
+                "task, runs, cache or work folders.",
+            },
+            "ro_binds": {
+                "type": "array",
+                "items": {},
+                "default": [],
+                "description": "Paths of the agent's own folders it needs, shown read-only: 'PATH' or "
+                "['HOST', 'INSIDE']. No links, sockets or devices; the target may not cover "
+                "the workspace.",
+            },
+            "model_name": {
+                "type": "string",
+                "default": "clawgym",
+                "description": "Model name the proxy reports (OPENAI_MODEL).",
+            },
+        },
+    }
 
     def __init__(self, config: dict[str, Any]):
         super().__init__(config)
@@ -76,26 +98,45 @@ class CommandAgent(Agent):
             result = sandbox.exec(self.config["version"], timeout=min(60.0, timeout))
             traj.agent["version"] = result.output.strip()[:200] or f"exit {result.exit_code}"
         if sandbox.private_dir is None:
-            raise InfraError("the command agent needs a sandbox with a private folder (create_sandbox(private_dir=...))")
-        proxy = RecordingProxy(self.policy, traj, sandbox.private_dir, self.config.get("model_name", "clawgym"),
-                               max_turns=int(task.limits.get("turns", 30)))
-        env = {**(self.config.get("env") or {}), "OPENAI_BASE_URL": f"http://127.0.0.1:{INSIDE_PORT}/v1",
-               "OPENAI_API_KEY": "clawgym-proxy", "OPENAI_MODEL": self.config.get("model_name", "clawgym"),
-               "CLAWGYM_INSTRUCTION": task.instruction}
+            raise InfraError(
+                "the command agent needs a sandbox with a private folder (create_sandbox(private_dir=...))"
+            )
+        proxy = RecordingProxy(
+            self.policy,
+            traj,
+            sandbox.private_dir,
+            self.config.get("model_name", "clawgym"),
+            max_turns=int(task.limits.get("turns", 30)),
+        )
+        env = {
+            **(self.config.get("env") or {}),
+            "OPENAI_BASE_URL": f"http://127.0.0.1:{INSIDE_PORT}/v1",
+            "OPENAI_API_KEY": "clawgym-proxy",
+            "OPENAI_MODEL": self.config.get("model_name", "clawgym"),
+            "CLAWGYM_INSTRUCTION": task.instruction,
+        }
         if task.followups:  # a multi-session task: the agent conducts the later messages itself
             env["CLAWGYM_FOLLOWUPS"] = json.dumps([dict(f) for f in task.followups], ensure_ascii=False)
-        script = (f"python3 {shlex.quote(PRIVATE_MOUNT + '/' + FORWARDER_NAME)} "
-                  f"{shlex.quote(PRIVATE_MOUNT + '/' + SOCKET_NAME)} "
-                  f"{INSIDE_PORT} /tmp/.proxy-ready & "
-                  "for i in $(seq 200); do [ -e /tmp/.proxy-ready ] && break; sleep 0.01; done; "
-                  f"{self.config['run']}")
+        script = (
+            f"python3 {shlex.quote(PRIVATE_MOUNT + '/' + FORWARDER_NAME)} "
+            f"{shlex.quote(PRIVATE_MOUNT + '/' + SOCKET_NAME)} "
+            f"{INSIDE_PORT} /tmp/.proxy-ready & "
+            "for i in $(seq 200); do [ -e /tmp/.proxy-ready ] && break; sleep 0.01; done; "
+            f"{self.config['run']}"
+        )
         started = time.monotonic()
         try:
             result = sandbox.exec(script, timeout=timeout, env=env, stdin=task.instruction)
         finally:
             proxy.stop()
-        traj.add("exec", command=self.config["run"], exit_code=result.exit_code, output=result.output[-_TAIL:],
-                 duration_s=round(time.monotonic() - started, 4), timed_out=result.timed_out)
+        traj.add(
+            "exec",
+            command=self.config["run"],
+            exit_code=result.exit_code,
+            output=result.output[-_TAIL:],
+            duration_s=round(time.monotonic() - started, 4),
+            timed_out=result.timed_out,
+        )
         errors = [t for t in traj.turns if t.get("error")]
         if errors:
             raise InfraError(f"the upstream policy failed: {errors[-1]['error']}")

@@ -9,8 +9,9 @@ MODEL_AGENTS = ("claw", "command", "openclaw")
 VERSIONED_AGENTS = ("openclaw",)  # `--agent openclaw@2026.9.6` pins a version
 
 
-def policy_config(model: str | None, base_url: str | None, temperature: float | None,
-                  max_tokens: int | None = None) -> dict:
+def policy_config(
+    model: str | None, base_url: str | None, temperature: float | None, max_tokens: int | None = None
+) -> dict:
     """The policy a model-driven agent uses, from the command-line options."""
     if base_url:
         if not model:
@@ -25,9 +26,15 @@ def policy_config(model: str | None, base_url: str | None, temperature: float | 
     return config
 
 
-def agent_configs(agents: list[str], *, model: str | None = None, base_url: str | None = None,
-                  temperature: float | None = None, max_tokens: int | None = None,
-                  max_turns: int | None = None) -> list[dict]:
+def agent_configs(
+    agents: list[str],
+    *,
+    model: str | None = None,
+    base_url: str | None = None,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+    max_turns: int | None = None,
+) -> list[dict]:
     """Agent configs for `--agent` options; model options apply to model-driven agents."""
     from ..registry import get
 
@@ -36,8 +43,9 @@ def agent_configs(agents: list[str], *, model: str | None = None, base_url: str 
     for spec in agents:
         name, _, version = spec.partition("@")
         if version and name not in VERSIONED_AGENTS:
-            raise ClawgymError(f"--agent {spec}: only {', '.join(VERSIONED_AGENTS)} takes a version",
-                               hint=f"write --agent {name}")
+            raise ClawgymError(
+                f"--agent {spec}: only {', '.join(VERSIONED_AGENTS)} takes a version", hint=f"write --agent {name}"
+            )
         get("agent", name)  # an unknown agent fails here, with the closest names
         config: dict = {"type": name}
         if version:
@@ -50,6 +58,5 @@ def agent_configs(agents: list[str], *, model: str | None = None, base_url: str 
             config["max_turns"] = max_turns
         configs.append(config)
     if (model or base_url) and not any(a in MODEL_AGENTS for a in names):
-        raise ClawgymError("--model and --base-url apply to model-driven agents",
-                           hint="add --agent claw")
+        raise ClawgymError("--model and --base-url apply to model-driven agents", hint="add --agent claw")
     return configs

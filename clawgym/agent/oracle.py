@@ -34,7 +34,8 @@ def record_effect(traj: Trajectory, step: dict, turn: int) -> None:
     if "message" in step:
         msg = step["message"]
         traj.side_effects.setdefault("outbox", []).append(
-            {"channel": msg.get("channel"), "target": msg.get("target"), "message": msg["message"], "turn": turn})
+            {"channel": msg.get("channel"), "target": msg.get("target"), "message": msg["message"], "turn": turn}
+        )
         traj.add("tool", step=turn, name="message", arguments=dict(msg), ok=True)
     else:
         job = {"id": f"job-{len(traj.side_effects.get('cron', [])) + 1}", **step["cron"]}
@@ -63,8 +64,11 @@ class OracleAgent(Agent):
     def run(self, task: Task, sandbox: Sandbox) -> Trajectory:
         traj = self.new_trajectory(task)
         if not task.solution:
-            return traj.finish("failed", f"task {task.name!r} has no reference solution, so the oracle has nothing "
-                                         "to run (imported tasks whose source ships none)")
+            return traj.finish(
+                "failed",
+                f"task {task.name!r} has no reference solution, so the oracle has nothing "
+                "to run (imported tasks whose source ships none)",
+            )
         deadline = time.monotonic() + float(task.limits.get("seconds", 600))
         for i, step in enumerate(task.solution):
             if "message" in step or "cron" in step:
@@ -74,15 +78,24 @@ class OracleAgent(Agent):
             if left <= 0:
                 return traj.finish("timeout", f"time budget of {task.limits['seconds']} s ran out before step {i + 1}")
             result = run_step(step, sandbox, left)
-            traj.add("exec", step=i, description=describe_step(step), exit_code=result.exit_code,
-                     output=result.output[-_TAIL:], duration_s=round(result.duration_s, 4),
-                     timed_out=result.timed_out)
+            traj.add(
+                "exec",
+                step=i,
+                description=describe_step(step),
+                exit_code=result.exit_code,
+                output=result.output[-_TAIL:],
+                duration_s=round(result.duration_s, 4),
+                timed_out=result.timed_out,
+            )
             if result.timed_out:
                 return traj.finish("timeout", f"solution step {i + 1} timed out")
             if result.exit_code != 0:
                 tail = result.output.strip()[-400:]
-                return traj.finish("failed", f"solution step {i + 1} ({describe_step(step)}) exited with "
-                                             f"code {result.exit_code}" + (f": {tail}" if tail else ""))
+                return traj.finish(
+                    "failed",
+                    f"solution step {i + 1} ({describe_step(step)}) exited with "
+                    f"code {result.exit_code}" + (f": {tail}" if tail else ""),
+                )
         return traj.finish("completed")
 
 

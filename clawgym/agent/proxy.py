@@ -25,7 +25,7 @@ from ..records.trajectory import Trajectory
 
 SOCKET_NAME, FORWARDER_NAME = "proxy.sock", "forward.py"
 MAX_REQUEST_BYTES = 32 << 20
-FORWARDER = r'''
+FORWARDER = r"""
 import os, socket, sys, threading
 sock_path, port = sys.argv[1], int(sys.argv[2])
 server = socket.socket(); server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -51,7 +51,7 @@ def handle(client):
 while True:
     conn, _ = server.accept()
     threading.Thread(target=handle, args=(conn,), daemon=True).start()
-'''
+"""
 
 
 class RecordingPolicy(Policy):
@@ -64,23 +64,34 @@ class RecordingPolicy(Policy):
         self.upstream, self.trajectory = upstream, trajectory
         self._lock = threading.Lock()
 
-    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
-                 **sampling: Any) -> Completion:
+    def complete(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, **sampling: Any
+    ) -> Completion:
         started = time.monotonic()
         try:
             out = self.upstream.complete(messages, tools=tools, **sampling)
         except Exception as exc:  # the agent gets an HTTP 500; the trial becomes an `error`
             with self._lock:
-                self.trajectory.turns.append({"index": len(self.trajectory.turns), "error": f"{type(exc).__name__}: {exc}",
-                                              "latency_s": round(time.monotonic() - started, 4)})
+                self.trajectory.turns.append(
+                    {
+                        "index": len(self.trajectory.turns),
+                        "error": f"{type(exc).__name__}: {exc}",
+                        "latency_s": round(time.monotonic() - started, 4),
+                    }
+                )
             raise
         with self._lock:
             traj = self.trajectory
             index = len(traj.turns)
             traj.messages = [dict(m) for m in messages] + [dict(out.message)]
             traj.tools = list(tools or traj.tools)
-            turn = {"index": index, "finish_reason": out.finish_reason, "usage": dict(out.usage),
-                    "latency_s": round(time.monotonic() - started, 4), "request_messages": len(messages)}
+            turn = {
+                "index": index,
+                "finish_reason": out.finish_reason,
+                "usage": dict(out.usage),
+                "latency_s": round(time.monotonic() - started, 4),
+                "request_messages": len(messages),
+            }
             for key in ("prompt_token_ids", "token_ids", "logprobs"):
                 if getattr(out, key) is not None:
                     turn[key] = getattr(out, key)
@@ -95,8 +106,15 @@ class RecordingPolicy(Policy):
 class _UnixChatServer(ChatServing, socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     """The chat-completions server over a Unix socket."""
 
-    def __init__(self, path: str, policy: Policy, model_name: str, trajectory: Trajectory, max_request_bytes: int,
-                 max_turns: int | None):
+    def __init__(
+        self,
+        path: str,
+        policy: Policy,
+        model_name: str,
+        trajectory: Trajectory,
+        max_request_bytes: int,
+        max_turns: int | None,
+    ):
         socketserver.UnixStreamServer.__init__(self, path, ChatHandler)
         self.setup_chat(policy, model_name)
         self.trajectory, self.max_request_bytes, self.max_turns = trajectory, max_request_bytes, max_turns
@@ -123,20 +141,29 @@ class RecordingProxy:
     sandbox sees read-only (its `private_dir`); the forwarder script is written beside it.
     `recorder` replaces the default RecordingPolicy (e.g. one that also keeps budgets)."""
 
-    def __init__(self, policy: Policy, trajectory: Trajectory, folder: Path, model_name: str,
-                 max_request_bytes: int = MAX_REQUEST_BYTES, max_turns: int | None = None,
-                 recorder: RecordingPolicy | None = None):
+    def __init__(
+        self,
+        policy: Policy,
+        trajectory: Trajectory,
+        folder: Path,
+        model_name: str,
+        max_request_bytes: int = MAX_REQUEST_BYTES,
+        max_turns: int | None = None,
+        recorder: RecordingPolicy | None = None,
+    ):
         self.folder = folder
         self.socket_path = folder / SOCKET_NAME
         self.recorder = recorder or RecordingPolicy(policy, trajectory)
-        self.server = _UnixChatServer(str(self.socket_path), self.recorder, model_name, trajectory,
-                                      max_request_bytes, max_turns)
+        self.server = _UnixChatServer(
+            str(self.socket_path), self.recorder, model_name, trajectory, max_request_bytes, max_turns
+        )
         os.chmod(self.socket_path, 0o777)  # the sandbox's uid connects; the folder stays read-only to it
         forwarder = folder / FORWARDER_NAME
         forwarder.write_text(FORWARDER)
         os.chmod(forwarder, 0o644)
-        self._thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        daemon=True, name="clawgym-proxy")
+        self._thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True, name="clawgym-proxy"
+        )
         self._thread.start()
 
     def stop(self) -> None:

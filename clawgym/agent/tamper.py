@@ -18,8 +18,7 @@ from ..records.trajectory import Trajectory
 from .base import COMMON_AGENT_PROPS
 from .oracle import OracleAgent
 
-NOT_INPUTS = ("AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "HEARTBEAT.md", "BOOTSTRAP.md", "USER.md",
-              "MEMORY.md")
+NOT_INPUTS = ("AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "HEARTBEAT.md", "BOOTSTRAP.md", "USER.md", "MEMORY.md")
 
 _TRUNCATE = r"""
 import json, sys
@@ -43,7 +42,7 @@ def truncate_inputs(folder: Path, paths: list[str], keep: float = 0.5) -> None:
         path = folder / rel
         if path.is_file() and not path.is_symlink():
             lines = path.read_bytes().splitlines(keepends=True)
-            path.write_bytes(b"".join(lines[:int(len(lines) * keep)]))
+            path.write_bytes(b"".join(lines[: int(len(lines) * keep)]))
 
 
 @register("agent", "tamper")
@@ -51,10 +50,20 @@ class TamperAgent(OracleAgent):
     """Truncates every input file to its first `keep` share of lines, then runs the reference solution."""
 
     type = "tamper"
-    schema = {"type": "object", "additionalProperties": False,
-              "properties": {**COMMON_AGENT_PROPS,
-                             "keep": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1,
-                                      "default": 0.5, "description": "Share of each input file's lines kept."}}}
+    schema = {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            **COMMON_AGENT_PROPS,
+            "keep": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "exclusiveMaximum": 1,
+                "default": 0.5,
+                "description": "Share of each input file's lines kept.",
+            },
+        },
+    }
 
     def run(self, task: Task, sandbox: Sandbox) -> Trajectory:
         paths = input_files(task)
@@ -63,8 +72,14 @@ class TamperAgent(OracleAgent):
         if result.exit_code != 0:
             raise InfraError(f"could not truncate the inputs: {result.output.strip()[-300:]}")
         traj = super().run(task, sandbox)
-        traj.steps.insert(0, {"kind": "exec", "description": f"truncated {len(paths)} input files to "
-                                                            f"{keep:.0%} of their lines", "exit_code": 0})
+        traj.steps.insert(
+            0,
+            {
+                "kind": "exec",
+                "description": f"truncated {len(paths)} input files to {keep:.0%} of their lines",
+                "exit_code": 0,
+            },
+        )
         for i, step in enumerate(traj.steps):
             step["index"] = i
         return traj

@@ -61,14 +61,21 @@ def _grade_in_process(trials: Any, workspace: Path, trajectory: dict) -> Any:
     from ..verify import combine, run_checks
 
     task = trials.task
-    ctx = CheckContext(workspace=workspace, original=trials.pristine,
-                       task_dir=Path(task.task_dir) if task.task_dir else None, params=thaw(task.params),
-                       trajectory=trajectory, sandbox=trials.sandbox, mount=task.mount)
+    ctx = CheckContext(
+        workspace=workspace,
+        original=trials.pristine,
+        task_dir=Path(task.task_dir) if task.task_dir else None,
+        params=thaw(task.params),
+        trajectory=trajectory,
+        sandbox=trials.sandbox,
+        mount=task.mount,
+    )
     return combine(run_checks(trials.checks, ctx))
 
 
-def _partials(trials: Any, final: Path, trajectory: dict, oracle_reward: float,
-              failures: list[str], warnings: list[str]) -> dict[str, Any]:
+def _partials(
+    trials: Any, final: Path, trajectory: dict, oracle_reward: float, failures: list[str], warnings: list[str]
+) -> dict[str, Any]:
     """Rewards of the scripted partial agents, with the monotonicity and separation rules."""
     from ..synth.filters import graded_paths
 
@@ -82,28 +89,42 @@ def _partials(trials: Any, final: Path, trajectory: dict, oracle_reward: float,
         traj = partial_agent.build(trials.pristine, final, target, units, k, trajectory)
         rewards[fraction] = round(_grade_in_process(trials, target, traj).reward, 6)
         safefs.remove_tree(target)
-    out = {"units": [u.label() for u in units], "incidental": [e.label() for e in incidental],
-           "rewards": {f"{int(f * 100)}%": r for f, r in rewards.items()}}
+    out = {
+        "units": [u.label() for u in units],
+        "incidental": [e.label() for e in incidental],
+        "rewards": {f"{int(f * 100)}%": r for f, r in rewards.items()},
+    }
     if abs(rewards[1.0] - oracle_reward) > EPS:
-        warnings.append(f"partial: redoing all {len(units)} units of work scores {rewards[1.0]:.3f}, the reference "
-                        f"{oracle_reward:.3f} (a check reads more than the files and recorded actions)")
+        warnings.append(
+            f"partial: redoing all {len(units)} units of work scores {rewards[1.0]:.3f}, the reference "
+            f"{oracle_reward:.3f} (a check reads more than the files and recorded actions)"
+        )
     if not partial_agent.monotone(rewards):
-        drops = [f"{int(a * 100)}%: {rewards[a]:.3f} then {int(b * 100)}%: {rewards[b]:.3f}"
-                 for a, b in zip(partial_agent.FRACTIONS, partial_agent.FRACTIONS[1:]) if rewards[b] < rewards[a] - EPS]
+        drops = [
+            f"{int(a * 100)}%: {rewards[a]:.3f} then {int(b * 100)}%: {rewards[b]:.3f}"
+            for a, b in zip(partial_agent.FRACTIONS, partial_agent.FRACTIONS[1:])
+            if rewards[b] < rewards[a] - EPS
+        ]
         failures.append("partial: the reward drops as more of the work is done (" + "; ".join(drops) + ")")
-    done = [f for f in partial_agent.FRACTIONS[:-1] if partial_agent.count_for(f, len(units)) < len(units)
-            and rewards[f] >= rewards[1.0] - EPS]
+    done = [
+        f
+        for f in partial_agent.FRACTIONS[:-1]
+        if partial_agent.count_for(f, len(units)) < len(units) and rewards[f] >= rewards[1.0] - EPS
+    ]
     if done:
         f = max(done)
         k = partial_agent.count_for(f, len(units))
-        failures.append(f"partial: {k} of {len(units)} units of work ({', '.join(u.label() for u in units[:k]) or 'none'}) "
-                        f"already score {rewards[f]:.3f}, as much as all of them: "
-                        f"{', '.join(u.label() for u in units[k:])} is not graded")
+        failures.append(
+            f"partial: {k} of {len(units)} units of work ({', '.join(u.label() for u in units[:k]) or 'none'}) "
+            f"already score {rewards[f]:.3f}, as much as all of them: "
+            f"{', '.join(u.label() for u in units[k:])} is not graded"
+        )
     return out
 
 
-def _rubric(task: Task, trials: Any, final: Path, trajectory: dict, judge: dict | None,
-            code_reward: float, warnings: list[str]) -> dict[str, Any] | None:
+def _rubric(
+    task: Task, trials: Any, final: Path, trajectory: dict, judge: dict | None, code_reward: float, warnings: list[str]
+) -> dict[str, Any] | None:
     """Score the rubric on the reference's work with the judge, or record that nobody scored it."""
     if not task.rubric:
         return None
@@ -115,11 +136,21 @@ def _rubric(task: Task, trials: Any, final: Path, trajectory: dict, judge: dict 
     from ..verify.judge import judge_policy, judge_rubric, split_judge_config
 
     _, options = split_judge_config(judge)
-    result = judge_rubric(task, trajectory, final, judge_policy(judge), original=trials.pristine,
-                          **{k: int(v) for k, v in options.items() if k != "cache_dir"})
+    result = judge_rubric(
+        task,
+        trajectory,
+        final,
+        judge_policy(judge),
+        original=trials.pristine,
+        **{k: int(v) for k, v in options.items() if k != "cache_dir"},
+    )
     w = task.rubric_weight
-    out.update(scored=True, score=round(result.score, 6), hybrid_reward=round((1 - w) * code_reward + w * result.score, 6),
-               judge={k: v for k, v in result.judge.items() if k in ("type", "model")})
+    out.update(
+        scored=True,
+        score=round(result.score, 6),
+        hybrid_reward=round((1 - w) * code_reward + w * result.score, 6),
+        judge={k: v for k, v in result.judge.items() if k in ("type", "model")},
+    )
     if result.score < 1 - EPS:
         warnings.append(f"rubric: the judge scores the reference's work {result.score:.3f} (see the criteria)")
     return out
@@ -135,8 +166,9 @@ def _tamper(trials: Any) -> Any:
     task = trials.task
     workspace = trials.root / "tamper-agent"
     shutil.copytree(trials.pristine, workspace, symlinks=True)
-    with create_sandbox(trials.sandbox, workspace, limits=sandbox_limits(task), network=task.network,
-                        mount=task.mount) as box:
+    with create_sandbox(
+        trials.sandbox, workspace, limits=sandbox_limits(task), network=task.network, mount=task.mount
+    ) as box:
         trajectory = make_agent({"type": "tamper"}).run(task, box)
     if trajectory.outcome == "error":
         raise InfraError(trajectory.error or "the tamper agent reported an infrastructure error")
@@ -156,29 +188,38 @@ def _trials(task: Task, record: dict, judge: dict | None, sandbox: dict | None) 
         if trajectory.outcome in ("failed", "timeout") and trajectory.error:
             failures.append(f"oracle: the reference solution failed: {trajectory.error}")
         elif verdict.reward < 1 - EPS:
-            failures.append(f"oracle: the reference solution scores {verdict.reward:.3f} "
-                            f"(failing: {failing_checks(verdict.to_dict())})")
+            failures.append(
+                f"oracle: the reference solution scores {verdict.reward:.3f} "
+                f"(failing: {failing_checks(verdict.to_dict())})"
+            )
         traj = trajectory.to_dict()
         differing = []
         for i in range(REGRADINGS):
             again = trials.grade(final, trajectory)
             if verdict_essence(again) != verdict_essence(verdict):
-                differing += [f"regrading {i + 1}, {a[0]}: {a[2]!r} then {b[2]!r}"
-                              for a, b in zip(verdict_essence(verdict), verdict_essence(again)) if a != b]
+                differing += [
+                    f"regrading {i + 1}, {a[0]}: {a[2]!r} then {b[2]!r}"
+                    for a, b in zip(verdict_essence(verdict), verdict_essence(again))
+                    if a != b
+                ]
         checks["determinism"] = {"regradings": REGRADINGS, "same": not differing}
         if differing:
             failures.append("determinism: grading the same workspace again differs: " + "; ".join(differing[:3]))
         nop = trials.nop()
         checks["nop"] = round(nop.reward, 6)
         if nop.reward > NOP_MAX + EPS:
-            failures.append(f"nop: doing nothing scores {nop.reward:.3f} > {NOP_MAX} "
-                            f"(passing: {failing_checks(nop.to_dict(), passing=True)})")
+            failures.append(
+                f"nop: doing nothing scores {nop.reward:.3f} > {NOP_MAX} "
+                f"(passing: {failing_checks(nop.to_dict(), passing=True)})"
+            )
         tamper = _tamper(trials)
         checks["tamper"] = {"reward": round(tamper.reward, 6), "input_gate": trials.tamper_gated()}
         if tamper.reward > nop.reward + EPS:
-            failures.append(f"tamper: truncating the inputs and answering for what is left scores "
-                            f"{tamper.reward:.3f}, more than doing nothing ({nop.reward:.3f}); "
-                            f"passing: {failing_checks(tamper.to_dict(), passing=True)}")
+            failures.append(
+                f"tamper: truncating the inputs and answering for what is left scores "
+                f"{tamper.reward:.3f}, more than doing nothing ({nop.reward:.3f}); "
+                f"passing: {failing_checks(tamper.to_dict(), passing=True)}"
+            )
         record["partial"] = _partials(trials, final, traj, verdict.reward, failures, warnings)
         record["rubric"] = _rubric(task, trials, final, traj, judge, verdict.reward, warnings)
     finally:
@@ -187,9 +228,15 @@ def _trials(task: Task, record: dict, judge: dict | None, sandbox: dict | None) 
 
 def calibrate_instance(instance: Instance, *, judge: dict | None = None, sandbox: dict | None = None) -> dict[str, Any]:
     """Every automated calibration of one instance, as plain data (see the module docstring)."""
-    record: dict[str, Any] = {"instance": instance.name, "category": instance.category, "hash": None,
-                              "date": _dt.datetime.now(_dt.timezone.utc).date().isoformat(),
-                              "checks": {}, "failures": [], "warnings": []}
+    record: dict[str, Any] = {
+        "instance": instance.name,
+        "category": instance.category,
+        "hash": None,
+        "date": _dt.datetime.now(_dt.timezone.utc).date().isoformat(),
+        "checks": {},
+        "failures": [],
+        "warnings": [],
+    }
     task, problem = _compile(instance)
     if task is None:
         record["failures"].append(problem)
@@ -197,8 +244,10 @@ def calibrate_instance(instance: Instance, *, judge: dict | None = None, sandbox
     record["hash"] = task.hash
     record["author_difficulty"] = task.difficulty or None
     if task.name != instance.name:
-        record["failures"].append(f"name: the spec is named {task.name!r}, its folder {instance.name!r}; "
-                                  f"set `name: {instance.name}` in {instance.spec}")
+        record["failures"].append(
+            f"name: the spec is named {task.name!r}, its folder {instance.name!r}; "
+            f"set `name: {instance.name}` in {instance.spec}"
+        )
     record["checks"]["paths"], problem = _paths(task)
     if problem:
         record["failures"].append("paths: " + problem)

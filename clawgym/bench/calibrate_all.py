@@ -25,10 +25,27 @@ from .evidence import agent_summary, difficulty, load_agent_results, review_summ
 from .layout import Instance, find_instances, read_lock
 from .lock import Staleness, staleness
 
-HEADER = ("Written by `clawgym bench calibrate`: what the automated calibration measured for this\n"
-          "instance (see docs/benchmark.md#calibration). Do not edit; run the command again.")
-ORDER = ("instance", "category", "hash", "date", "bench_version", "passed", "failures", "warnings", "checks",
-         "partial", "rubric", "agents", "difficulty", "author_difficulty", "review")
+HEADER = (
+    "Written by `clawgym bench calibrate`: what the automated calibration measured for this\n"
+    "instance (see docs/benchmark.md#calibration). Do not edit; run the command again."
+)
+ORDER = (
+    "instance",
+    "category",
+    "hash",
+    "date",
+    "bench_version",
+    "passed",
+    "failures",
+    "warnings",
+    "checks",
+    "partial",
+    "rubric",
+    "agents",
+    "difficulty",
+    "author_difficulty",
+    "review",
+)
 
 
 @dataclass
@@ -56,6 +73,7 @@ def select(root: Path, only: list[str]) -> list[Instance]:
     unknown = [n for n in only if n not in known]
     if unknown:
         from ..errors import did_you_mean
+
         hint = did_you_mean(unknown[0], list(known)) or f"see the folders under {root}/<category>/"
         raise ClawgymError(f"no benchmark instance named {', '.join(unknown)} under {root}", hint=hint)
     return [known[n] for n in dict.fromkeys(only)]
@@ -90,10 +108,17 @@ def _finish(record: dict[str, Any], instance: Instance, results: dict, version: 
     return ordered
 
 
-def calibrate_all(root: Path, *, only: list[str] = (), jobs: int = 0, agents: list[str] = (),
-                  judge: dict | None = None, sandbox: dict | None = None,
-                  on_start: Callable[[int], None] = lambda n: None,
-                  on_done: Callable[[dict[str, Any]], None] = lambda r: None) -> CalibrationSummary:
+def calibrate_all(
+    root: Path,
+    *,
+    only: list[str] = (),
+    jobs: int = 0,
+    agents: list[str] = (),
+    judge: dict | None = None,
+    sandbox: dict | None = None,
+    on_start: Callable[[int], None] = lambda n: None,
+    on_done: Callable[[dict[str, Any]], None] = lambda r: None,
+) -> CalibrationSummary:
     """Calibrate the selected instances (`jobs` worker processes) and compare with the lock."""
     started = time.monotonic()
     instances = select(root, list(only))

@@ -45,18 +45,22 @@ def repo_root(cwd: Path) -> Path:
     """The top folder of the git checkout holding `cwd`."""
     out = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=cwd, capture_output=True, text=True)
     if out.returncode != 0:
-        raise ClawgymError(f"{cwd} is not inside a git repository",
-                           hint="run 'clawgym diff' from a git checkout of your specs")
+        raise ClawgymError(
+            f"{cwd} is not inside a git repository", hint="run 'clawgym diff' from a git checkout of your specs"
+        )
     return Path(out.stdout.strip())
 
 
 def resolve_rev(rev: str, root: Path) -> str:
     """The commit id of `rev`, or a ClawgymError naming it."""
-    out = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], cwd=root,
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        ["git", "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], cwd=root, capture_output=True, text=True
+    )
     if out.returncode != 0 or not out.stdout.strip():
-        raise ClawgymError(f"revision {rev!r} does not exist in {root}",
-                           hint="give a commit, branch or tag, e.g. HEAD~1 or main; see 'git log --oneline'")
+        raise ClawgymError(
+            f"revision {rev!r} does not exist in {root}",
+            hint="give a commit, branch or tag, e.g. HEAD~1 or main; see 'git log --oneline'",
+        )
     return out.stdout.strip()
 
 
@@ -64,8 +68,11 @@ def export_rev(commit: str, root: Path, dest: Path, paths: list[str] | None = No
     """Write the tree of `commit` (only `paths` that exist there, when given) into `dest` (git
     archive; nothing in the checkout changes)."""
     if paths is not None:
-        paths = [p for p in paths if subprocess.run(["git", "cat-file", "-e", f"{commit}:{p}"], cwd=root,
-                                                    capture_output=True).returncode == 0]
+        paths = [
+            p
+            for p in paths
+            if subprocess.run(["git", "cat-file", "-e", f"{commit}:{p}"], cwd=root, capture_output=True).returncode == 0
+        ]
         if not paths:
             return
     data = git(["archive", "--format=tar", commit, *(["--", *paths] if paths else [])], root)
@@ -141,14 +148,22 @@ class Change:
     spec: str
     instruction_diff: list[str]
     checks_diff: list[str]
-    files: dict[str, list[str]]     # added / removed / changed input paths
-    other: list[str]                # other fields that changed (solution, limits, grading scripts...)
-    params: dict[str, list[Any]] = field(default_factory=dict)   # name -> [old, new] where they differ
-    lines: dict[str, list[int]] = field(default_factory=dict)    # changed text file -> [old, new] line counts
+    files: dict[str, list[str]]  # added / removed / changed input paths
+    other: list[str]  # other fields that changed (solution, limits, grading scripts...)
+    params: dict[str, list[Any]] = field(default_factory=dict)  # name -> [old, new] where they differ
+    lines: dict[str, list[int]] = field(default_factory=dict)  # changed text file -> [old, new] line counts
 
     def to_dict(self) -> dict[str, Any]:
-        return {"key": self.key, "spec": self.spec, "params": self.params, "instruction_diff": self.instruction_diff,
-                "checks_diff": self.checks_diff, "files": self.files, "lines": self.lines, "other": self.other}
+        return {
+            "key": self.key,
+            "spec": self.spec,
+            "params": self.params,
+            "instruction_diff": self.instruction_diff,
+            "checks_diff": self.checks_diff,
+            "files": self.files,
+            "lines": self.lines,
+            "other": self.other,
+        }
 
 
 @dataclass
@@ -156,7 +171,7 @@ class SpecChange:
     """A spec file's own change: which top-level sections differ and their YAML diff."""
 
     spec: str
-    status: str                     # added, removed or changed
+    status: str  # added, removed or changed
     sections: list[str]
     diff: list[str]
 
@@ -184,9 +199,12 @@ def spec_change(rel: str, old: Path | None, new: Path | None) -> SpecChange | No
         return None
     lines: list[str] = []
     for key in sections:
-        dump = {side: yaml.safe_dump({key: d[key]}, sort_keys=False, allow_unicode=True, width=100,
-                                     default_flow_style=None) if key in d else ""
-                for side, d in (("a", a), ("b", b))}
+        dump = {
+            side: yaml.safe_dump({key: d[key]}, sort_keys=False, allow_unicode=True, width=100, default_flow_style=None)
+            if key in d
+            else ""
+            for side, d in (("a", a), ("b", b))
+        }
         lines += _udiff(dump["a"], dump["b"], f"{rel} {key}")
     return SpecChange(rel, "changed", sections, lines)
 
@@ -202,17 +220,22 @@ class Diff:
     broken_head: list[Problem]
     specs: list[SpecChange] = field(default_factory=list)
     seeds: list[int] = field(default_factory=list)
-    not_compiled: int = 0            # spec files left out: nothing they depend on changed
+    not_compiled: int = 0  # spec files left out: nothing they depend on changed
     compiled_all: str | None = None  # why every spec was compiled (a shared file changed), if so
 
     def to_dict(self) -> dict[str, Any]:
-        return {"base": self.base, "seeds": self.seeds, "specs": [c.to_dict() for c in self.specs],
-                "not_compiled": self.not_compiled, "compiled_all": self.compiled_all,
-                "added": [{"key": k, "spec": s} for k, s in self.added],
-                "removed": [{"key": k, "spec": s} for k, s in self.removed],
-                "changed": [c.to_dict() for c in self.changed], "unchanged": self.unchanged,
-                "broken": {"base": [p.format() for p in self.broken_base],
-                           "head": [p.format() for p in self.broken_head]}}
+        return {
+            "base": self.base,
+            "seeds": self.seeds,
+            "specs": [c.to_dict() for c in self.specs],
+            "not_compiled": self.not_compiled,
+            "compiled_all": self.compiled_all,
+            "added": [{"key": k, "spec": s} for k, s in self.added],
+            "removed": [{"key": k, "spec": s} for k, s in self.removed],
+            "changed": [c.to_dict() for c in self.changed],
+            "unchanged": self.unchanged,
+            "broken": {"base": [p.format() for p in self.broken_base], "head": [p.format() for p in self.broken_head]},
+        }
 
 
 def _checks_yaml(task: Task) -> str:
@@ -224,19 +247,27 @@ def _checks_yaml(task: Task) -> str:
 
 
 def _udiff(a: str, b: str, name: str) -> list[str]:
-    return [line.rstrip("\n") for line in difflib.unified_diff(
-        a.splitlines(keepends=True), b.splitlines(keepends=True), f"a/{name}", f"b/{name}")]
+    return [
+        line.rstrip("\n")
+        for line in difflib.unified_diff(
+            a.splitlines(keepends=True), b.splitlines(keepends=True), f"a/{name}", f"b/{name}"
+        )
+    ]
 
 
 def compare_tasks(key: str, spec: str, old: Task, new: Task) -> Change:
     """What changed between two compiled versions of one instance."""
     import hashlib
 
-    digest = {side: {p: hashlib.sha256(b).hexdigest() for p, b in t.files.items()} for side, t in
-              (("old", old), ("new", new))}
+    digest = {
+        side: {p: hashlib.sha256(b).hexdigest() for p, b in t.files.items()} for side, t in (("old", old), ("new", new))
+    }
     a, b = digest["old"], digest["new"]
-    files = {"added": sorted(set(b) - set(a)), "removed": sorted(set(a) - set(b)),
-             "changed": sorted(p for p in set(a) & set(b) if a[p] != b[p])}
+    files = {
+        "added": sorted(set(b) - set(a)),
+        "removed": sorted(set(a) - set(b)),
+        "changed": sorted(p for p in set(a) & set(b) if a[p] != b[p]),
+    }
     old_d, new_d = old.to_dict(with_files=False), new.to_dict(with_files=False)
     other = sorted(k for k in set(old_d) | set(new_d) if k not in _SAME_FIELDS and old_d.get(k) != new_d.get(k))
     if dict(old.extra_hashed) != dict(new.extra_hashed):
@@ -245,13 +276,27 @@ def compare_tasks(key: str, spec: str, old: Task, new: Task) -> Change:
         other.append("executable bits")
     if old.rubric_weight != new.rubric_weight and "rubric weight" not in other:
         other.append("rubric weight")
-    params = {k: [thaw(old.params).get(k), thaw(new.params).get(k)]
-              for k in dict.fromkeys([*new.params, *old.params]) if old.params.get(k) != new.params.get(k)}
+    params = {
+        k: [thaw(old.params).get(k), thaw(new.params).get(k)]
+        for k in dict.fromkeys([*new.params, *old.params])
+        if old.params.get(k) != new.params.get(k)
+    }
     other = [o for o in other if o != "params"]
-    lines = {p: [old.files[p].count(b"\n"), new.files[p].count(b"\n")] for p in files["changed"]
-             if b"\0" not in old.files[p][:4096] + new.files[p][:4096]}
-    return Change(key, spec, _udiff(old.instruction, new.instruction, f"{key}/instruction"),
-                  _udiff(_checks_yaml(old), _checks_yaml(new), f"{key}/checks.yaml"), files, other, params, lines)
+    lines = {
+        p: [old.files[p].count(b"\n"), new.files[p].count(b"\n")]
+        for p in files["changed"]
+        if b"\0" not in old.files[p][:4096] + new.files[p][:4096]
+    }
+    return Change(
+        key,
+        spec,
+        _udiff(old.instruction, new.instruction, f"{key}/instruction"),
+        _udiff(_checks_yaml(old), _checks_yaml(new), f"{key}/checks.yaml"),
+        files,
+        other,
+        params,
+        lines,
+    )
 
 
 #: Folders whose files every spec may read: a change there means every spec is compiled.
@@ -303,8 +348,15 @@ def diff_since(rev: str, *, paths: list[str], seeds: list[int], cwd: Path) -> Di
         new_specs = {f.relative_to(root).as_posix() for f in spec_files(root, rel_paths)}
         only, why_all = affected_specs(changed_files, old_specs | new_specs)
         only |= old_specs ^ new_specs
-        spec_changes = [c for rel in sorted(only) if (c := spec_change(
-            rel, Path(tmp) / rel if rel in old_specs else None, root / rel if rel in new_specs else None))]
+        spec_changes = [
+            c
+            for rel in sorted(only)
+            if (
+                c := spec_change(
+                    rel, Path(tmp) / rel if rel in old_specs else None, root / rel if rel in new_specs else None
+                )
+            )
+        ]
         base = collect(Path(tmp), rel_paths, seeds, only)
     head = collect(root, rel_paths, seeds, only)
     added = [(k, head.specs[k]) for k in head.tasks if k not in base.tasks]
@@ -318,6 +370,16 @@ def diff_since(rev: str, *, paths: list[str], seeds: list[int], cwd: Path) -> Di
             same += 1
         else:
             changed.append(compare_tasks(key, head.specs[key], old, task))
-    return Diff(rev, sorted(added), sorted(removed), sorted(changed, key=lambda c: c.key), same,
-                base.broken, head.broken, spec_changes, sorted({0, *seeds}),
-                len((old_specs | new_specs) - only), why_all)
+    return Diff(
+        rev,
+        sorted(added),
+        sorted(removed),
+        sorted(changed, key=lambda c: c.key),
+        same,
+        base.broken,
+        head.broken,
+        spec_changes,
+        sorted({0, *seeds}),
+        len((old_specs | new_specs) - only),
+        why_all,
+    )

@@ -26,9 +26,13 @@ def effect_line(change: Change) -> str:
     for kind in ("added", "removed", "changed"):
         names = change.files[kind]
         if names:
-            shown = [f"{n} ({change.lines[n][0]} → {change.lines[n][1]} lines)" if n in change.lines else n
-                     for n in names[:4]]
-            parts.append(f"files {kind}: {', '.join(shown)}" + (f" and {len(names) - 4} more" if len(names) > 4 else ""))
+            shown = [
+                f"{n} ({change.lines[n][0]} → {change.lines[n][1]} lines)" if n in change.lines else n
+                for n in names[:4]
+            ]
+            parts.append(
+                f"files {kind}: {', '.join(shown)}" + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+            )
     if change.instruction_diff:
         parts.append("instruction changed")
     if change.checks_diff:
@@ -54,13 +58,15 @@ def broken(diff: Diff) -> list[tuple[str, str]]:
     """(side, message) of specs broken on one side only: a spec broken at both is not this change's."""
     base = [p.format() for p in diff.broken_base]
     head = [p.format() for p in diff.broken_head]
-    return ([("at " + diff.base, m) for m in base if m not in head] + [("now", m) for m in head if m not in base])
+    return [("at " + diff.base, m) for m in base if m not in head] + [("now", m) for m in head if m not in base]
 
 
 def summary_line(diff: Diff) -> str:
     seeds = ", ".join(map(str, diff.seeds))
-    text = (f"{len(diff.added)} added, {len(diff.changed)} changed, {len(diff.removed)} removed, "
-            f"{diff.unchanged} unchanged since {diff.base} (seeds {seeds})")
+    text = (
+        f"{len(diff.added)} added, {len(diff.changed)} changed, {len(diff.removed)} removed, "
+        f"{diff.unchanged} unchanged since {diff.base} (seeds {seeds})"
+    )
     if diff.compiled_all:
         text += f"; every spec compiled: {diff.compiled_all}"
     elif diff.not_compiled:
@@ -72,8 +78,11 @@ def print_diff(diff: Diff, console: Any, *, full: bool = True) -> None:
     """The listing, each spec's own change with its effect per seed, then (with `full`) the
     rendered instruction and checks diffs of each changed instance."""
     changed = [(c.key, c.spec) for c in diff.changed]
-    for label, items, style in (("added", diff.added, "green"), ("changed", changed, "yellow"),
-                                ("removed", diff.removed, "red")):
+    for label, items, style in (
+        ("added", diff.added, "green"),
+        ("changed", changed, "yellow"),
+        ("removed", diff.removed, "red"),
+    ):
         for key, spec in items:
             console.print(f"{label:<8} {key}  ({spec})", style=style, markup=False, highlight=False)
     for side, message in broken(diff):
@@ -85,8 +94,17 @@ def print_diff(diff: Diff, console: Any, *, full: bool = True) -> None:
     instances = _by_spec(diff)
     for spec in sorted(set(spec_changes) | set(instances)):
         own = spec_changes.get(spec)
-        console.rule(f"{spec}" + (f" ({own.status}: {', '.join(own.sections)})" if own and own.sections
-                                  else f" ({own.status})" if own else ""), style="yellow")
+        console.rule(
+            f"{spec}"
+            + (
+                f" ({own.status}: {', '.join(own.sections)})"
+                if own and own.sections
+                else f" ({own.status})"
+                if own
+                else ""
+            ),
+            style="yellow",
+        )
         if own and own.diff:
             console.print("the spec's change:", markup=False, highlight=False)
             _print_lines(console, own.diff)
@@ -108,8 +126,17 @@ def print_diff(diff: Diff, console: Any, *, full: bool = True) -> None:
 
 def _print_lines(console: Any, lines: list[str]) -> None:
     for line in lines:
-        style = ("bold" if line.startswith(("---", "+++")) else "green" if line.startswith("+")
-                 else "red" if line.startswith("-") else "cyan" if line.startswith("@@") else None)
+        style = (
+            "bold"
+            if line.startswith(("---", "+++"))
+            else "green"
+            if line.startswith("+")
+            else "red"
+            if line.startswith("-")
+            else "cyan"
+            if line.startswith("@@")
+            else None
+        )
         console.print(line, style=style, markup=False, highlight=False, soft_wrap=True)
 
 
@@ -145,8 +172,15 @@ def markdown(diff: Diff) -> str:
                 out += [f"Instances {kind}: " + ", ".join(f"`{k}`" for k in got[kind]), ""]
         shown = [c for c in got["changed"] if c.instruction_diff or c.checks_diff][:MARKDOWN_INSTANCES]
         for change in shown:
-            out += ["<details>", f"<summary>{change.key}: rendered instruction and checks</summary>", "",
-                    *_fence(change.instruction_diff + change.checks_diff), "", "</details>", ""]
+            out += [
+                "<details>",
+                f"<summary>{change.key}: rendered instruction and checks</summary>",
+                "",
+                *_fence(change.instruction_diff + change.checks_diff),
+                "",
+                "</details>",
+                "",
+            ]
     if not diff.specs and not diff.changed and not diff.added and not diff.removed:
         out += ["No task instance changed.", ""]
     return "\n".join(out).rstrip() + "\n"

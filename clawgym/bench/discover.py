@@ -29,8 +29,10 @@ def discover(root: Path) -> list[Instance]:
         category = rel.parts[0] if len(rel.parts) == 2 else ""
         found.append(Instance(spec.parent.name, category, spec.parent))
     if not found:
-        raise ClawgymError(f"no instance (a folder with a {TASK_FILE}) under {root}",
-                           hint="pass --bench with a benchmark folder, e.g. one written by 'clawgym import clawgym'")
+        raise ClawgymError(
+            f"no instance (a folder with a {TASK_FILE}) under {root}",
+            hint="pass --bench with a benchmark folder, e.g. one written by 'clawgym import clawgym'",
+        )
     return sorted(found, key=lambda i: key_of(i, root))
 
 
@@ -52,8 +54,10 @@ def select(instances: list[Instance], root: Path, wanted: list[str]) -> list[Ins
     for name in wanted:
         matches = _matches(name, keys, root)
         if not matches:
-            hint = did_you_mean(name, list(keys) + [i.name for i in instances]) or \
-                "names are CATEGORY/NAME, NAME or CATEGORY; see the folders under the benchmark"
+            hint = (
+                did_you_mean(name, list(keys) + [i.name for i in instances])
+                or "names are CATEGORY/NAME, NAME or CATEGORY; see the folders under the benchmark"
+            )
             raise ClawgymError(f"no benchmark instance {name!r} under {root}", hint=hint)
         chosen.update(matches)
     return [i for k, i in keys.items() if k in chosen]
@@ -76,8 +80,9 @@ def _matches(name: str, keys: dict[str, Instance], root: Path) -> dict[str, Inst
         return by_prefix
     by_name = {k: i for k, i in keys.items() if i.name == text}
     if len(by_name) > 1:
-        raise ClawgymError(f"{name!r} names {len(by_name)} instances: {', '.join(sorted(by_name))}",
-                           hint="give CATEGORY/NAME")
+        raise ClawgymError(
+            f"{name!r} names {len(by_name)} instances: {', '.join(sorted(by_name))}", hint="give CATEGORY/NAME"
+        )
     return by_name
 
 
@@ -86,13 +91,12 @@ class Version:
     """The benchmark version a set of instance hashes makes up, and whether the lock vouches for it."""
 
     version: str
-    locked: bool          # the lock file exists and lists exactly these instances and hashes
+    locked: bool  # the lock file exists and lists exactly these instances and hashes
     lock_version: str | None
-    stale: bool           # a lock exists but the instances differ from it
+    stale: bool  # a lock exists but the instances differ from it
 
     def to_dict(self) -> dict:
-        return {"version": self.version, "locked": self.locked, "lock_version": self.lock_version,
-                "stale": self.stale}
+        return {"version": self.version, "locked": self.locked, "lock_version": self.lock_version, "stale": self.stale}
 
 
 def version_info(root: Path, hashes: dict[str, str]) -> Version:
@@ -129,8 +133,11 @@ def compile_instances(instances: list[Instance], root: Path) -> dict[str, Task]:
     seen: dict[str, str] = {}
     for key, task in out.items():
         if task.name in seen:
-            raise ClawgymError(f"two instances share the task name {task.name!r}: {seen[task.name]} and {key}",
-                               file=str(root / key / TASK_FILE), key="name",
-                               hint="results are keyed by task name; rename one of them")
+            raise ClawgymError(
+                f"two instances share the task name {task.name!r}: {seen[task.name]} and {key}",
+                file=str(root / key / TASK_FILE),
+                key="name",
+                hint="results are keyed by task name; rename one of them",
+            )
         seen[task.name] = key
     return out

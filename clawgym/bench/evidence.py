@@ -49,12 +49,16 @@ def load_agent_results(specs: list[str]) -> dict[str, dict[str, list[dict[str, A
         label, _, where = spec.rpartition("=") if "=" in spec else ("", "", spec)
         folder = Path(where)
         if not folder.is_dir():
-            raise ClawgymError(f"no results folder at {folder}", hint="--agents takes a folder written by "
-                               "'clawgym run' or 'clawgym bench run', optionally as LABEL=DIR")
+            raise ClawgymError(
+                f"no results folder at {folder}",
+                hint="--agents takes a folder written by 'clawgym run' or 'clawgym bench run', optionally as LABEL=DIR",
+            )
         records = _records(folder)
         if not records:
-            raise ClawgymError(f"{folder} holds no trial records (trials/*/record.json)",
-                               hint="point --agents at a finished run's results folder")
+            raise ClawgymError(
+                f"{folder} holds no trial records (trials/*/record.json)",
+                hint="point --agents at a finished run's results folder",
+            )
         for rec in records:
             agent = label or rec.agent_name
             found[rec.task_hash][agent].append(rec)
@@ -76,9 +80,12 @@ def agent_summary(results: dict[str, dict[str, list]], name: str, task_hash: str
         if not graded:
             continue
         rewards = [float(r["reward"]) for r in graded]
-        out[label] = {"trials": len(graded), "errors": len(recs) - len(graded),
-                      "mean_reward": round(sum(rewards) / len(rewards), 6),
-                      "pass_rate": round(sum(r.get("status") == "passed" for r in graded) / len(graded), 6)}
+        out[label] = {
+            "trials": len(graded),
+            "errors": len(recs) - len(graded),
+            "mean_reward": round(sum(rewards) / len(rewards), 6),
+            "pass_rate": round(sum(r.get("status") == "passed" for r in graded) / len(graded), 6),
+        }
     return out, warnings
 
 
@@ -94,9 +101,14 @@ def difficulty(partial_rewards: dict[str, float] | None, agents: dict[str, dict]
         return None
     score = sum(components.values()) / len(components)
     level = next(name for bound, name in LEVELS if score < bound)
-    return {"score": round(score, 4), "level": level, "components": components,
-            "basis": "partial agents only" if len(components) == 1 and "partial" in components
-            else f"{len(components)} components"}
+    return {
+        "score": round(score, 4),
+        "level": level,
+        "components": components,
+        "basis": "partial agents only"
+        if len(components) == 1 and "partial" in components
+        else f"{len(components)} components",
+    }
 
 
 def review_summary(instance: Instance, task_hash: str | None) -> tuple[dict[str, Any], str | None]:
@@ -116,10 +128,16 @@ def review_summary(instance: Instance, task_hash: str | None) -> tuple[dict[str,
         return pointer, f"review: no accept or reject yet {hint}"
     current = [r for r in decided if r.get("hash") == task_hash]
     last = (current or decided)[-1]
-    pointer.update(status=str(last["decision"]) if current else "stale", reviewer=last.get("reviewer"),
-                   date=str(last.get("date")) if last.get("date") else None)
+    pointer.update(
+        status=str(last["decision"]) if current else "stale",
+        reviewer=last.get("reviewer"),
+        date=str(last.get("date")) if last.get("date") else None,
+    )
     if not current:
-        return pointer, f"review: the last decision is about an earlier version of this instance; review it again {hint}"
+        return (
+            pointer,
+            f"review: the last decision is about an earlier version of this instance; review it again {hint}",
+        )
     if last["decision"] not in ACCEPT:
         return pointer, f"review: rejected by {last.get('reviewer', '?')}: {last.get('comment', '')}".rstrip(": ")
     return pointer, None

@@ -45,7 +45,7 @@ class Added:
     category: str
     folder: Path
     hybrid: bool
-    skipped: str | None = None   # why it was not added (already in the benchmark)
+    skipped: str | None = None  # why it was not added (already in the benchmark)
 
 
 def _family_of(path: Path, text: str, name: str) -> str:
@@ -81,8 +81,10 @@ def sources(args: list[str]) -> list[Source]:
                     m = re.search(r"^name:\s*(\S+)", text, re.M)
                     out.append(Source(f, _family_of(f, text, m.group(1) if m else f.stem), _cite(f)))
         else:
-            raise ClawgymError(f"nothing to add at {arg}",
-                               hint="give a synth dataset folder (with manifest.jsonl) or concrete task spec files")
+            raise ClawgymError(
+                f"nothing to add at {arg}",
+                hint="give a synth dataset folder (with manifest.jsonl) or concrete task spec files",
+            )
     if not out:
         raise ClawgymError(f"no task specs found in {', '.join(args)}", hint="a task spec has `kind: Task`")
     return out
@@ -90,8 +92,12 @@ def sources(args: list[str]) -> list[Source]:
 
 def content_key(task: Task) -> str:
     """What makes two instances the same work, whatever they are called or however judged."""
-    body = {"instruction": task.instruction, "files": {p: hashlib.sha256(b).hexdigest() for p, b in task.files.items()},
-            "checks": thaw(task.checks), "solution": thaw(task.solution)}
+    body = {
+        "instruction": task.instruction,
+        "files": {p: hashlib.sha256(b).hexdigest() for p, b in task.files.items()},
+        "checks": thaw(task.checks),
+        "solution": thaw(task.solution),
+    }
     return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
 
 
@@ -100,12 +106,21 @@ def _compile(path: Path) -> tuple[Task, dict[str, Any]]:
 
     spec = load_task_spec(path)
     if "params" in spec.data or "vars" in spec.data:
-        raise ClawgymError("benchmark instances must be concrete specs, and this one has params or vars",
-                           file=str(path), line=1, key="params",
-                           hint="synthesize concrete specs with 'clawgym synth' (see specs/synth/bench.yaml)")
+        raise ClawgymError(
+            "benchmark instances must be concrete specs, and this one has params or vars",
+            file=str(path),
+            line=1,
+            key="params",
+            hint="synthesize concrete specs with 'clawgym synth' (see specs/synth/bench.yaml)",
+        )
     if not spec.data.get("category"):
-        raise ClawgymError("a benchmark instance needs a category", file=str(path), line=1, key="category",
-                           hint="one of productivity, systems, analysis, content, planning, software")
+        raise ClawgymError(
+            "a benchmark instance needs a category",
+            file=str(path),
+            line=1,
+            key="category",
+            hint="one of productivity, systems, analysis, content, planning, software",
+        )
     return compile_task(spec, 0), spec.data
 
 
@@ -179,7 +194,9 @@ def add(sources_: list[Source], root: Path, *, rubrics: bool = True, hybrid: int
         task, data = _compile(src.path)
         key = content_key(task)
         if key in keys:
-            added.append(Added(keys[key], task.category, root, False, skipped=f"already in the benchmark as {keys[key]}"))
+            added.append(
+                Added(keys[key], task.category, root, False, skipped=f"already in the benchmark as {keys[key]}")
+            )
             continue
         name = f"{src.family}-{_next_number(src.family, taken)}"
         folder = root / task.category / name
@@ -195,9 +212,11 @@ def add(sources_: list[Source], root: Path, *, rubrics: bool = True, hybrid: int
             differs = [f"it no longer compiles: {exc}"]
         if differs:
             shutil.rmtree(folder)
-            raise ClawgymError(f"{src.path} does not survive the copy into {folder} (differs in: {', '.join(differs)})",
-                               hint="a spec that refers to files next to it cannot be added as it is; "
-                                    "inline them (clawgym synth writes self-contained specs)")
+            raise ClawgymError(
+                f"{src.path} does not survive the copy into {folder} (differs in: {', '.join(differs)})",
+                hint="a spec that refers to files next to it cannot be added as it is; "
+                "inline them (clawgym synth writes self-contained specs)",
+            )
         taken.add(name)
         keys[key] = name
         added.append(Added(name, task.category, folder, bool(copy.rubric)))

@@ -35,8 +35,11 @@ def load_rows(folder: Path) -> list[dict[str, Any]]:
         try:
             row = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as e:
-            raise ClawgymError(f"unreadable leaderboard row: {e}", file=str(path),
-                               hint="fix or delete the file; rows are written by 'clawgym bench run'") from None
+            raise ClawgymError(
+                f"unreadable leaderboard row: {e}",
+                file=str(path),
+                hint="fix or delete the file; rows are written by 'clawgym bench run'",
+            ) from None
         if isinstance(row, dict) and row.get("format") == ROW_FORMAT:
             rows.append(row)
     if not rows:
@@ -102,28 +105,43 @@ def table(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[str]], str |
     for i, row in enumerate(rows, 1):
         o = row.get("overall") or {}
         agent = row.get("agent") or {}
-        who = f"{row['model']} ({agent.get('type')})" if row.get("model") else str(agent.get("name") or agent.get("type"))
+        who = (
+            f"{row['model']} ({agent.get('type')})" if row.get("model") else str(agent.get("name") or agent.get("type"))
+        )
         marks = flags(row, ref)
         version = str((row.get("benchmark") or {}).get("version")) + (f" ⚠ {', '.join(marks)}" if marks else "")
-        cells = [str(i), printable(str(row.get("label"))), printable(who), printable(version),
-                 _cell(o, "mean_reward"), _cell(o, "pass_rate", True),
-                 _cell(o, "pass@1", True)]
+        cells = [
+            str(i),
+            printable(str(row.get("label"))),
+            printable(who),
+            printable(version),
+            _cell(o, "mean_reward"),
+            _cell(o, "pass_rate", True),
+            _cell(o, "pass@1", True),
+        ]
         cells += [_cell(o, f"{name}{k}", True) for k in ks for name in ("pass@", "pass^")]
         cells += [_cell((row.get("categories") or {}).get(c), "mean_reward") for c in cats]
-        cells += ["-" if o.get("mean_tokens") is None else f"{o['mean_tokens']:.0f}",
-                  "-" if o.get("mean_turns") is None else f"{o['mean_turns']:.1f}",
-                  printable(f"{row.get('trials')} ({row.get('errors')})"), printable(str(row.get("date", ""))[:10])]
+        cells += [
+            "-" if o.get("mean_tokens") is None else f"{o['mean_tokens']:.0f}",
+            "-" if o.get("mean_turns") is None else f"{o['mean_turns']:.1f}",
+            printable(f"{row.get('trials')} ({row.get('errors')})"),
+            printable(str(row.get("date", ""))[:10]),
+        ]
         body.append(cells)
     return header, body, ref
 
 
 def _notes(rows: list[dict[str, Any]], ref: str | None) -> list[str]:
     shown = printable(str(ref))
-    notes = [f"Benchmark version {shown}. Values are means over task instances with bootstrap 95% confidence "
-             "intervals in brackets; pass@k and pass^k over instances with k attempts; tokens and turns per trial."]
+    notes = [
+        f"Benchmark version {shown}. Values are means over task instances with bootstrap 95% confidence "
+        "intervals in brackets; pass@k and pass^k over instances with k attempts; tokens and turns per trial."
+    ]
     if any(OTHER_VERSION in flags(r, ref) for r in rows):
-        notes.append(f"⚠ {OTHER_VERSION}: the row was produced on another benchmark version than {shown}; "
-                     "its numbers are not comparable with the others.")
+        notes.append(
+            f"⚠ {OTHER_VERSION}: the row was produced on another benchmark version than {shown}; "
+            "its numbers are not comparable with the others."
+        )
     if any(UNLOCKED in flags(r, ref) for r in rows):
         notes.append(f"⚠ {UNLOCKED}: the benchmark had no lock file matching its instances when the row was made.")
     return notes
@@ -132,10 +150,16 @@ def _notes(rows: list[dict[str, Any]], ref: str | None) -> list[str]:
 def markdown(rows: list[dict[str, Any]]) -> str:
     header, body, ref = table(rows)
     # Cells are plain text: no table breaks, no inline HTML in renderers that allow it.
-    esc: Callable[[str], str] = lambda s: (s.replace("|", "\\|").replace("\n", " ")
-                                           .replace("<", "&lt;").replace(">", "&gt;"))
-    lines = ["# ClawGym-Bench leaderboard", "", *[esc(n) + "\n" for n in _notes(rows, ref)],
-             "| " + " | ".join(header) + " |", "|" + "|".join("---" if i < 4 or i == len(header) - 1 else "---:" for i in range(len(header))) + "|"]
+    esc: Callable[[str], str] = lambda s: (
+        s.replace("|", "\\|").replace("\n", " ").replace("<", "&lt;").replace(">", "&gt;")
+    )
+    lines = [
+        "# ClawGym-Bench leaderboard",
+        "",
+        *[esc(n) + "\n" for n in _notes(rows, ref)],
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join("---" if i < 4 or i == len(header) - 1 else "---:" for i in range(len(header))) + "|",
+    ]
     lines += ["| " + " | ".join(esc(c) for c in cells) + " |" for cells in body]
     return "\n".join(lines) + "\n"
 
@@ -151,24 +175,26 @@ def _style() -> str:
 def _html_cell(text: str, numeric: bool) -> str:
     if numeric and " [" in text:
         value, ci = text.split(" [", 1)
-        return f"<td>{html.escape(value)} <span class=\"ci\">[{html.escape(ci)}</span></td>"
+        return f'<td>{html.escape(value)} <span class="ci">[{html.escape(ci)}</span></td>'
     if "⚠" in text:
         value, warn = text.split("⚠", 1)
-        return f"<td class=\"l\">{html.escape(value)}<span class=\"warn\">⚠{html.escape(warn)}</span></td>"
+        return f'<td class="l">{html.escape(value)}<span class="warn">⚠{html.escape(warn)}</span></td>'
     return f"<td{'' if numeric else _LEFT}>{html.escape(text)}</td>"
 
 
 def html_page(rows: list[dict[str, Any]]) -> str:
     header, body, ref = table(rows)
     text_cols = {0, 1, 2, 3, len(header) - 1}
-    head = "".join(f"<th{_LEFT if i in text_cols else ''}>{html.escape(h)}</th>"
-                   for i, h in enumerate(header))
-    trs = "\n".join("<tr>" + "".join(_html_cell(c, i not in text_cols) for i, c in enumerate(cells)) + "</tr>"
-                    for cells in body)
-    notes = "".join(f"<p class=\"muted\">{html.escape(n)}</p>" for n in _notes(rows, ref))
-    return (f"<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>ClawGym-Bench leaderboard</title>\n<style>{_style()}\n.warn {{ color: var(--err); }}</style>"
-            f"</head>\n<body><header><h1>ClawGym-Bench leaderboard</h1><span class=\"meta\">version "
-            f"{html.escape(printable(str(ref)))}, {len(rows)} rows</span></header>\n<main>{notes}\n"
-            f"<table class=\"stats\"><thead><tr>{head}</tr></thead>\n<tbody>\n{trs}\n</tbody></table>\n</main>"
-            f"</body></html>\n")
+    head = "".join(f"<th{_LEFT if i in text_cols else ''}>{html.escape(h)}</th>" for i, h in enumerate(header))
+    trs = "\n".join(
+        "<tr>" + "".join(_html_cell(c, i not in text_cols) for i, c in enumerate(cells)) + "</tr>" for cells in body
+    )
+    notes = "".join(f'<p class="muted">{html.escape(n)}</p>' for n in _notes(rows, ref))
+    return (
+        f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>ClawGym-Bench leaderboard</title>\n<style>{_style()}\n.warn {{ color: var(--err); }}</style>"
+        f'</head>\n<body><header><h1>ClawGym-Bench leaderboard</h1><span class="meta">version '
+        f"{html.escape(printable(str(ref)))}, {len(rows)} rows</span></header>\n<main>{notes}\n"
+        f'<table class="stats"><thead><tr>{head}</tr></thead>\n<tbody>\n{trs}\n</tbody></table>\n</main>'
+        f"</body></html>\n"
+    )

@@ -34,7 +34,8 @@ SYSTEM_PROMPT = (
     "You review tasks for a benchmark of AI personal assistants. Each task has an instruction from a user, "
     "a workspace of files the assistant can read and change, and checks that grade the assistant's result "
     "(the assistant never sees the checks). Find problems that make the task unfair or worthless. "
-    "Answer with a single JSON object and nothing else.")
+    "Answer with a single JSON object and nothing else."
+)
 
 PROMPT_TEMPLATE = """## Instruction given to the assistant
 {instruction}
@@ -74,14 +75,16 @@ def policy_option(text: str) -> dict[str, Any]:
         return {"type": "hf", "model": "embedded"}
     for prefix in ("hf:", "openai:"):
         if text.startswith(prefix) and len(text) > len(prefix):
-            return {"type": prefix[:-1], "model": text[len(prefix):]}
+            return {"type": prefix[:-1], "model": text[len(prefix) :]}
     if text.startswith("{"):
         doc = load_text(text, "--policy")
     elif Path(text).is_file():
         doc = load_file(text)
     else:
-        raise ClawgymError(f"--policy {text!r}: not a policy", hint="use 'embedded', 'hf:MODEL', 'openai:MODEL', "
-                                                                    "a YAML file or an inline '{type: ..., model: ...}'")
+        raise ClawgymError(
+            f"--policy {text!r}: not a policy",
+            hint="use 'embedded', 'hf:MODEL', 'openai:MODEL', a YAML file or an inline '{type: ..., model: ...}'",
+        )
     data = doc.data
     if isinstance(data, dict) and isinstance(data.get("judge"), dict):
         data = data["judge"]
@@ -124,10 +127,17 @@ def build_messages(task: Task) -> list[dict[str, str]]:
     checks = yaml.safe_dump(thaw(task.checks), sort_keys=False, allow_unicode=True, width=110)
     rubric = ""
     if task.rubric:
-        rubric = "\n## Rubric criteria scored by an LLM judge\n" + "\n".join(
-            f"{i}. {c['criterion']}" for i, c in enumerate(task.rubric, 1)) + "\n"
-    prompt = PROMPT_TEMPLATE.format(instruction=task.instruction.strip(), files="\n".join(parts) or "(none)",
-                                    checks=f"```yaml\n{checks}```", rubric=rubric)
+        rubric = (
+            "\n## Rubric criteria scored by an LLM judge\n"
+            + "\n".join(f"{i}. {c['criterion']}" for i, c in enumerate(task.rubric, 1))
+            + "\n"
+        )
+    prompt = PROMPT_TEMPLATE.format(
+        instruction=task.instruction.strip(),
+        files="\n".join(parts) or "(none)",
+        checks=f"```yaml\n{checks}```",
+        rubric=rubric,
+    )
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": prompt}]
 
 
@@ -144,7 +154,7 @@ def parse_review(text: str | None) -> dict[str, Any]:
         if fences:
             body = fences[0].strip()
         elif "{" in body and "}" in body:
-            body = body[body.index("{"):body.rindex("}") + 1]
+            body = body[body.index("{") : body.rindex("}") + 1]
     try:
         data = json.loads(body)
     except json.JSONDecodeError as e:
@@ -178,7 +188,9 @@ def llm_review(task: Task, policy: Policy, *, retries: int = 1, date: str = "") 
         try:
             completion = policy.complete(messages, None)
         except PolicyError as e:
-            raise ClawgymError(f"the reviewing model failed: {e}", hint="check the --policy endpoint or model") from None
+            raise ClawgymError(
+                f"the reviewing model failed: {e}", hint="check the --policy endpoint or model"
+            ) from None
         raw = str((completion.message or {}).get("content") or "")
         try:
             review = parse_review(raw)
@@ -187,15 +199,28 @@ def llm_review(task: Task, policy: Policy, *, retries: int = 1, date: str = "") 
             problem = str(e)
             messages = messages + [
                 {"role": "assistant", "content": raw},
-                {"role": "user", "content": f"Your answer could not be read: {problem}. Reply again with only the "
-                                            "JSON object described above."}]
-    record: dict[str, Any] = {"format": FORMAT, "policy": policy.describe(), "date": date, "hash": task.hash,
-                              "attempts": attempts}
+                {
+                    "role": "user",
+                    "content": f"Your answer could not be read: {problem}. Reply again with only the "
+                    "JSON object described above.",
+                },
+            ]
+    record: dict[str, Any] = {
+        "format": FORMAT,
+        "policy": policy.describe(),
+        "date": date,
+        "hash": task.hash,
+        "attempts": attempts,
+    }
     if review is not None:
         record["review"] = review
     else:
         record["parse_error"] = problem
-    record["raw"] = raw if len(raw) <= MAX_RAW_CHARS else raw[:MAX_RAW_CHARS] + f"\n[... {len(raw) - MAX_RAW_CHARS} more characters cut]"
+    record["raw"] = (
+        raw
+        if len(raw) <= MAX_RAW_CHARS
+        else raw[:MAX_RAW_CHARS] + f"\n[... {len(raw) - MAX_RAW_CHARS} more characters cut]"
+    )
     return record
 
 

@@ -63,8 +63,10 @@ def staleness(root: Path, hashes: dict[str, str], only: set[str] | None = None) 
         return Staleness(missing_lock=True)
     locked = lock.get("instances", {})
     names = set(hashes) if only is None else only & set(hashes)
-    out = Staleness(changed=sorted(n for n in names if n in locked and locked[n] != hashes[n]),
-                    added=sorted(n for n in names if n not in locked))
+    out = Staleness(
+        changed=sorted(n for n in names if n in locked and locked[n] != hashes[n]),
+        added=sorted(n for n in names if n not in locked),
+    )
     if only is None:
         out.removed = sorted(n for n in locked if n not in hashes)
     return out

@@ -30,9 +30,9 @@ SIDE_EFFECTS = ("outbox", "cron")
 class Effect:
     """One unit of the reference's work: `write` or `delete` a path, or a recorded side effect."""
 
-    kind: str          # write | delete | outbox | cron
-    path: str          # the workspace path, or "outbox #1", "cron #2"
-    index: int = -1    # position in the trajectory's side-effect list
+    kind: str  # write | delete | outbox | cron
+    path: str  # the workspace path, or "outbox #1", "cron #2"
+    index: int = -1  # position in the trajectory's side-effect list
 
     def label(self) -> str:
         return f"{self.kind} {self.path}" if self.kind in ("write", "delete") else self.path
@@ -50,8 +50,7 @@ def _files(root: Path) -> dict[str, Path]:
 def _same(a: Path, b: Path) -> bool:
     if a.is_symlink() or b.is_symlink():
         return a.is_symlink() and b.is_symlink() and os.readlink(a) == os.readlink(b)
-    return (a.read_bytes() == b.read_bytes()
-            and os.access(a, os.X_OK) == os.access(b, os.X_OK))
+    return a.read_bytes() == b.read_bytes() and os.access(a, os.X_OK) == os.access(b, os.X_OK)
 
 
 def file_effects(pristine: Path, final: Path) -> list[Effect]:
@@ -73,12 +72,18 @@ def _position(path: str, instruction: str) -> int | None:
 
 
 def _graded(path: str, patterns: list[str]) -> bool:
-    return any(fnmatch.fnmatch(path, p) or fnmatch.fnmatch(path, p.rstrip("/") + "/**") or path == p
-               or path.startswith(p.rstrip("/") + "/") for p in patterns)
+    return any(
+        fnmatch.fnmatch(path, p)
+        or fnmatch.fnmatch(path, p.rstrip("/") + "/**")
+        or path == p
+        or path.startswith(p.rstrip("/") + "/")
+        for p in patterns
+    )
 
 
-def units_of_work(effects: list[Effect], trajectory: dict[str, Any], instruction: str,
-                  graded: list[str]) -> tuple[list[Effect], list[Effect]]:
+def units_of_work(
+    effects: list[Effect], trajectory: dict[str, Any], instruction: str, graded: list[str]
+) -> tuple[list[Effect], list[Effect]]:
     """(requested units in the order asked for, incidental effects nobody asked for)."""
     ranked, incidental = [], []
     for e in effects:
@@ -99,8 +104,9 @@ def count_for(fraction: float, n: int) -> int:
     return int(fraction * n + 1e-9)
 
 
-def build(pristine: Path, final: Path, target: Path, units: list[Effect], k: int,
-          trajectory: dict[str, Any]) -> dict[str, Any]:
+def build(
+    pristine: Path, final: Path, target: Path, units: list[Effect], k: int, trajectory: dict[str, Any]
+) -> dict[str, Any]:
     """Make `target` the pristine workspace plus the first `k` units, copied from the reference's
     final workspace; returns the trajectory the partial agent would have recorded."""
     shutil.copytree(pristine, target, symlinks=True)

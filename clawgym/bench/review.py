@@ -60,13 +60,20 @@ def read_reviews(folder: Path) -> dict[str, list[dict[str, Any]]]:
     try:
         data = load_text(text, str(path)).data  # dates stay strings
     except SpecError as exc:
-        raise ClawgymError(exc.problems[0].what, file=str(path), line=exc.problems[0].line,
-                           hint="fix or remove the broken lines; the file only holds review records")
+        raise ClawgymError(
+            exc.problems[0].what,
+            file=str(path),
+            line=exc.problems[0].line,
+            hint="fix or remove the broken lines; the file only holds review records",
+        )
     if data is None:
         data = {}
     if not isinstance(data, dict) or not all(isinstance(data.get(k) or [], list) for k in ("reviews", "llm_reviews")):
-        raise ClawgymError("expected a mapping with 'reviews' and 'llm_reviews' lists", file=str(path),
-                           hint="the file is written by 'clawgym bench review'")
+        raise ClawgymError(
+            "expected a mapping with 'reviews' and 'llm_reviews' lists",
+            file=str(path),
+            hint="the file is written by 'clawgym bench review'",
+        )
     return {**data, "reviews": list(data.get("reviews") or []), "llm_reviews": list(data.get("llm_reviews") or [])}
 
 
@@ -101,11 +108,18 @@ def human_review(decision: str, reviewer: str, task: Task, comment: str = "") ->
     if decision not in DECISIONS:
         raise ClawgymError(f"unknown decision {decision!r}", hint=f"one of: {', '.join(DECISIONS)}")
     if not reviewer.strip():
-        raise ClawgymError("a review needs the reviewer's name", hint="pass --reviewer NAME or set git config user.name")
+        raise ClawgymError(
+            "a review needs the reviewer's name", hint="pass --reviewer NAME or set git config user.name"
+        )
     if decision != "accept" and not comment.strip():
         raise ClawgymError(f"a '{decision}' review needs a comment saying why", hint="pass --comment TEXT")
-    return {"decision": decision, "reviewer": reviewer.strip(), "date": now(), "hash": task.hash,
-            "comment": comment.strip()}
+    return {
+        "decision": decision,
+        "reviewer": reviewer.strip(),
+        "date": now(),
+        "hash": task.hash,
+        "comment": comment.strip(),
+    }
 
 
 def is_stale(record: dict[str, Any], task: Task) -> bool:
@@ -115,8 +129,11 @@ def is_stale(record: dict[str, Any], task: Task) -> bool:
 
 def latest_decision(folder: Path, task: Task) -> dict[str, Any] | None:
     """The newest accept or reject of the instance as it is now (None when there is none)."""
-    current = [r for r in read_reviews(folder)["reviews"]
-               if r.get("decision") in ("accept", "reject") and not is_stale(r, task)]
+    current = [
+        r
+        for r in read_reviews(folder)["reviews"]
+        if r.get("decision") in ("accept", "reject") and not is_stale(r, task)
+    ]
     return current[-1] if current else None
 
 
@@ -127,7 +144,7 @@ def latest_decision(folder: Path, task: Task) -> dict[str, Any] | None:
 def _short(value: Any, limit: int = 110) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def workspace_tree(task: Task) -> Tree:
@@ -139,7 +156,7 @@ def workspace_tree(task: Task) -> Tree:
         for depth in range(1, len(parts)):
             folder = "/".join(parts[:depth])
             if folder not in nodes:
-                nodes[folder] = nodes["/".join(parts[:depth - 1])].add(Text(parts[depth - 1] + "/", style="bold"))
+                nodes[folder] = nodes["/".join(parts[: depth - 1])].add(Text(parts[depth - 1] + "/", style="bold"))
         label = Text(parts[-1]).append(f"  {len(task.files[path])} B", style="dim")
         if path in task.executables:
             label.append(" (executable)", style="dim")
@@ -154,19 +171,27 @@ def checks_table(task: Task) -> Table:
         table.add_column(col, overflow="fold")
     for i, check in enumerate(task.checks, 1):
         c = thaw(check)
-        target = ", ".join(str(c[k]) if not isinstance(c[k], list) else ", ".join(map(str, c[k]))
-                           for k in _TARGET_KEYS if k in c)
+        target = ", ".join(
+            str(c[k]) if not isinstance(c[k], list) else ", ".join(map(str, c[k])) for k in _TARGET_KEYS if k in c
+        )
         rest = {k: v for k, v in c.items() if k not in _QUIET_KEYS}
-        table.add_row(str(i), Text(c["type"]), Text(_short(target, 60)), Text(_short(rest) if rest else ""),
-                      str(c.get("weight", 1)), "gate" if c.get("gate") else "")
+        table.add_row(
+            str(i),
+            Text(c["type"]),
+            Text(_short(target, 60)),
+            Text(_short(rest) if rest else ""),
+            str(c.get("weight", 1)),
+            "gate" if c.get("gate") else "",
+        )
     return table
 
 
 def rubric_table(task: Task) -> Table | None:
     if not task.rubric:
         return None
-    table = Table(title=f"rubric (weight {task.rubric_weight} of the reward, scored by an LLM judge)",
-                  title_justify="left")
+    table = Table(
+        title=f"rubric (weight {task.rubric_weight} of the reward, scored by an LLM judge)", title_justify="left"
+    )
     table.add_column("#")
     table.add_column("criterion", overflow="fold")
     table.add_column("weight")
@@ -206,23 +231,40 @@ def reviews_table(folder: Path, task: Task) -> Table | None:
         table.add_column(col, overflow="fold")
     for r in data["reviews"]:
         state = "[yellow]stale[/yellow]" if is_stale(r, task) else "current"
-        table.add_row(Text(str(r.get("reviewer", "?"))), str(r.get("date", "?")), Text(str(r.get("decision", "?"))),
-                      state, Text(_short(r.get("comment") or "", 80)))
+        table.add_row(
+            Text(str(r.get("reviewer", "?"))),
+            str(r.get("date", "?")),
+            Text(str(r.get("decision", "?"))),
+            state,
+            Text(_short(r.get("comment") or "", 80)),
+        )
     for r in data["llm_reviews"]:
         state = "[yellow]stale[/yellow]" if is_stale(r, task) else "current"
         model = (r.get("policy") or {}).get("model") or (r.get("policy") or {}).get("type", "?")
-        outcome = ("unusable answer: " + str(r["parse_error"])) if r.get("parse_error") else \
-            str((r.get("review") or {}).get("recommendation", "?"))
-        table.add_row(Text(f"llm {model}"), str(r.get("date", "?")), Text(_short(outcome, 60)), state,
-                      Text(_short((r.get("review") or {}).get("summary", ""), 80)))
+        outcome = (
+            ("unusable answer: " + str(r["parse_error"]))
+            if r.get("parse_error")
+            else str((r.get("review") or {}).get("recommendation", "?"))
+        )
+        table.add_row(
+            Text(f"llm {model}"),
+            str(r.get("date", "?")),
+            Text(_short(outcome, 60)),
+            state,
+            Text(_short((r.get("review") or {}).get("summary", ""), 80)),
+        )
     return table
 
 
 def show_instance(console: Console, key: str, folder: Path, task: Task) -> None:
     """Everything a reviewer needs on one screen: instruction, files, checks, rubric, calibration, reviews."""
     console.rule(Text(key, style="bold"))
-    console.print(f"task {task.name}  category {task.category_label}  persona {task.persona}  "
-                  f"hash {task.hash[:16]}  spec {Path(folder) / 'task.yaml'}", highlight=False, markup=False)
+    console.print(
+        f"task {task.name}  category {task.category_label}  persona {task.persona}  "
+        f"hash {task.hash[:16]}  spec {Path(folder) / 'task.yaml'}",
+        highlight=False,
+        markup=False,
+    )
     console.print(Panel(Text(task.instruction.strip()), title="instruction", expand=False))
     console.print(workspace_tree(task))
     console.print(checks_table(task))

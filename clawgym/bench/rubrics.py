@@ -134,8 +134,9 @@ def _access_actions(i: Content) -> list[str]:
         f"do with each account, without review details they do not need.",
         f"`## Suspend` lists exactly the {len(names)} accounts flagged as leaver or dormant ({_list(names, 6)}) "
         f"and nobody else.",
-        "`## Enable MFA` lists " + (f"each admin account without MFA ({_list(mfa)})" if mfa
-                                    else "no account, or says there is none to fix") + ".",
+        "`## Enable MFA` lists "
+        + (f"each admin account without MFA ({_list(mfa)})" if mfa else "no account, or says there is none to fix")
+        + ".",
         f"Nothing in the note contradicts {i.path('one row per account and reason')} or the review's JSON summary.",
     ]
 
@@ -146,8 +147,12 @@ def _availability(i: Content) -> list[str]:
     return [
         f"{check['path']} opens with two or three sentences stating the month, the availability target and how "
         f"the services did overall, fit to paste into the monthly update.",
-        "`## Below target` lists " + (f"each service under target ({_list(below)}) with its uptime"
-                                      if below else "no service, or says every service met the target")
+        "`## Below target` lists "
+        + (
+            f"each service under target ({_list(below)}) with its uptime"
+            if below
+            else "no service, or says every service met the target"
+        )
         + f", as in {i.path('per-service uptime')}.",
         f"Every figure in the prose agrees with {i.path('per-service uptime')} and {i.path('month summary')}.",
         "The tone is factual: it neither hides nor exaggerates the services that missed the target.",
@@ -191,16 +196,20 @@ def _composed(i: Content) -> list[str]:
     if email is not None:
         to = str(email["contains"][0]).removeprefix("To: ")
         facts = [str(f) for f in email["contains"][2:]]
-        out += [f"{email['path']} is a complete short email to {to}: the To: and Subject: lines, a greeting, the "
-                f"figures in a sentence or two, and a sign-off from {i.first}.",
-                f"The figures it states ({_list(facts)}) are the ones the request asked for, and it adds no "
-                f"number or claim that the data does not support.",
-                "Its tone suits a note to a colleague or client: plain, friendly and to the point."]
+        out += [
+            f"{email['path']} is a complete short email to {to}: the To: and Subject: lines, a greeting, the "
+            f"figures in a sentence or two, and a sign-off from {i.first}.",
+            f"The figures it states ({_list(facts)}) are the ones the request asked for, and it adds no "
+            f"number or claim that the data does not support.",
+            "Its tone suits a note to a colleague or client: plain, friendly and to the point.",
+        ]
     if report is not None:
-        out += [f"{report['path']} reads as a short report a person can use as it is: the heading, one line per "
-                f"group and the final line, with no placeholders, code or stray output left in.",
-                f"Every figure in {report['path']} agrees with the data it summarises; none is rounded differently "
-                f"from the request or invented."]
+        out += [
+            f"{report['path']} reads as a short report a person can use as it is: the heading, one line per "
+            f"group and the final line, with no placeholders, code or stray output left in.",
+            f"Every figure in {report['path']} agrees with the data it summarises; none is rounded differently "
+            f"from the request or invented.",
+        ]
     return out
 
 
@@ -227,13 +236,18 @@ def rubric_for(family: str, spec: dict[str, Any], library_root: Path, where: str
     template = TEMPLATES.get(family) or (_composed if family.startswith("compose-") else None)
     if template is None:
         return None
-    if template is _composed and not any(c.get("name") in ("addressed right, with the numbers",
-                                                            "the heading and every line of the report")
-                                         for c in spec.get("checks", []) if isinstance(c, dict)):
-        return None   # a composed task with no writing for people stays code-only
+    if template is _composed and not any(
+        c.get("name") in ("addressed right, with the numbers", "the heading and every line of the report")
+        for c in spec.get("checks", [])
+        if isinstance(c, dict)
+    ):
+        return None  # a composed task with no writing for people stays code-only
     try:
         criteria = template(Content(spec, persona_data(str(spec.get("persona", "")), library_root)))
     except (LookupError, KeyError, TypeError) as exc:
-        raise ClawgymError(f"the rubric template of family {family} does not fit this spec: {exc}", file=where or None,
-                           hint="fix the template in clawgym/bench/rubrics.py, or add it code-only with --no-rubric")
+        raise ClawgymError(
+            f"the rubric template of family {family} does not fit this spec: {exc}",
+            file=where or None,
+            hint="fix the template in clawgym/bench/rubrics.py, or add it code-only with --no-rubric",
+        )
     return [{"criterion": c, "weight": 1} for c in criteria]

@@ -38,9 +38,15 @@ STAT_KEYS = ("instances", "trials", "errors", "mean_reward", "mean_reward_ci", "
 # What to run
 
 
-def agent_config(*, model: str | None, agent: str | None, base_url: str | None = None,
-                 temperature: float | None = None, max_tokens: int | None = None,
-                 max_turns: int | None = None) -> dict[str, Any]:
+def agent_config(
+    *,
+    model: str | None,
+    agent: str | None,
+    base_url: str | None = None,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+    max_turns: int | None = None,
+) -> dict[str, Any]:
     """The agent config for `--model` / `--agent`.
 
     `--model` alone runs the claw agent on that model (`embedded`, a folder, a hub id, or an
@@ -51,17 +57,26 @@ def agent_config(*, model: str | None, agent: str | None, base_url: str | None =
 
     if agent and Path(agent).is_file():
         if model or base_url:
-            raise ClawgymError("--model and --base-url do not apply to an agent file",
-                               hint=f"set the model under 'policy:' in {agent}")
+            raise ClawgymError(
+                "--model and --base-url do not apply to an agent file", hint=f"set the model under 'policy:' in {agent}"
+            )
         config = _agent_file(Path(agent))
         return _apply(config, temperature=temperature, max_tokens=max_tokens, max_turns=max_turns)
     if not agent and not model:
-        raise ClawgymError("say what to evaluate: --model MODEL or --agent AGENT",
-                           hint="e.g. --model embedded, --agent oracle, or --agent my-agent.yaml")
+        raise ClawgymError(
+            "say what to evaluate: --model MODEL or --agent AGENT",
+            hint="e.g. --model embedded, --agent oracle, or --agent my-agent.yaml",
+        )
     if agent and agent.endswith((".yaml", ".yml")):
         raise ClawgymError(f"agent file {agent} not found")
-    [config] = agent_configs([agent or "claw"], model=model, base_url=base_url, temperature=temperature,
-                             max_tokens=max_tokens, max_turns=max_turns)
+    [config] = agent_configs(
+        [agent or "claw"],
+        model=model,
+        base_url=base_url,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        max_turns=max_turns,
+    )
     return config
 
 
@@ -75,8 +90,12 @@ def _agent_file(path: Path) -> dict[str, Any]:
     if isinstance(data, dict) and data.get("kind") == "Run":  # a run spec: its single agent
         agents = data.get("agents") or []
         if len(agents) != 1:
-            raise ClawgymError(f"the run spec lists {len(agents)} agents; a leaderboard row is one agent",
-                               file=str(path), key="agents", hint="write the agent's config in its own file")
+            raise ClawgymError(
+                f"the run spec lists {len(agents)} agents; a leaderboard row is one agent",
+                file=str(path),
+                key="agents",
+                hint="write the agent's config in its own file",
+            )
         data, where = agents[0], ("agents", 0)
     problems = validate_plugin("agent", data, doc, where)
     if not problems and isinstance(data.get("policy"), dict):
@@ -113,6 +132,7 @@ def portable(path: str | Path) -> str:
 
 def describe_agent(config: dict[str, Any]) -> dict[str, Any]:
     """The agent config as a row records it: no secrets, no machine-specific paths."""
+
     def clean(value: Any) -> Any:
         if isinstance(value, dict):
             return {k: clean(v) for k, v in value.items() if not _SECRET.search(k)}
@@ -121,6 +141,7 @@ def describe_agent(config: dict[str, Any]) -> dict[str, Any]:
         if isinstance(value, str) and value.startswith("/") and Path(value).exists():
             return portable(value)
         return value
+
     return clean(config)
 
 
@@ -176,8 +197,9 @@ def _stats(row: dict[str, Any], usage: list[tuple[int, int]], ks: list[int]) -> 
     return out
 
 
-def leaderboard_row(records: list[TrialRecord], run_dir: Path, *, label: str, config: dict[str, Any], k: int,
-                    bench: dict[str, Any]) -> dict[str, Any]:
+def leaderboard_row(
+    records: list[TrialRecord], run_dir: Path, *, label: str, config: dict[str, Any], k: int, bench: dict[str, Any]
+) -> dict[str, Any]:
     """The row: overall and per-category stats with CIs, tokens and turns, counts, version and date."""
     ks = sorted({1, k})
     records = [as_record(r) for r in records]
@@ -192,13 +214,23 @@ def leaderboard_row(records: list[TrialRecord], run_dir: Path, *, label: str, co
     overall = next((r for r in rows if r["category"] == "all"), None)
     errors = sum(r.is_error for r in records)
     return {
-        "format": ROW_FORMAT, "label": label, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "benchmark": bench, "agent": describe_agent(config), "model": model_of(config), "k": k, "ks": ks,
+        "format": ROW_FORMAT,
+        "label": label,
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "benchmark": bench,
+        "agent": describe_agent(config),
+        "model": model_of(config),
+        "k": k,
+        "ks": ks,
         "overall": _stats(overall or {}, usage.get("all", []), ks),
-        "categories": {r["category"]: _stats(r, usage.get(r["category"], []), ks)
-                       for r in rows if r["category"] != "all"},
-        "trials": len(records), "errors": errors, "complete": errors == 0,
-        "run_dir": portable(run_dir), "clawgym": __version__,
+        "categories": {
+            r["category"]: _stats(r, usage.get(r["category"], []), ks) for r in rows if r["category"] != "all"
+        },
+        "trials": len(records),
+        "errors": errors,
+        "complete": errors == 0,
+        "run_dir": portable(run_dir),
+        "clawgym": __version__,
     }
 
 
@@ -209,16 +241,29 @@ def _check_resume(out: Path, config: dict[str, Any]) -> bool:
         return bool(load_records(out)) if out.is_dir() else False
     agents = json.loads(manifest.read_text(encoding="utf-8")).get("agents") or []
     if agents and agents != [config]:
-        raise ClawgymError(f"{out} holds a run of another agent ({json.dumps(agents[0])[:120]})",
-                           hint="choose another --out or --label, or delete that folder to start over")
+        raise ClawgymError(
+            f"{out} holds a run of another agent ({json.dumps(agents[0])[:120]})",
+            hint="choose another --out or --label, or delete that folder to start over",
+        )
     return True
 
 
-def run_bench(root: Path, config: dict[str, Any], *, label: str, k: int = 3, out: Path | None = None,
-              leaderboard: Path = LEADERBOARD_DIR, jobs: int = 4, only: list[str] | None = None,
-              allow_unlocked: bool = False, judge: dict[str, Any] | None = None,
-              trial_timeout: float | None = None, quiet: bool = False,
-              console: Console | None = None) -> tuple[dict[str, Any], Path]:
+def run_bench(
+    root: Path,
+    config: dict[str, Any],
+    *,
+    label: str,
+    k: int = 3,
+    out: Path | None = None,
+    leaderboard: Path = LEADERBOARD_DIR,
+    jobs: int = 4,
+    only: list[str] | None = None,
+    allow_unlocked: bool = False,
+    judge: dict[str, Any] | None = None,
+    trial_timeout: float | None = None,
+    quiet: bool = False,
+    console: Console | None = None,
+) -> tuple[dict[str, Any], Path]:
     """Run `config` on the benchmark at `root` and write its leaderboard row; returns (row, row file)."""
     console = console or Console()
     if k < 1:
@@ -228,26 +273,41 @@ def run_bench(root: Path, config: dict[str, Any], *, label: str, k: int = 3, out
     version = version_info(root, {key: t.hash for key, t in tasks.items()})
     if version.stale and not allow_unlocked:
         details = stale_lock_details(root, {key: t.hash for key, t in tasks.items()})
-        raise ClawgymError(f"the benchmark's lock is stale: {len(details)} instance(s) differ from "
-                           f"{root / 'bench.lock.json'} ({', '.join(details[:4])}{', ...' if len(details) > 4 else ''})",
-                           hint="calibrate and lock again ('clawgym bench lock'), or pass --allow-unlocked "
-                                "(the row is then marked unlocked)")
+        raise ClawgymError(
+            f"the benchmark's lock is stale: {len(details)} instance(s) differ from "
+            f"{root / 'bench.lock.json'} ({', '.join(details[:4])}{', ...' if len(details) > 4 else ''})",
+            hint="calibrate and lock again ('clawgym bench lock'), or pass --allow-unlocked "
+            "(the row is then marked unlocked)",
+        )
     chosen = [key_of(i, root) for i in select(instances, root, only or [])]
     out = out or Path("runs/bench") / label
-    plan = RunPlan(name=f"bench-{label}", trials=[Trial(tasks[key], config, a) for key in chosen for a in range(k)],
-                   out=out, concurrency=jobs, judge=judge, trial_timeout=trial_timeout,
-                   source={"bench": portable(root), "version": version.version, "label": label, "k": k,
-                           "only": list(only or [])})
+    plan = RunPlan(
+        name=f"bench-{label}",
+        trials=[Trial(tasks[key], config, a) for key in chosen for a in range(k)],
+        out=out,
+        concurrency=jobs,
+        judge=judge,
+        trial_timeout=trial_timeout,
+        source={"bench": portable(root), "version": version.version, "label": label, "k": k, "only": list(only or [])},
+    )
     resume = _check_resume(out, config)
     records = _execute(plan, resume, quiet, console)
-    bench = {"path": portable(root), **version.to_dict(), "instances": len(tasks), "run_instances": len(chosen),
-             "only": list(only or [])}
+    bench = {
+        "path": portable(root),
+        **version.to_dict(),
+        "instances": len(tasks),
+        "run_instances": len(chosen),
+        "only": list(only or []),
+    }
     row = leaderboard_row(records, out, label=label, config=config, k=k, bench=bench)
     leaderboard.mkdir(parents=True, exist_ok=True)
     path = leaderboard / f"{label}.json"
     write_json_atomic(path, row)
-    print_summary(summarize(records, ks=row["ks"]), console, title=f"{label} on benchmark {version.version}"
-                  + ("" if version.locked else " (unlocked)"))
+    print_summary(
+        summarize(records, ks=row["ks"]),
+        console,
+        title=f"{label} on benchmark {version.version}" + ("" if version.locked else " (unlocked)"),
+    )
     if row["errors"]:
         console.print(f"[yellow]{row['errors']} trials errored[/yellow]; run the same command again to retry them")
     return row, path
@@ -256,8 +316,14 @@ def run_bench(root: Path, config: dict[str, Any], *, label: str, k: int = 3, out
 def _execute(plan: RunPlan, resume: bool, quiet: bool, console: Console) -> list[dict[str, Any]]:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                        TimeElapsedColumn(), console=console, disable=quiet)
+    progress = Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        disable=quiet,
+    )
     bar = progress.add_task(markup_safe(plan.name), total=len(plan.trials))
 
     def on_start(already: int, total: int) -> None:
@@ -270,6 +336,6 @@ def _execute(plan: RunPlan, resume: bool, quiet: bool, console: Console) -> list
         with progress:
             return execute(plan, resume=resume, events=events)
     except KeyboardInterrupt:
-        raise ClawgymError(f"interrupted; finished trials are saved in {plan.out}",
-                           hint="run the same command again to continue") from None
-
+        raise ClawgymError(
+            f"interrupted; finished trials are saved in {plan.out}", hint="run the same command again to continue"
+        ) from None

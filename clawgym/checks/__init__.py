@@ -20,8 +20,16 @@ from . import tabular as _tabular  # noqa: F401
 from . import text as _text  # noqa: F401
 from .base import Check, CheckContext, CheckFailure, CheckResult
 
-__all__ = ["Check", "CheckContext", "CheckFailure", "CheckResult", "check_class", "check_schema",
-           "check_types", "reads_only"]
+__all__ = [
+    "Check",
+    "CheckContext",
+    "CheckFailure",
+    "CheckResult",
+    "check_class",
+    "check_schema",
+    "check_types",
+    "reads_only",
+]
 
 
 def check_class(type_name: str) -> type[Check]:
@@ -37,8 +45,9 @@ def check_class(type_name: str) -> type[Check]:
         raise
     except Exception as e:  # noqa: BLE001 - a broken plugin must not hide the real problem
         hint = did_you_mean(type_name, table) or f"built-in: {', '.join(sorted(table))}"
-        raise ClawgymError(f"unknown check type {type_name!r} ({type(e).__name__} loading plugins)",
-                           hint=hint) from None
+        raise ClawgymError(
+            f"unknown check type {type_name!r} ({type(e).__name__} loading plugins)", hint=hint
+        ) from None
 
 
 def check_schema(type_name: str) -> dict:

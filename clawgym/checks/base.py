@@ -57,9 +57,15 @@ class CheckResult:
 
     @classmethod
     def from_dict(cls, d: dict) -> "CheckResult":
-        return cls(name=str(d["name"]), type=str(d["type"]), score=float(d["score"]),
-                   weight=float(d.get("weight", 1.0)), gate=bool(d.get("gate", False)),
-                   reason=str(d.get("reason", "")), details=d.get("details"))
+        return cls(
+            name=str(d["name"]),
+            type=str(d["type"]),
+            score=float(d["score"]),
+            weight=float(d.get("weight", 1.0)),
+            gate=bool(d.get("gate", False)),
+            reason=str(d.get("reason", "")),
+            details=d.get("details"),
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -80,7 +86,7 @@ def _segment_regex(seg: str) -> str:
             out += "[^/]"
         elif c == "[" and seg.find("]", i + 2) != -1:
             j = seg.find("]", i + 2)
-            body = seg[i + 1:j]
+            body = seg[i + 1 : j]
             if body.startswith("!"):
                 body = "^" + body[1:]
             out += "[" + body.replace("\\", "\\\\") + "]"
@@ -127,7 +133,7 @@ class CheckContext:
     params: dict
     trajectory: dict | None = None
     sandbox: dict | None = None
-    mount: str | None = None            # where the task's workspace appears inside a sandbox
+    mount: str | None = None  # where the task's workspace appears inside a sandbox
     # The pristine files in memory (`original` is then where they are written if a check needs a folder).
     original_files: "OriginalFiles | None" = None
     _walk_cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
@@ -227,8 +233,9 @@ class CheckContext:
         from ..files import safefs
 
         out: dict[str, str] = {}
-        limits = safefs.TreeLimits(entries=MAX_ENTRIES, depth=safefs.GRADING_LIMITS.depth,
-                                   apparent_bytes=1 << 62, data_bytes=1 << 62)
+        limits = safefs.TreeLimits(
+            entries=MAX_ENTRIES, depth=safefs.GRADING_LIMITS.depth, apparent_bytes=1 << 62, data_bytes=1 << 62
+        )
         try:
             for entry in safefs.walk(self.root(original=original), limits):
                 out[entry.rel] = entry.kind
@@ -258,13 +265,23 @@ class CheckContext:
 # Check base class and schema merging
 
 COMMON_PROPERTIES: dict[str, dict] = {
-    "name": {"type": "string", "x-template": "text",
-             "description": "Label shown in the verdict; defaults to the type and its target, "
-                            "e.g. `csv_rows_equal out/overdue.csv`."},
-    "weight": {"type": "number", "minimum": 0, "default": 1,
-               "description": "Weight of this check in the weighted mean of scores."},
-    "gate": {"type": "boolean", "default": False,
-             "description": "If true and this check does not fully pass, the whole reward is 0."},
+    "name": {
+        "type": "string",
+        "x-template": "text",
+        "description": "Label shown in the verdict; defaults to the type and its target, "
+        "e.g. `csv_rows_equal out/overdue.csv`.",
+    },
+    "weight": {
+        "type": "number",
+        "minimum": 0,
+        "default": 1,
+        "description": "Weight of this check in the weighted mean of scores.",
+    },
+    "gate": {
+        "type": "boolean",
+        "default": False,
+        "description": "If true and this check does not fully pass, the whole reward is 0.",
+    },
     "description": {"type": "string", "description": "Free-text note for task authors; not graded."},
 }
 
@@ -276,9 +293,15 @@ def merge_schema(type_name: str, own: dict, doc: str = "") -> dict:
     props = {"type": {"const": type_name, "description": f"Selects the `{type_name}` check."}}
     props.update(COMMON_PROPERTIES)
     props.update(own.get("properties", {}))
-    out = {"$schema": SCHEMA_DRAFT, "title": type_name, "description": doc, "type": "object",
-           "properties": props, "required": list(dict.fromkeys(["type", *own.get("required", [])])),
-           "additionalProperties": False}
+    out = {
+        "$schema": SCHEMA_DRAFT,
+        "title": type_name,
+        "description": doc,
+        "type": "object",
+        "properties": props,
+        "required": list(dict.fromkeys(["type", *own.get("required", [])])),
+        "additionalProperties": False,
+    }
     for k, v in own.items():
         if k not in ("properties", "required", "type", "additionalProperties", "$schema", "title"):
             out[k] = v
@@ -440,17 +463,17 @@ def short(value: Any, limit: int = 80) -> str:
                 if budget[0] <= 0:
                     break
             return "[" + ", ".join(parts) + (", …" if len(v) > len(parts) else "") + "]"
-        r = repr(v[:limit + 1] if isinstance(v, (str, bytes)) else v)
+        r = repr(v[: limit + 1] if isinstance(v, (str, bytes)) else v)
         return r
 
     s = rec(value, 0, [limit])
-    return s if len(s) <= limit else s[:limit - 1] + "…"
+    return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
 def clip(text: str, limit: int = 120) -> str:
     """`text` on one line, cut to `limit` characters."""
     text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def strings(description: str) -> dict:
@@ -458,8 +481,12 @@ def strings(description: str) -> dict:
 
     A lone `{{ expr }}` may yield the whole list (`x-template: value`); list items are text templates.
     """
-    return {"type": ["string", "number", "array"], "items": {"type": ["string", "number"], "x-template": "text"},
-            "x-template": "value", "description": description}
+    return {
+        "type": ["string", "number", "array"],
+        "items": {"type": ["string", "number"], "x-template": "text"},
+        "x-template": "value",
+        "description": description,
+    }
 
 
 def as_list(value: Any) -> list:

@@ -16,10 +16,17 @@ from typing import Any
 from ..registry import register
 from .base import Check, CheckContext, CheckFailure, as_list, clip, short, strings
 
-_COUNT = {"type": "integer", "minimum": 1, "default": 1,
-          "description": "Minimum number of items that must meet every criterion."}
-_MAX_COUNT = {"type": "integer", "minimum": 0,
-              "description": "Maximum number of items meeting every criterion (0 = must not happen)."}
+_COUNT = {
+    "type": "integer",
+    "minimum": 1,
+    "default": 1,
+    "description": "Minimum number of items that must meet every criterion.",
+}
+_MAX_COUNT = {
+    "type": "integer",
+    "minimum": 0,
+    "description": "Maximum number of items meeting every criterion (0 = must not happen).",
+}
 _CASE = {"type": "boolean", "default": False, "description": "Compare `contains` strings case-sensitively."}
 
 
@@ -46,8 +53,7 @@ def _text_problems(text: str, contains: list, not_contains: list, case_sensitive
     return len(contains) + len(not_contains), problems
 
 
-def _score_items(scored: list[tuple[float, list[str], str]], lo: int, hi: int | None,
-                 what: str, filters: str) -> tuple:
+def _score_items(scored: list[tuple[float, list[str], str]], lo: int, hi: int | None, what: str, filters: str) -> tuple:
     """Combine per-item (score, problems, label) into the check's (score, reason, details)."""
     full = [s for s in scored if s[0] >= 1 - 1e-9]
     lo = lo if hi is None else min(lo, hi)
@@ -62,7 +68,12 @@ def _score_items(scored: list[tuple[float, list[str], str]], lo: int, hi: int | 
     top = [s[0] for s in best[:lo]] + [0.0] * max(0, lo - len(best))
     score = sum(top) / len(top) if top else 1.0
     if len(full) >= lo:
-        return score, f"{len(full)} {what}{filters} meet every criterion" + (f" (at most {hi} allowed)" if hi is not None else ""), details
+        return (
+            score,
+            f"{len(full)} {what}{filters} meet every criterion"
+            + (f" (at most {hi} allowed)" if hi is not None else ""),
+            details,
+        )
     near = best[0]
     why = "; ".join(near[1][:3]) or "ok"
     return score, (f"{len(full)}/{lo} {what}{filters} meet every criterion; closest ({near[2]}): {why}"), details
@@ -81,12 +92,21 @@ class MessageSent(Check):
     schema = {
         "type": "object",
         "properties": {
-            "channel": {"type": "string", "minLength": 1, "x-template": "text",
-                        "description": "Only messages on this channel (case-insensitive), e.g. `email`."},
-            "target": strings("Recipient, or list of accepted recipients (case-insensitive exact match; "
-                              "with `target_match: contains`, a substring of the recipient)."),
-            "target_match": {"enum": ["exact", "contains"], "default": "exact",
-                             "description": "How `target` is compared with the recorded recipient."},
+            "channel": {
+                "type": "string",
+                "minLength": 1,
+                "x-template": "text",
+                "description": "Only messages on this channel (case-insensitive), e.g. `email`.",
+            },
+            "target": strings(
+                "Recipient, or list of accepted recipients (case-insensitive exact match; "
+                "with `target_match: contains`, a substring of the recipient)."
+            ),
+            "target_match": {
+                "enum": ["exact", "contains"],
+                "default": "exact",
+                "description": "How `target` is compared with the recorded recipient.",
+            },
             "contains": strings("String or list of strings the message text must all include."),
             "not_contains": strings("String or list of strings the message text must not include."),
             "case_sensitive": _CASE,
@@ -96,8 +116,11 @@ class MessageSent(Check):
     }
 
     def default_name(self) -> str:
-        bits = [str(self.config[k]) if not isinstance(self.config[k], list) else ", ".join(map(str, self.config[k]))
-                for k in ("channel", "target") if self.config.get(k)]
+        bits = [
+            str(self.config[k]) if not isinstance(self.config[k], list) else ", ".join(map(str, self.config[k]))
+            for k in ("channel", "target")
+            if self.config.get(k)
+        ]
         return clip(f"message_sent {' '.join(bits)}".strip(), 100)
 
     def _target_ok(self, target: Any) -> bool:
@@ -112,19 +135,26 @@ class MessageSent(Check):
     def run(self, ctx: CheckContext) -> tuple:
         channel = self.get("channel")
         outbox = side_effects(ctx, "outbox")
-        kept = [m for m in outbox if (channel is None or _fold(m.get("channel") or "", False) == _fold(channel, False))
-                and self._target_ok(m.get("target"))]
+        kept = [
+            m
+            for m in outbox
+            if (channel is None or _fold(m.get("channel") or "", False) == _fold(channel, False))
+            and self._target_ok(m.get("target"))
+        ]
         contains, not_contains = as_list(self.get("contains")), as_list(self.get("not_contains"))
         scored = []
         for m in kept:
-            total, problems = _text_problems(str(m.get("message") or ""), contains, not_contains,
-                                             bool(self.get("case_sensitive")))
+            total, problems = _text_problems(
+                str(m.get("message") or ""), contains, not_contains, bool(self.get("case_sensitive"))
+            )
             label = f"to {short(m.get('target'), 40)} on turn {m.get('turn', '?')}"
             scored.append(((total - len(problems)) / total if total else 1.0, problems, label))
-        filters = "".join([f" on {channel}" if channel else "",
-                           f" to {short(self.get('target'), 60)}" if self.get("target") else ""])
-        score, reason, details = _score_items(scored, int(self.get("count")), self.get("max_count"),
-                                              "message(s)", filters)
+        filters = "".join(
+            [f" on {channel}" if channel else "", f" to {short(self.get('target'), 60)}" if self.get("target") else ""]
+        )
+        score, reason, details = _score_items(
+            scored, int(self.get("count")), self.get("max_count"), "message(s)", filters
+        )
         details["sent"] = len(outbox)
         if not kept and outbox and not self.get("max_count") == 0:
             seen = ", ".join(sorted({f"{m.get('channel')}:{m.get('target')}" for m in outbox}))[:200]
@@ -166,10 +196,13 @@ class CronJob(Check):
         "anyOf": [{"required": ["schedule"]}, {"required": ["name_contains"]}, {"required": ["contains"]}],
         "properties": {
             "schedule": strings("Accepted schedule(s), e.g. `0 9 * * 1` or `2026-03-03T09:00:00Z`."),
-            "name_contains": {"type": "string", "minLength": 1, "x-template": "text",
-                              "description": "Text the job's name must include (case-insensitive)."},
-            "contains": strings("String or list of strings that must appear in the job (its text, "
-                                "payload or name)."),
+            "name_contains": {
+                "type": "string",
+                "minLength": 1,
+                "x-template": "text",
+                "description": "Text the job's name must include (case-insensitive).",
+            },
+            "contains": strings("String or list of strings that must appear in the job (its text, payload or name)."),
             "case_sensitive": _CASE,
             "count": _COUNT,
             "max_count": _MAX_COUNT,
@@ -200,6 +233,11 @@ class CronJob(Check):
             body = " | ".join(_leaves({k: v for k, v in job.items() if k != "schedule"}))
             n, probs = _text_problems(body, contains, [], case)
             total, problems = total + n, problems + probs
-            scored.append(((total - len(problems)) / total if total else 1.0, problems,
-                           f"job {short(job.get('name') or job.get('id') or '?', 40)}"))
+            scored.append(
+                (
+                    (total - len(problems)) / total if total else 1.0,
+                    problems,
+                    f"job {short(job.get('name') or job.get('id') or '?', 40)}",
+                )
+            )
         return _score_items(scored, int(self.get("count")), self.get("max_count"), "cron job(s)", "")

@@ -39,8 +39,9 @@ def kill_live_groups() -> None:
 def run_process(argv: list[str], *, cwd: Path, env: dict, timeout: float) -> tuple[int | None, str, str, bool]:
     """(exit code, stdout, stderr, timed out); output capped, the whole process group killed at the end."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out,
-                                stderr=err, start_new_session=True)
+        proc = subprocess.Popen(
+            argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True
+        )
         _LIVE_GROUPS.add(proc.pid)
         timed_out = False
         try:
@@ -76,13 +77,25 @@ class Command(Check):
         "type": "object",
         "required": ["run"],
         "properties": {
-            "run": {"type": "string", "minLength": 1, "x-template": "text",
-                    "description": "Shell command, run in the workspace copy inside the sandbox."},
-            "expect_exit": {"oneOf": [{"type": "integer"}, {"type": "array", "items": {"type": "integer"}}],
-                            "default": 0, "description": "Accepted exit status(es)."},
+            "run": {
+                "type": "string",
+                "minLength": 1,
+                "x-template": "text",
+                "description": "Shell command, run in the workspace copy inside the sandbox.",
+            },
+            "expect_exit": {
+                "oneOf": [{"type": "integer"}, {"type": "array", "items": {"type": "integer"}}],
+                "default": 0,
+                "description": "Accepted exit status(es).",
+            },
             "output_contains": strings("String(s) the command output must contain."),
-            "timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": 3600, "default": 60,
-                        "description": "Seconds before the command is killed (scores 0)."},
+            "timeout": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "maximum": 3600,
+                "default": 60,
+                "description": "Seconds before the command is killed (scores 0).",
+            },
         },
     }
 
@@ -105,15 +118,20 @@ class Command(Check):
         if res.exit_code not in want:
             why = f" ({res.killed_reason})" if getattr(res, "killed_reason", None) else ""
             last = next((ln for ln in reversed(output.splitlines()) if ln.strip()), "")
-            problems.append(f"exit status {res.exit_code}{why}, expected {' or '.join(map(str, want))}"
-                            + (f"; last output: {clip(last)}" if last else ""))
+            problems.append(
+                f"exit status {res.exit_code}{why}, expected {' or '.join(map(str, want))}"
+                + (f"; last output: {clip(last)}" if last else "")
+            )
         needles = [str(s) for s in as_list(self.get("output_contains"))]
         problems += [f"output lacks {short(s, 60)}" for s in needles if s not in output]
         total = 1 + len(needles)
         score = (total - len(problems)) / total
         if not problems:
-            return score, f"exit status {res.exit_code}" + (f", output has all {len(needles)} string(s)"
-                                                           if needles else ""), details
+            return (
+                score,
+                f"exit status {res.exit_code}" + (f", output has all {len(needles)} string(s)" if needles else ""),
+                details,
+            )
         return score, "; ".join(problems[:3]), details
 
 
@@ -132,9 +150,13 @@ def _subscores(items: Any) -> list[dict]:
     for i, item in enumerate(items[:100] if isinstance(items, list) else []):
         if isinstance(item, dict):
             s = _number(item.get("score"))
-            out.append({"name": str(item.get("name", f"#{i + 1}"))[:100],
-                        "score": min(1.0, max(0.0, s)) if s is not None else 0.0,
-                        "reason": str(item.get("reason", ""))[:500]})
+            out.append(
+                {
+                    "name": str(item.get("name", f"#{i + 1}"))[:100],
+                    "score": min(1.0, max(0.0, s)) if s is not None else 0.0,
+                    "reason": str(item.get("reason", ""))[:500],
+                }
+            )
     return out
 
 
@@ -193,8 +215,14 @@ def parse_reward_sh(stdout: str) -> tuple[float, str, dict]:
         data = json.loads(text)
     except (ValueError, RecursionError) as e:
         first = text.splitlines()[0]
-        return 0.0, (f"the grader's output is not one JSON document ({type(e).__name__}: {short(str(e), 60)}; "
-                     f"it starts {short(first, 60)}), so reward.sh scores 0"), {}
+        return (
+            0.0,
+            (
+                f"the grader's output is not one JSON document ({type(e).__name__}: {short(str(e), 60)}; "
+                f"it starts {short(first, 60)}), so reward.sh scores 0"
+            ),
+            {},
+        )
     if isinstance(data, dict) and data:
         subs = []
         for key, value in list(data.items()):
@@ -202,11 +230,21 @@ def parse_reward_sh(stdout: str) -> tuple[float, str, dict]:
                 number = float(value)
             except (TypeError, ValueError, OverflowError):
                 return 0.0, f"sub-score {short(key, 40)} is {short(value, 40)}, not a number (reward.sh fails: 0)", {}
-            subs.append({"name": str(key)[:100], "score": number, "raw": value if isinstance(value, (bool, int, float))
-                         else str(value)[:100], "reason": ""})
+            subs.append(
+                {
+                    "name": str(key)[:100],
+                    "score": number,
+                    "raw": value if isinstance(value, (bool, int, float)) else str(value)[:100],
+                    "reason": "",
+                }
+            )
         mean = sum(s["score"] for s in subs) / len(subs)
         score = _clamped(mean)
-        return score, f"reward.sh: mean {mean:g} of {len(subs)} sub-scores" + _list(subs[:100]), {"subscores": subs[:100]}
+        return (
+            score,
+            f"reward.sh: mean {mean:g} of {len(subs)} sub-scores" + _list(subs[:100]),
+            {"subscores": subs[:100]},
+        )
     if isinstance(data, (int, float)):
         return _clamped(float(data)), f"reward.sh score {float(data):g}", {}
     return 0.0, f"the grader printed {short(data, 40)} (neither an object nor a number: reward.sh scores 0)", {}

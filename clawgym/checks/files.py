@@ -8,10 +8,17 @@ import stat
 from ..registry import register
 from .base import Check, CheckContext, CheckFailure, has_magic
 
-_PATH = {"type": "string", "minLength": 1, "x-template": "text",
-         "description": "Path relative to the workspace, or a glob (`*`, `?`, `[..]`, `**`)."}
-_KIND = {"enum": ["file", "dir", "any"], "default": "file",
-         "description": "What must exist: a regular file, a directory, or either."}
+_PATH = {
+    "type": "string",
+    "minLength": 1,
+    "x-template": "text",
+    "description": "Path relative to the workspace, or a glob (`*`, `?`, `[..]`, `**`).",
+}
+_KIND = {
+    "enum": ["file", "dir", "any"],
+    "default": "file",
+    "description": "What must exist: a regular file, a directory, or either.",
+}
 
 
 def _kind_ok(st: os.stat_result, kind: str) -> bool:
@@ -59,11 +66,18 @@ class FileExists(Check):
         "required": ["path"],
         "properties": {
             "path": _PATH,
-            "min_bytes": {"type": "integer", "minimum": 0, "default": 0,
-                          "description": "Minimum size in bytes of a matching file (1 = non-empty)."},
+            "min_bytes": {
+                "type": "integer",
+                "minimum": 0,
+                "default": 0,
+                "description": "Minimum size in bytes of a matching file (1 = non-empty).",
+            },
             "kind": _KIND,
-            "absent": {"type": "boolean", "default": False,
-                       "description": "Invert: pass only if nothing matches `path`."},
+            "absent": {
+                "type": "boolean",
+                "default": False,
+                "description": "Invert: pass only if nothing matches `path`.",
+            },
         },
     }
 
@@ -126,8 +140,11 @@ class FilesCount(Check):
         bounds = f"[{lo if lo is not None else 0}, {hi if hi is not None else '∞'}]"
         ok = (lo is None or n >= lo) and (hi is None or n <= hi)
         verb = "within" if ok else "outside"
-        return (1.0 if ok else 0.0), f"{n} match(es) for {self.get('pattern')}, {verb} {bounds}", \
-            {"count": n, "matches": good[:50]}
+        return (
+            (1.0 if ok else 0.0),
+            f"{n} match(es) for {self.get('pattern')}, {verb} {bounds}",
+            {"count": n, "matches": good[:50]},
+        )
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -204,12 +221,18 @@ class Unchanged(Check):
         "type": "object",
         "required": ["paths"],
         "properties": {
-            "paths": {"type": "array", "minItems": 1,
-                      "items": {"type": "string", "minLength": 1, "x-template": "text"},
-                      "description": "Globs relative to the workspace (a directory name means "
-                                     "everything below it), e.g. `input/**`."},
-            "partial": {"type": "boolean", "default": False,
-                        "description": "Score = fraction of files unchanged instead of all-or-nothing."},
+            "paths": {
+                "type": "array",
+                "minItems": 1,
+                "items": {"type": "string", "minLength": 1, "x-template": "text"},
+                "description": "Globs relative to the workspace (a directory name means "
+                "everything below it), e.g. `input/**`.",
+            },
+            "partial": {
+                "type": "boolean",
+                "default": False,
+                "description": "Score = fraction of files unchanged instead of all-or-nothing.",
+            },
         },
     }
 
@@ -238,5 +261,8 @@ class Unchanged(Check):
         listed = ", ".join(f"{p} ({how})" for p, how in list(changes.items())[:5])
         more = f", +{len(changes) - 5} more" if len(changes) > 5 else ""
         score = (n - len(changes)) / n if self.get("partial") else 0.0
-        return score, f"{len(changes)} of {n} file(s) changed: {listed}{more}", \
-            {"changed": dict(list(changes.items())[:200])}
+        return (
+            score,
+            f"{len(changes)} of {n} file(s) changed: {listed}{more}",
+            {"changed": dict(list(changes.items())[:200])},
+        )

@@ -32,6 +32,7 @@ DRAIN_S = 0.5  # after the grader exits, how long output still held open by its 
 def _non_dumpable() -> None:
     try:
         import ctypes
+
         ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
     except Exception:  # noqa: BLE001 - best effort: the sandbox still contains the grader
         pass
@@ -60,6 +61,7 @@ def _grader(script: str, args: list, out_w: int, err_w: int, taint_w: int) -> No
     try:
         import runpy
         import traceback
+
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
         os.dup2(out_w, 1)
@@ -133,10 +135,10 @@ def run_one(script: str, args: list, env: dict | None = None, timeout: float | N
                 reads.remove(fd)
             elif fd == out_r:
                 room = MAX_STDOUT - len(out)
-                out += chunk[:max(room, 0)]
+                out += chunk[: max(room, 0)]
                 out_over = out_over or len(chunk) > room
             elif fd == taint_r:
-                taint += chunk[:max(4096 - len(taint), 0)]
+                taint += chunk[: max(4096 - len(taint), 0)]
             else:
                 err += chunk
                 del err[:-MAX_STDERR]
@@ -144,12 +146,15 @@ def run_one(script: str, args: list, env: dict | None = None, timeout: float | N
         _, status = os.waitpid(pid, 0)
     for fd in (out_r, err_r, taint_r):
         os.close(fd)
-    return {"exit": os.WEXITSTATUS(status) if os.WIFEXITED(status) and not timed_out else None,
-            "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) and not timed_out else None,
-            "timed_out": timed_out,
-            "stdout": base64.b64encode(bytes(out)).decode("ascii"), "stdout_truncated": out_over,
-            "stderr": base64.b64encode(bytes(err)).decode("ascii"),
-            "workspace_code": sorted(set(bytes(taint).decode("utf-8", "replace").splitlines()))[:10]}
+    return {
+        "exit": os.WEXITSTATUS(status) if os.WIFEXITED(status) and not timed_out else None,
+        "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) and not timed_out else None,
+        "timed_out": timed_out,
+        "stdout": base64.b64encode(bytes(out)).decode("ascii"),
+        "stdout_truncated": out_over,
+        "stderr": base64.b64encode(bytes(err)).decode("ascii"),
+        "workspace_code": sorted(set(bytes(taint).decode("utf-8", "replace").splitlines()))[:10],
+    }
 
 
 def _kill_others() -> None:

@@ -74,8 +74,9 @@ class GraderRun:
 
 
 @contextmanager
-def grading_folder(ctx: CheckContext, what: str = "grade",
-                   files: tuple[Mapping[str, bytes], set[str]] | None = None) -> Iterator[Grading]:
+def grading_folder(
+    ctx: CheckContext, what: str = "grade", files: tuple[Mapping[str, bytes], set[str]] | None = None
+) -> Iterator[Grading]:
     """Scratch folders for one grader: a bounded copy of the final workspace (or, with `files`, a
     workspace written from {path: bytes} and its executables: files we made) and a private folder.
 
@@ -89,6 +90,7 @@ def grading_folder(ctx: CheckContext, what: str = "grade",
         try:
             if files is not None:
                 from ..compile.workspace import write_files
+
                 write_files(files[0], files[1], grading.workspace)
             else:
                 grading.skipped = safefs.copy_tree(ctx.workspace, grading.workspace)
@@ -118,11 +120,20 @@ def put_private(grading: Grading, rel: str, data: bytes | str) -> str:
     return grading.inside(rel)
 
 
-def run_in_sandbox(ctx: CheckContext, grading: Grading, command: str | Sequence[str], *, timeout: float,
-                   env: Mapping[str, str] | None = None, stdin: str | None = None,
-                   memory_mb: int = GRADER_MEMORY_MB, ro_binds: Sequence[Sequence[str]] = (),
-                   rw_binds: Sequence[Sequence[str]] = (), mount: str | None = None,
-                   output_bytes: int = GRADER_OUTPUT_BYTES) -> Any:
+def run_in_sandbox(
+    ctx: CheckContext,
+    grading: Grading,
+    command: str | Sequence[str],
+    *,
+    timeout: float,
+    env: Mapping[str, str] | None = None,
+    stdin: str | None = None,
+    memory_mb: int = GRADER_MEMORY_MB,
+    ro_binds: Sequence[Sequence[str]] = (),
+    rw_binds: Sequence[Sequence[str]] = (),
+    mount: str | None = None,
+    output_bytes: int = GRADER_OUTPUT_BYTES,
+) -> Any:
     """Run `command` in a fresh sandbox over `grading.workspace` (no network); its ExecResult.
     Infrastructure problems raise InfraError."""
     try:
@@ -136,11 +147,22 @@ def run_in_sandbox(ctx: CheckContext, grading: Grading, command: str | Sequence[
         spec["ro_binds"] = [*(spec.get("ro_binds") or []), *[list(b) for b in ro_binds]]
     if rw_binds:
         spec["rw_binds"] = [*(spec.get("rw_binds") or []), *[list(b) for b in rw_binds]]
-    limits = SandboxLimits(wall_seconds=timeout + 30, memory_mb=memory_mb, pids=GRADER_PIDS,
-                           output_bytes=output_bytes, cpu_seconds=max(1.0, timeout + 5))
+    limits = SandboxLimits(
+        wall_seconds=timeout + 30,
+        memory_mb=memory_mb,
+        pids=GRADER_PIDS,
+        output_bytes=output_bytes,
+        cpu_seconds=max(1.0, timeout + 5),
+    )
     try:
-        sandbox = create_sandbox(spec, grading.workspace, limits=limits, network=False,
-                                 mount=mount or grading.mount, private_dir=None if grading.in_place else grading.private)
+        sandbox = create_sandbox(
+            spec,
+            grading.workspace,
+            limits=limits,
+            network=False,
+            mount=mount or grading.mount,
+            private_dir=None if grading.in_place else grading.private,
+        )
     except (PrerequisiteError, InfraError):
         raise
     except ClawgymError as e:
@@ -174,8 +196,15 @@ def close_live_sandboxes() -> None:
             pass
 
 
-def run_python_grader(ctx: CheckContext, grading: Grading, script_inside: str, args: Sequence[str], *,
-                      timeout: float, env: Mapping[str, str]) -> GraderRun:
+def run_python_grader(
+    ctx: CheckContext,
+    grading: Grading,
+    script_inside: str,
+    args: Sequence[str],
+    *,
+    timeout: float,
+    env: Mapping[str, str],
+) -> GraderRun:
     """Run a Python grading script through the launcher (see grader_launch.py) and read its frame."""
     from importlib.resources import files
 
@@ -185,16 +214,21 @@ def run_python_grader(ctx: CheckContext, grading: Grading, script_inside: str, a
         env, stdin = {**env, "CLAWGYM_GRADER_NONCE": nonce}, None
     else:  # on stdin: the environment of the sandbox's pid 1 is readable inside, its consumed stdin is not
         stdin = nonce + "\n"
-    res = run_in_sandbox(ctx, grading, ["python3", "-I", launcher, script_inside, *args], timeout=timeout,
-                         env=env, stdin=stdin)
+    res = run_in_sandbox(
+        ctx, grading, ["python3", "-I", launcher, script_inside, *args], timeout=timeout, env=env, stdin=stdin
+    )
     if res.timed_out:
         return GraderRun(None, "", "", f"timed out after {timeout:g}s", timed_out=True)
     frame = _frame(res.output, nonce)
     if frame is None:
         why = res.killed_reason or (f"exit status {res.exit_code}" if res.exit_code else "no report")
         tail = res.output.strip().splitlines()[-1:] if res.output.strip() else []
-        return GraderRun(res.exit_code, "", res.output[-2000:],
-                         f"the grader's launcher was stopped ({why})" + (f": {tail[0][:200]}" if tail else ""))
+        return GraderRun(
+            res.exit_code,
+            "",
+            res.output[-2000:],
+            f"the grader's launcher was stopped ({why})" + (f": {tail[0][:200]}" if tail else ""),
+        )
     return grader_run(frame)
 
 
@@ -222,7 +256,7 @@ def frames(output: str, nonce: str) -> list[dict[str, Any]]:
     for line in output.splitlines():
         if line.startswith(nonce):
             try:
-                frame = json.loads(line[len(nonce):])
+                frame = json.loads(line[len(nonce) :])
             except ValueError:
                 continue
             if isinstance(frame, dict):
@@ -235,7 +269,7 @@ def _frame(output: str, nonce: str) -> dict[str, Any] | None:
     for line in output.splitlines():
         if line.startswith(nonce):
             try:
-                frame = json.loads(line[len(nonce):])
+                frame = json.loads(line[len(nonce) :])
             except ValueError:
                 return None
             return frame if isinstance(frame, dict) else None

@@ -44,18 +44,38 @@ class HarborTests(Check):
         "type": "object",
         "required": ["script"],
         "properties": {
-            "script": {"type": "string", "minLength": 1,
-                       "description": "The Harbor verifier, relative to the task spec's folder (normally "
-                                      "`tests/test.sh`); the folder holding it appears read-only at `/tests`."},
-            "workdir": {"type": "string", "pattern": "^/", "default": DEFAULT_WORKDIR,
-                        "description": "Where the copy of the final workspace is mounted and the script runs "
-                                       "(the WORKDIR of the Harbor task's Dockerfile)."},
-            "env": {"type": "object", "additionalProperties": {"type": "string"}, "default": {},
-                    "description": "Extra environment variables for the script (e.g. the Dockerfile's ENV)."},
-            "timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": 7200, "default": 600,
-                        "description": "Seconds before the script is killed (scores 0)."},
-            "memory_mb": {"type": "integer", "minimum": 16, "default": 2048,
-                          "description": "Memory cap of the verifier's process tree."},
+            "script": {
+                "type": "string",
+                "minLength": 1,
+                "description": "The Harbor verifier, relative to the task spec's folder (normally "
+                "`tests/test.sh`); the folder holding it appears read-only at `/tests`.",
+            },
+            "workdir": {
+                "type": "string",
+                "pattern": "^/",
+                "default": DEFAULT_WORKDIR,
+                "description": "Where the copy of the final workspace is mounted and the script runs "
+                "(the WORKDIR of the Harbor task's Dockerfile).",
+            },
+            "env": {
+                "type": "object",
+                "additionalProperties": {"type": "string"},
+                "default": {},
+                "description": "Extra environment variables for the script (e.g. the Dockerfile's ENV).",
+            },
+            "timeout": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "maximum": 7200,
+                "default": 600,
+                "description": "Seconds before the script is killed (scores 0).",
+            },
+            "memory_mb": {
+                "type": "integer",
+                "minimum": 16,
+                "default": 2048,
+                "description": "Memory cap of the verifier's process tree.",
+            },
         },
     }
 
@@ -101,9 +121,17 @@ class HarborTests(Check):
                 os.chmod(logs / sub, 0o777)  # backends that cannot hand folders over (docker)
             os.chmod(logs, 0o755)
             env = {str(k): str(v) for k, v in (self.get("env") or {}).items()}
-            res = run_in_sandbox(ctx, g, ["bash", f"/tests/{script.name}"], timeout=timeout, env=env,
-                                 memory_mb=int(self.get("memory_mb")), mount=workdir,
-                                 ro_binds=[[str(g.private / "tests"), "/tests"]], rw_binds=[[str(logs), "/logs"]])
+            res = run_in_sandbox(
+                ctx,
+                g,
+                ["bash", f"/tests/{script.name}"],
+                timeout=timeout,
+                env=env,
+                memory_mb=int(self.get("memory_mb")),
+                mount=workdir,
+                ro_binds=[[str(g.private / "tests"), "/tests"]],
+                rw_binds=[[str(logs), "/logs"]],
+            )
             found = _read_reward(logs)
             skipped = g.skipped
         output = res.output or ""
@@ -118,8 +146,11 @@ class HarborTests(Check):
         last = next((ln for ln in reversed(output.splitlines()) if ln.strip()), "")
         if res.exit_code != 0:  # a verifier that fails or is killed is a failed grade, whatever it wrote
             why = res.killed_reason or f"exit status {res.exit_code}"
-            return 0.0, (f"{Path(self.get('script')).name} failed ({why})" + (f"; last output: {clip(last)}" if last
-                                                                              else "")), details
+            return (
+                0.0,
+                (f"{Path(self.get('script')).name} failed ({why})" + (f"; last output: {clip(last)}" if last else "")),
+                details,
+            )
         if score is None:
             return 0.0, reason + (f" (last output: {clip(last)})" if last else ""), details
         return score, reason, details

@@ -46,8 +46,13 @@ class _Events:
     def add(self, kind: str, **fields: Any) -> dict[str, Any]:
         when = self.at()
         ident = hashlib.sha256(f"{self.session_id}:{len(self.out)}".encode()).hexdigest()[:8]
-        event = {"type": kind, "id": ident, "parentId": self.parent,
-                 "timestamp": when.isoformat(timespec="milliseconds").replace("+00:00", "Z"), **fields}
+        event = {
+            "type": kind,
+            "id": ident,
+            "parentId": self.parent,
+            "timestamp": when.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            **fields,
+        }
         self.out.append(event)
         self.parent = ident
         return event
@@ -88,12 +93,19 @@ def _arguments(raw: Any) -> dict[str, Any]:
 def _usage(turn: dict[str, Any] | None) -> dict[str, Any]:
     used = (turn or {}).get("usage") or {}
     inp, out = int(used.get("prompt_tokens") or 0), int(used.get("completion_tokens") or 0)
-    return {"input": inp, "output": out, "cacheRead": 0, "cacheWrite": 0, "totalTokens": inp + out,
-            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}
+    return {
+        "input": inp,
+        "output": out,
+        "cacheRead": 0,
+        "cacheWrite": 0,
+        "totalTokens": inp + out,
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+    }
 
 
-def _from_messages(ev: _Events, messages: list[dict[str, Any]], turns: list[dict[str, Any]],
-                   model: dict[str, Any], prompts: list[str]) -> None:
+def _from_messages(
+    ev: _Events, messages: list[dict[str, Any]], turns: list[dict[str, Any]], model: dict[str, Any], prompts: list[str]
+) -> None:
     names: dict[str, str] = {}
     turn_iter = iter(turns)
     if prompts and not any(m.get("role") == "user" for m in messages if isinstance(m, dict)):
@@ -112,17 +124,28 @@ def _from_messages(ev: _Events, messages: list[dict[str, Any]], turns: list[dict
                 fn = c.get("function") if isinstance(c.get("function"), dict) else c
                 name, call_id = str(fn.get("name") or "?"), str(c.get("id") or f"call_{len(names)}")
                 names[call_id] = name
-                content.append({"type": "toolCall", "id": call_id, "name": name,
-                                "arguments": _arguments(fn.get("arguments"))})
-            ev.message("assistant", content, api="openai-completions", provider=model["provider"],
-                       model=model["modelId"], usage=_usage(next(turn_iter, None)),
-                       stopReason="toolUse" if calls else "stop")
+                content.append(
+                    {"type": "toolCall", "id": call_id, "name": name, "arguments": _arguments(fn.get("arguments"))}
+                )
+            ev.message(
+                "assistant",
+                content,
+                api="openai-completions",
+                provider=model["provider"],
+                model=model["modelId"],
+                usage=_usage(next(turn_iter, None)),
+                stopReason="toolUse" if calls else "stop",
+            )
         elif role == "tool":
             call_id = str(m.get("tool_call_id") or "")
             text = m.get("content")
-            ev.message("toolResult", _text_parts(text if isinstance(text, (str, list)) else json.dumps(text)),
-                       toolCallId=call_id, toolName=names.get(call_id, str(m.get("name") or "")),
-                       isError=_is_error(text))
+            ev.message(
+                "toolResult",
+                _text_parts(text if isinstance(text, (str, list)) else json.dumps(text)),
+                toolCallId=call_id,
+                toolName=names.get(call_id, str(m.get("name") or "")),
+                isError=_is_error(text),
+            )
 
 
 def _is_error(text: Any) -> bool:
@@ -135,8 +158,9 @@ def _is_error(text: Any) -> bool:
     return isinstance(value, dict) and value.get("status") == "error"
 
 
-def _from_steps(ev: _Events, steps: Iterable[dict[str, Any]], model: dict[str, Any], prompts: list[str],
-                final: str | None) -> None:
+def _from_steps(
+    ev: _Events, steps: Iterable[dict[str, Any]], model: dict[str, Any], prompts: list[str], final: str | None
+) -> None:
     for prompt in prompts:
         ev.message("user", [{"type": "text", "text": prompt}])
     for n, step in enumerate(steps):
@@ -147,23 +171,48 @@ def _from_steps(ev: _Events, steps: Iterable[dict[str, Any]], model: dict[str, A
             args = {"command": str(step.get("command") or step.get("description") or "")}
             output = str(step.get("output") or "")
             failed = step.get("exit_code") not in (0, None)
-            result = (output or "(no output)") + (f"\n\n(Command exited with code {step['exit_code']})" if failed else "")
+            result = (output or "(no output)") + (
+                f"\n\n(Command exited with code {step['exit_code']})" if failed else ""
+            )
         else:
             name, args = str(step.get("name") or "?"), _arguments(step.get("arguments"))
             result, failed = str(step.get("result") or ""), step.get("ok") is False
         call_id = f"call_{n}"
-        ev.message("assistant", [{"type": "toolCall", "id": call_id, "name": name, "arguments": args}],
-                   api="openai-completions", provider=model["provider"], model=model["modelId"], usage=_usage(None),
-                   stopReason="toolUse")
-        ev.message("toolResult", [{"type": "text", "text": result[:MAX_TEXT]}], toolCallId=call_id, toolName=name,
-                   isError=bool(failed))
+        ev.message(
+            "assistant",
+            [{"type": "toolCall", "id": call_id, "name": name, "arguments": args}],
+            api="openai-completions",
+            provider=model["provider"],
+            model=model["modelId"],
+            usage=_usage(None),
+            stopReason="toolUse",
+        )
+        ev.message(
+            "toolResult",
+            [{"type": "text", "text": result[:MAX_TEXT]}],
+            toolCallId=call_id,
+            toolName=name,
+            isError=bool(failed),
+        )
     if final:
-        ev.message("assistant", _text_parts(final), api="openai-completions", provider=model["provider"],
-                   model=model["modelId"], usage=_usage(None), stopReason="stop")
+        ev.message(
+            "assistant",
+            _text_parts(final),
+            api="openai-completions",
+            provider=model["provider"],
+            model=model["modelId"],
+            usage=_usage(None),
+            stopReason="stop",
+        )
 
 
-def session_events(trajectory: dict[str, Any] | None, *, prompts: list[str] | None = None,
-                   clock: str | None = None, cwd: str = "/root/.openclaw/workspace") -> list[dict[str, Any]]:
+def session_events(
+    trajectory: dict[str, Any] | None,
+    *,
+    prompts: list[str] | None = None,
+    clock: str | None = None,
+    cwd: str = "/root/.openclaw/workspace",
+) -> list[dict[str, Any]]:
     """The OpenClaw session transcript (parsed lines) of `trajectory`.
 
     `prompts` are the user's messages, used when the trajectory recorded no conversation (an
@@ -174,8 +223,10 @@ def session_events(trajectory: dict[str, Any] | None, *, prompts: list[str] | No
     session_id = f"{task.get('name') or 'task'}_{int(parse_clock(clock).timestamp() * 1000)}"
     ev = _Events(session_id, parse_clock(clock))
     policy = trajectory.get("policy") or {}
-    model = {"provider": str(policy.get("type") or (trajectory.get("agent") or {}).get("type") or "clawgym"),
-             "modelId": str(policy.get("model") or policy.get("type") or "none")}
+    model = {
+        "provider": str(policy.get("type") or (trajectory.get("agent") or {}).get("type") or "clawgym"),
+        "modelId": str(policy.get("model") or policy.get("type") or "none"),
+    }
     ev.add("session", version=SESSION_VERSION, cwd=cwd)
     header = ev.out[0]
     header.pop("parentId")

@@ -35,7 +35,7 @@ class OriginalFiles:
         return "" if out == "." else out
 
     def kind(self, rel: str) -> str | None:
-        """"file", "dir", or None when nothing is there; "" is the root folder."""
+        """ "file", "dir", or None when nothing is there; "" is the root folder."""
         rel = self.normal(rel)
         return "dir" if rel == "" else self.kinds.get(rel)
 

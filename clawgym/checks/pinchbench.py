@@ -44,20 +44,39 @@ class PinchbenchGrade(Check):
     schema = {
         "type": "object",
         "properties": {
-            "grader": {"type": "string", "minLength": 1,
-                       "description": "The grader's Python source (defines `grade`), relative to the task spec's folder."},
-            "clock": {"type": "string", "default": DEFAULT_CLOCK,
-                      "description": "The time `datetime.now()`, `date.today()` and `time.time()` return inside the "
-                                     "grader (ISO 8601): the task's `clock`, what the agent was told."},
-            "prompt": {"type": "array", "items": {"type": "string"}, "default": [],
-                       "description": "The user's message(s), put at the start of the transcript when the trajectory "
-                                      "recorded no conversation (an agent that only ran commands)."},
-            "restore": {"type": "array", "items": {"type": "string", "minLength": 1}, "default": [],
-                        "description": "Paths or globs of fixture files put back from the pristine original before "
-                                       "grading (files the prompt does not ask the agent to change), so rewriting the "
-                                       "inputs a grader compares against does not pay."},
-            "timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": 3600, "default": 120,
-                        "description": "Seconds before the grader is killed (scores 0)."},
+            "grader": {
+                "type": "string",
+                "minLength": 1,
+                "description": "The grader's Python source (defines `grade`), relative to the task spec's folder.",
+            },
+            "clock": {
+                "type": "string",
+                "default": DEFAULT_CLOCK,
+                "description": "The time `datetime.now()`, `date.today()` and `time.time()` return inside the "
+                "grader (ISO 8601): the task's `clock`, what the agent was told.",
+            },
+            "prompt": {
+                "type": "array",
+                "items": {"type": "string"},
+                "default": [],
+                "description": "The user's message(s), put at the start of the transcript when the trajectory "
+                "recorded no conversation (an agent that only ran commands).",
+            },
+            "restore": {
+                "type": "array",
+                "items": {"type": "string", "minLength": 1},
+                "default": [],
+                "description": "Paths or globs of fixture files put back from the pristine original before "
+                "grading (files the prompt does not ask the agent to change), so rewriting the "
+                "inputs a grader compares against does not pay.",
+            },
+            "timeout": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "maximum": 3600,
+                "default": 120,
+                "description": "Seconds before the grader is killed (scores 0).",
+            },
         },
     }
 
@@ -88,15 +107,22 @@ class PinchbenchGrade(Check):
         except ValueError:
             raise CheckFailure(f"clock {clock!r} is not an ISO 8601 time such as {DEFAULT_CLOCK}") from None
         with grading_folder(ctx) as g:
-            restored = restore_inputs(g.workspace, ctx.original_folder(), [str(p) for p in as_list(self.get("restore"))])
+            restored = restore_inputs(
+                g.workspace, ctx.original_folder(), [str(p) for p in as_list(self.get("restore"))]
+            )
             workspace = g.workspace_inside
-            events = session_events(ctx.trajectory, prompts=[str(p) for p in as_list(self.get("prompt"))],
-                                    clock=clock, cwd=workspace)
+            events = session_events(
+                ctx.trajectory, prompts=[str(p) for p in as_list(self.get("prompt"))], clock=clock, cwd=workspace
+            )
             transcript = put_private(g, "transcript.jsonl", session_jsonl(events))
             source = put_private(g, "task/grade.py", grader.read_bytes())
             driver = put_private(g, DRIVER, package_files(__package__).joinpath(DRIVER).read_bytes())
-            env = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8", "TZ": "UTC",
-                   "CLAWGYM_WORKSPACE": workspace}
+            env = {
+                "PYTHONDONTWRITEBYTECODE": "1",
+                "PYTHONIOENCODING": "utf-8",
+                "TZ": "UTC",
+                "CLAWGYM_WORKSPACE": workspace,
+            }
             run = run_python_grader(ctx, g, driver, [source, transcript, workspace, clock], timeout=timeout, env=env)
         details: dict[str, Any] = {"exit_code": run.exit_code, "transcript_events": len(events)}
         if run.workspace_code:
@@ -109,8 +135,11 @@ class PinchbenchGrade(Check):
         if run.failure is not None or result is None:
             details["stderr_tail"] = run.stderr[-2000:]
             last = next((ln for ln in reversed(run.stderr.splitlines()) if ln.strip()), "")
-            return 0.0, (f"grader did not finish ({run.failure or 'no result'})"
-                         + (f": {clip(last, 200)}" if last else "")), details
+            return (
+                0.0,
+                (f"grader did not finish ({run.failure or 'no result'})" + (f": {clip(last, 200)}" if last else "")),
+                details,
+            )
         if "error" in result:
             details["traceback"] = str(result.get("traceback") or "")[-2000:]
             return 0.0, f"grade() failed, which PinchBench scores 0: {clip(str(result['error']), 300)}", details
@@ -131,15 +160,28 @@ class PinchbenchGrade(Check):
         subs = (result.details or {}).get("subscores") or []
         if not subs:
             return [result]
-        head = CheckResult(name=result.name, type=self.type, score=result.score, weight=result.weight,
-                           gate=result.gate, reason=result.reason,
-                           details={k: v for k, v in (result.details or {}).items() if k != "subscores"})
+        head = CheckResult(
+            name=result.name,
+            type=self.type,
+            score=result.score,
+            weight=result.weight,
+            gate=result.gate,
+            reason=result.reason,
+            details={k: v for k, v in (result.details or {}).items() if k != "subscores"},
+        )
         out = [head]
         for sub in subs:
             value = float(sub["score"])
-            out.append(CheckResult(name=f"automated.{sub['name']}"[:120], type=self.type,
-                                   score=min(1.0, max(0.0, value)) if math.isfinite(value) else 0.0, weight=0.0,
-                                   gate=False, reason=f"value {value:g} returned by grade()"))
+            out.append(
+                CheckResult(
+                    name=f"automated.{sub['name']}"[:120],
+                    type=self.type,
+                    score=min(1.0, max(0.0, value)) if math.isfinite(value) else 0.0,
+                    weight=0.0,
+                    gate=False,
+                    reason=f"value {value:g} returned by grade()",
+                )
+            )
         return out
 
 

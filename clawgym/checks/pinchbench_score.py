@@ -20,8 +20,7 @@ DEFAULT_WEIGHTS = (0.5, 0.5)
 
 def automated_score(values: Mapping[str, Any] | None) -> float:
     """The mean of the numeric values (booleans count 1 / 0); 0 for none."""
-    numbers = [float(v) for v in (values or {}).values()
-               if isinstance(v, (int, float)) and not isinstance(v, complex)]
+    numbers = [float(v) for v in (values or {}).values() if isinstance(v, (int, float)) and not isinstance(v, complex)]
     return sum(numbers) / len(numbers) if numbers else 0.0
 
 
@@ -32,8 +31,11 @@ def judge_total(answer: Mapping[str, Any] | None) -> float:
     if isinstance(total, (int, float)) and not isinstance(total, bool) and math.isfinite(total) and total <= 1:
         return float(total)
     scores = answer.get("scores")
-    values = [float(v) for v in (scores.values() if isinstance(scores, dict) else scores if isinstance(scores, list)
-                                 else []) if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    values = [
+        float(v)
+        for v in (scores.values() if isinstance(scores, dict) else scores if isinstance(scores, list) else [])
+        if isinstance(v, (int, float)) and not isinstance(v, bool)
+    ]
     return sum(values) / len(values) if values else 0.0
 
 
@@ -57,12 +59,12 @@ def judge_share(weights: tuple[float, float] | None) -> float:
 class RunScore:
     """PinchBench's score of a run, and what it was computed over."""
 
-    score: float                       # sum of task means / tasks run
+    score: float  # sum of task means / tasks run
     tasks_run: int
-    suite_size: int | None = None      # tasks in the imported suite, when known
+    suite_size: int | None = None  # tasks in the imported suite, when known
     task_means: dict[str, float] = field(default_factory=dict)
     missing_core: list[str] = field(default_factory=list)
-    sanity_failed: bool = False        # task_sanity scored 0: the original runner aborts there
+    sanity_failed: bool = False  # task_sanity scored 0: the original runner aborts there
 
     @property
     def subset(self) -> bool:
@@ -79,13 +81,23 @@ class RunScore:
         return text
 
 
-def run_score(rewards: Iterable[tuple[str, float]], suite_size: int | None = None,
-              core: Iterable[str] = (), sanity: str = "task_sanity") -> RunScore:
+def run_score(
+    rewards: Iterable[tuple[str, float]],
+    suite_size: int | None = None,
+    core: Iterable[str] = (),
+    sanity: str = "task_sanity",
+) -> RunScore:
     """The run score of (task id, reward) pairs, one pair per run of a task."""
     by_task: dict[str, list[float]] = {}
     for task, reward in rewards:
         by_task.setdefault(task, []).append(float(reward))
     means = {t: sum(v) / len(v) for t, v in by_task.items()}
     score = sum(means.values()) / len(means) if means else 0.0
-    return RunScore(score, len(means), suite_size, means, [c for c in core if c not in means],
-                    sanity in means and means[sanity] == 0)
+    return RunScore(
+        score,
+        len(means),
+        suite_size,
+        means,
+        [c for c in core if c not in means],
+        sanity in means and means[sanity] == 0,
+    )

@@ -52,53 +52,93 @@ class Python(Check):
         "type": "object",
         "required": ["script"],
         "properties": {
-            "script": {"type": "string", "minLength": 1, "x-template": "text",
-                       "description": "Grading script, relative to the task spec's folder."},
-            "args": {"type": "array", "items": {"type": "string", "x-template": "text"}, "default": [],
-                     "description": "Extra command-line arguments for the script; `${CLAWGYM_WORKSPACE}` and "
-                                    "`${CLAWGYM_ORIGINAL}` stand for the workspace copies' paths."},
-            "timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": 3600, "default": 120,
-                        "description": "Seconds before the script is killed (scores 0)."},
-            "copy_to": {"type": "string", "minLength": 1,
-                        "description": "Copy the script's folder into the workspace copy at this relative path "
-                                       "and run the script from there (as the published ClawGym format places "
-                                       "`reward/` in the workspace after the agent stops)."},
-            "restore": {"type": "array", "items": {"type": "string", "minLength": 1}, "default": [],
-                        "description": "Paths or globs of input files put back from the pristine original "
-                                       "before grading (a file the agent deleted comes back too), so rewriting "
-                                       "the inputs a grader recomputes its answers from does not pay. Leave out "
-                                       "files the instruction asks the agent to change."},
+            "script": {
+                "type": "string",
+                "minLength": 1,
+                "x-template": "text",
+                "description": "Grading script, relative to the task spec's folder.",
+            },
+            "args": {
+                "type": "array",
+                "items": {"type": "string", "x-template": "text"},
+                "default": [],
+                "description": "Extra command-line arguments for the script; `${CLAWGYM_WORKSPACE}` and "
+                "`${CLAWGYM_ORIGINAL}` stand for the workspace copies' paths.",
+            },
+            "timeout": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "maximum": 3600,
+                "default": 120,
+                "description": "Seconds before the script is killed (scores 0).",
+            },
+            "copy_to": {
+                "type": "string",
+                "minLength": 1,
+                "description": "Copy the script's folder into the workspace copy at this relative path "
+                "and run the script from there (as the published ClawGym format places "
+                "`reward/` in the workspace after the agent stops).",
+            },
+            "restore": {
+                "type": "array",
+                "items": {"type": "string", "minLength": 1},
+                "default": [],
+                "description": "Paths or globs of input files put back from the pristine original "
+                "before grading (a file the agent deleted comes back too), so rewriting "
+                "the inputs a grader recomputes its answers from does not pay. Leave out "
+                "files the instruction asks the agent to change.",
+            },
             "subscores": {
-                "type": "object", "additionalProperties": False,
+                "type": "object",
+                "additionalProperties": False,
                 "description": "Show the script's named sub-scores as separate results in the verdict.",
                 "properties": {
-                    "aggregate": {"enum": ["mean", "weighted"], "default": "mean",
-                                  "description": "`mean`: every sub-score counts as one result of this check's "
-                                                 "weight, so a task graded by this check alone gets exactly the "
-                                                 "unweighted mean (the published `reward.sh`); `weighted`: each "
-                                                 "result's weight is this check's weight times `weights[name]`."},
-                    "weights": {"type": "object", "additionalProperties": {"type": "number", "minimum": 0},
-                                "default": {}, "description": "Weight per sub-score name (default 1)."},
-                    "gates": {"type": "array", "items": {"type": "string"}, "default": [],
-                              "description": "Sub-scores that must be 1 (or the reward is 0); a gate missing "
-                                             "from the script's output counts as failed."},
+                    "aggregate": {
+                        "enum": ["mean", "weighted"],
+                        "default": "mean",
+                        "description": "`mean`: every sub-score counts as one result of this check's "
+                        "weight, so a task graded by this check alone gets exactly the "
+                        "unweighted mean (the published `reward.sh`); `weighted`: each "
+                        "result's weight is this check's weight times `weights[name]`.",
+                    },
+                    "weights": {
+                        "type": "object",
+                        "additionalProperties": {"type": "number", "minimum": 0},
+                        "default": {},
+                        "description": "Weight per sub-score name (default 1).",
+                    },
+                    "gates": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "default": [],
+                        "description": "Sub-scores that must be 1 (or the reward is 0); a gate missing "
+                        "from the script's output counts as failed.",
+                    },
                 },
             },
-            "require_score": {"type": "boolean", "default": False,
-                              "description": "A script that prints no score scores 0 even when it exits 0 (with "
-                                             "`protocol: last-line`)."},
-            "protocol": {"enum": ["last-line", "reward.sh"], "default": "last-line",
-                         "description": "How the script's stdout is read. `last-line`: the last non-empty line, as "
-                                        "above. `reward.sh`: exactly as the published ClawGym `reward.sh` reads "
-                                        "`check.py`: the whole output is one JSON document (indented or not); an "
-                                        "object scores the mean of `float(v)` over all its values (booleans 1/0, "
-                                        "a `reward` key included), a number itself, anything else 0. Each value is "
-                                        "also shown as a sub-score of weight 0, so the reward is exactly "
-                                        "reward.sh's (`subscores.aggregate: weighted` re-weights them instead)."},
-            "payload": {"type": "object",
-                        "description": "Write a JSON file with these keys plus `final_message` and `transcript` "
-                                       "(from the recorded trajectory) and name it in OPENCLAW_REWARD_PAYLOAD, "
-                                       "as chat-style published graders expect."},
+            "require_score": {
+                "type": "boolean",
+                "default": False,
+                "description": "A script that prints no score scores 0 even when it exits 0 (with "
+                "`protocol: last-line`).",
+            },
+            "protocol": {
+                "enum": ["last-line", "reward.sh"],
+                "default": "last-line",
+                "description": "How the script's stdout is read. `last-line`: the last non-empty line, as "
+                "above. `reward.sh`: exactly as the published ClawGym `reward.sh` reads "
+                "`check.py`: the whole output is one JSON document (indented or not); an "
+                "object scores the mean of `float(v)` over all its values (booleans 1/0, "
+                "a `reward` key included), a number itself, anything else 0. Each value is "
+                "also shown as a sub-score of weight 0, so the reward is exactly "
+                "reward.sh's (`subscores.aggregate: weighted` re-weights them instead).",
+            },
+            "payload": {
+                "type": "object",
+                "description": "Write a JSON file with these keys plus `final_message` and `transcript` "
+                "(from the recorded trajectory) and name it in OPENCLAW_REWARD_PAYLOAD, "
+                "as chat-style published graders expect.",
+            },
         },
     }
 
@@ -129,7 +169,9 @@ class Python(Check):
         script, timeout = self._script(ctx), float(self.get("timeout"))
         task_root = Path(ctx.task_dir).resolve()
         with grading_folder(ctx) as g:
-            restored = restore_inputs(g.workspace, ctx.original_folder(), [str(p) for p in as_list(self.get("restore"))])
+            restored = restore_inputs(
+                g.workspace, ctx.original_folder(), [str(p) for p in as_list(self.get("restore"))]
+            )
             safefs.copy_tree(ctx.original_folder(), g.private / "original")
             rel_folder = script.parent.relative_to(task_root).as_posix()
             if self.get("copy_to"):
@@ -139,14 +181,20 @@ class Python(Check):
                 safefs.copy_tree(script.parent, g.private / "task" / rel_folder, limits=None)
                 script_inside = g.inside("task", *([rel_folder] if rel_folder != "." else []), script.name)
             workspace = g.workspace_inside
-            env = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8", "CLAWGYM_WORKSPACE": workspace,
-                   "CLAWGYM_ORIGINAL": g.inside("original"), "CLAWGYM_TASK_DIR": g.inside("task"),
-                   "CLAWGYM_PARAMS": json.dumps(ctx.params or {}, default=str)}
+            env = {
+                "PYTHONDONTWRITEBYTECODE": "1",
+                "PYTHONIOENCODING": "utf-8",
+                "CLAWGYM_WORKSPACE": workspace,
+                "CLAWGYM_ORIGINAL": g.inside("original"),
+                "CLAWGYM_TASK_DIR": g.inside("task"),
+                "CLAWGYM_PARAMS": json.dumps(ctx.params or {}, default=str),
+            }
             if ctx.trajectory is not None:
                 env["CLAWGYM_TRAJECTORY"] = put_private(g, "trajectory.json", json.dumps(ctx.trajectory, default=str))
             if self.get("payload") is not None:
                 env["OPENCLAW_REWARD_PAYLOAD"] = put_private(
-                    g, "reward_payload.json", _payload(dict(self.get("payload")), ctx.trajectory))
+                    g, "reward_payload.json", _payload(dict(self.get("payload")), ctx.trajectory)
+                )
             names = {"${CLAWGYM_WORKSPACE}": workspace, "${CLAWGYM_ORIGINAL}": g.inside("original")}
             args = [names.get(str(a), str(a)) for a in as_list(self.get("args"))]
             run = run_python_grader(ctx, g, script_inside, args, timeout=timeout, env=env)
@@ -168,8 +216,15 @@ class Python(Check):
         if run.failure is not None:  # a grader that fails is a failed grade, whatever it printed
             details["stderr_tail"] = run.stderr[-2000:]
             last_err = next((ln for ln in reversed(run.stderr.splitlines()) if ln.strip()), "")
-            return 0.0, (f"grading script failed ({run.failure})" + (f": {clip(last_err, 200)}" if last_err else "")
-                         + (f"; it printed {clip(reason, 120)}" if not reason.startswith("script") else "")), details
+            return (
+                0.0,
+                (
+                    f"grading script failed ({run.failure})"
+                    + (f": {clip(last_err, 200)}" if last_err else "")
+                    + (f"; it printed {clip(reason, 120)}" if not reason.startswith("script") else "")
+                ),
+                details,
+            )
         return score, reason, details
 
     def expand(self, result: CheckResult) -> list[CheckResult]:
@@ -186,19 +241,45 @@ class Python(Check):
         exact = self.get("protocol") == "reward.sh" and not weighted
         weights = config.get("weights") or {}
         gates = [str(g) for g in config.get("gates") or []]
-        out = [CheckResult(name=result.name, type=self.type, score=result.score, weight=result.weight,
-                           gate=result.gate, reason=result.reason)] if exact else []
+        out = (
+            [
+                CheckResult(
+                    name=result.name,
+                    type=self.type,
+                    score=result.score,
+                    weight=result.weight,
+                    gate=result.gate,
+                    reason=result.reason,
+                )
+            ]
+            if exact
+            else []
+        )
         for sub in subs:
             share = 0.0 if exact else float(weights.get(sub["name"], 1.0)) if weighted else 1.0
-            out.append(CheckResult(name=f"{result.name}: {sub['name']}", type=self.type,
-                                   score=min(1.0, max(0.0, float(sub["score"]))) if sub["score"] == sub["score"] else 0.0,
-                                   weight=result.weight * share, gate=(result.gate and not exact) or sub["name"] in gates,
-                                   reason=sub.get("reason") or f"sub-score of {result.name}"))
+            out.append(
+                CheckResult(
+                    name=f"{result.name}: {sub['name']}",
+                    type=self.type,
+                    score=min(1.0, max(0.0, float(sub["score"]))) if sub["score"] == sub["score"] else 0.0,
+                    weight=result.weight * share,
+                    gate=(result.gate and not exact) or sub["name"] in gates,
+                    reason=sub.get("reason") or f"sub-score of {result.name}",
+                )
+            )
         printed = {s["name"] for s in subs}
         for gate in gates:
             if gate not in printed:
-                out.append(CheckResult(name=f"{result.name}: {gate}", type=self.type, score=0.0, weight=0.0,
-                                       gate=True, reason="gate sub-score missing from the script's output"))
+                out.append(
+                    CheckResult(
+                        name=f"{result.name}: {gate}",
+                        type=self.type,
+                        score=0.0,
+                        weight=0.0,
+                        gate=True,
+                        reason="gate sub-score missing from the script's output",
+                    )
+                )
         if out:
             out[0].details = {k: v for k, v in (result.details or {}).items() if k != "subscores"}
         return out
@@ -261,6 +342,9 @@ def _final_message(trajectory: dict | None) -> str:
 
 def _payload(fields: dict[str, Any], trajectory: dict | None) -> str:
     """The JSON a chat-style published grader reads from OPENCLAW_REWARD_PAYLOAD."""
-    payload = {**fields, "final_message": _final_message(trajectory),
-               "transcript": list((trajectory or {}).get("messages") or [])}
+    payload = {
+        **fields,
+        "final_message": _final_message(trajectory),
+        "transcript": list((trajectory or {}).get("messages") or []),
+    }
     return json.dumps(payload, ensure_ascii=False, default=str)

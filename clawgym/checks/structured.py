@@ -10,17 +10,31 @@ from typing import Any
 from ..registry import register
 from .base import Check, CheckContext, CheckFailure, close, parse_number, short, tolerance_of
 
-_PATH = {"type": "string", "minLength": 1, "x-template": "text",
-         "description": "File to read, relative to the workspace."}
-TOLERANCE = {"oneOf": [{"type": "number", "minimum": 0},
-                  {"type": "object", "additionalProperties": False,
-                   "properties": {"abs": {"type": "number", "minimum": 0, "description": "Absolute tolerance."},
-                                  "rel": {"type": "number", "minimum": 0,
-                                          "description": "Relative tolerance (fraction of |expected|)."}}}],
-        "description": "Numeric tolerance: a number (absolute) or `{abs, rel}`; "
-                       "|got - expected| <= max(abs, rel * |expected|)."}
-_FIELD_DOC = ("Dotted path with list indices (`totals.by_category.travel`, `items[0].id`, "
-              "`a[\"key.with.dots\"]`) or a JSON Pointer starting with `/`.")
+_PATH = {
+    "type": "string",
+    "minLength": 1,
+    "x-template": "text",
+    "description": "File to read, relative to the workspace.",
+}
+TOLERANCE = {
+    "oneOf": [
+        {"type": "number", "minimum": 0},
+        {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "abs": {"type": "number", "minimum": 0, "description": "Absolute tolerance."},
+                "rel": {"type": "number", "minimum": 0, "description": "Relative tolerance (fraction of |expected|)."},
+            },
+        },
+    ],
+    "description": "Numeric tolerance: a number (absolute) or `{abs, rel}`; "
+    "|got - expected| <= max(abs, rel * |expected|).",
+}
+_FIELD_DOC = (
+    "Dotted path with list indices (`totals.by_category.travel`, `items[0].id`, "
+    '`a["key.with.dots"]`) or a JSON Pointer starting with `/`.'
+)
 
 _MISSING = object()
 _TOKEN = re.compile(r"""\s*(?:\[\s*(-?\d+)\s*\]|\[\s*(["'])(.*?)\2\s*\]|\.?([^.\[\]]+))""")
@@ -40,7 +54,7 @@ def parse_field(path: str) -> list[str | int]:
         out.append(int(idx) if idx is not None else quoted if quoted is not None else plain.strip())
         pos = m.end()
         if pos < len(path) and path[pos] == ".":
-            pos += 1 if path[pos + 1:pos + 2] == "[" else 0
+            pos += 1 if path[pos + 1 : pos + 2] == "[" else 0
     return out
 
 
@@ -65,16 +79,26 @@ def lookup(data: Any, path: str) -> Any:
     return cur
 
 
-def values_equal(actual: Any, expected: Any, tol: tuple[float, float] = (0.0, 0.0), *,
-                 coerce: bool = False, ignore_case: bool = False, strip: bool = True) -> bool:
+def values_equal(
+    actual: Any,
+    expected: Any,
+    tol: tuple[float, float] = (0.0, 0.0),
+    *,
+    coerce: bool = False,
+    ignore_case: bool = False,
+    strip: bool = True,
+) -> bool:
     """Deep equality with numeric tolerance; `coerce` also accepts numbers written as strings."""
     if expected is None:
         return actual is None or (coerce and isinstance(actual, str) and not actual.strip())
     if isinstance(expected, bool):
         if isinstance(actual, bool):
             return actual == expected
-        return coerce and isinstance(actual, str) and actual.strip().lower() in (
-            ("true", "yes", "1") if expected else ("false", "no", "0"))
+        return (
+            coerce
+            and isinstance(actual, str)
+            and actual.strip().lower() in (("true", "yes", "1") if expected else ("false", "no", "0"))
+        )
     if isinstance(expected, (int, float)):
         if isinstance(actual, (int, float)) and not isinstance(actual, bool):
             a = parse_number(actual)
@@ -100,12 +124,17 @@ def values_equal(actual: Any, expected: Any, tol: tuple[float, float] = (0.0, 0.
         return False
     kw = {"coerce": coerce, "ignore_case": ignore_case, "strip": strip}
     if isinstance(expected, dict):
-        return (isinstance(actual, dict) and set(map(str, actual)) == set(map(str, expected))
-                and all(values_equal(actual.get(k, actual.get(str(k))), v, tol, **kw)
-                        for k, v in expected.items()))
+        return (
+            isinstance(actual, dict)
+            and set(map(str, actual)) == set(map(str, expected))
+            and all(values_equal(actual.get(k, actual.get(str(k))), v, tol, **kw) for k, v in expected.items())
+        )
     if isinstance(expected, list):
-        return (isinstance(actual, list) and len(actual) == len(expected)
-                and all(values_equal(a, e, tol, **kw) for a, e in zip(actual, expected)))
+        return (
+            isinstance(actual, list)
+            and len(actual) == len(expected)
+            and all(values_equal(a, e, tol, **kw) for a, e in zip(actual, expected))
+        )
     return actual == expected
 
 
@@ -117,6 +146,7 @@ def load_data(ctx: CheckContext, rel: str, fmt: str) -> Any:
     try:
         if fmt == "yaml":
             import yaml
+
             try:
                 return yaml.safe_load(text)
             except yaml.YAMLError as e:
@@ -143,18 +173,28 @@ class _FieldEquals(Check):
             "properties": {
                 "path": {**_PATH, "description": f"{what} file to read, relative to the workspace."},
                 "field": {"type": "string", "x-template": "text", "description": _FIELD_DOC},
-                "expected": {"x-template": "value",
-                             "description": "Expected value (any type; dicts and lists compare deeply)."},
-                "fields": {"type": "object", "minProperties": 1, "x-template": "value",
-                           "additionalProperties": {"x-template": "value"},
-                           "description": "Mapping of field path → expected value; "
-                                          "score = fraction of fields that match."},
+                "expected": {
+                    "x-template": "value",
+                    "description": "Expected value (any type; dicts and lists compare deeply).",
+                },
+                "fields": {
+                    "type": "object",
+                    "minProperties": 1,
+                    "x-template": "value",
+                    "additionalProperties": {"x-template": "value"},
+                    "description": "Mapping of field path → expected value; score = fraction of fields that match.",
+                },
                 "tolerance": TOLERANCE,
-                "coerce": {"type": "boolean", "default": False,
-                           "description": "Accept numbers written as strings and vice versa "
-                                          "(`\"120.50\"` equals 120.5)."},
-                "ignore_case": {"type": "boolean", "default": False,
-                                "description": "Compare strings case-insensitively."},
+                "coerce": {
+                    "type": "boolean",
+                    "default": False,
+                    "description": 'Accept numbers written as strings and vice versa (`"120.50"` equals 120.5).',
+                },
+                "ignore_case": {
+                    "type": "boolean",
+                    "default": False,
+                    "description": "Compare strings case-insensitively.",
+                },
             },
         }
 
@@ -172,16 +212,14 @@ class _FieldEquals(Check):
                 problems.append(f"{field} not found")
                 continue
             found[field] = short(actual, 120)
-            if not values_equal(actual, expected, tol, coerce=self.get("coerce"),
-                                ignore_case=self.get("ignore_case")):
+            if not values_equal(actual, expected, tol, coerce=self.get("coerce"), ignore_case=self.get("ignore_case")):
                 problems.append(f"{field} expected {short(expected, 60)}, got {short(actual, 60)}")
         n = len(wanted)
         score = (n - len(problems)) / n
         if not problems:
             return score, f"all {n} field(s) match", {"values": found}
         more = f"; +{len(problems) - 3} more" if len(problems) > 3 else ""
-        return score, f"{n - len(problems)}/{n} field(s) match: " + "; ".join(problems[:3]) + more, \
-            {"values": found}
+        return score, f"{n - len(problems)}/{n} field(s) match: " + "; ".join(problems[:3]) + more, {"values": found}
 
 
 @register("check", "json_field_equals")
@@ -214,8 +252,11 @@ class JsonSchema(Check):
         "properties": {
             "path": _PATH,
             "schema": {"type": "object", "description": "The JSON Schema the file must satisfy."},
-            "format": {"enum": ["auto", "json", "yaml"], "default": "auto",
-                       "description": "How to parse the file; `auto` goes by extension."},
+            "format": {
+                "enum": ["auto", "json", "yaml"],
+                "default": "auto",
+                "description": "How to parse the file; `auto` goes by extension.",
+            },
         },
     }
 
@@ -236,8 +277,7 @@ class JsonSchema(Check):
                 break
         if not errors:
             return 1.0, f"{self.get('path')} matches the schema"
-        return 0.0, f"{self.get('path')} does not match the schema: " + "; ".join(errors[:3]), \
-            {"errors": errors}
+        return 0.0, f"{self.get('path')} does not match the schema: " + "; ".join(errors[:3]), {"errors": errors}
 
 
 @register("check", "numeric_close")
@@ -256,16 +296,24 @@ class NumericClose(Check):
         "not": {"required": ["field", "pattern"]},
         "properties": {
             "path": _PATH,
-            "field": {"type": "string", "x-template": "text",
-                      "description": "Field of a JSON/YAML file (by extension). " + _FIELD_DOC},
-            "pattern": {"type": "string", "x-template": "text",
-                        "description": "Regex; the number is group 1 (or the whole match) of the first match."},
-            "expected": {"type": ["number", "string"], "x-template": "value",
-                         "description": "Expected number."},
-            "abs": {"type": "number", "minimum": 0, "default": 0,
-                    "description": "Absolute tolerance."},
-            "rel": {"type": "number", "minimum": 0, "default": 1e-9,
-                    "description": "Relative tolerance (fraction of |expected|)."},
+            "field": {
+                "type": "string",
+                "x-template": "text",
+                "description": "Field of a JSON/YAML file (by extension). " + _FIELD_DOC,
+            },
+            "pattern": {
+                "type": "string",
+                "x-template": "text",
+                "description": "Regex; the number is group 1 (or the whole match) of the first match.",
+            },
+            "expected": {"type": ["number", "string"], "x-template": "value", "description": "Expected number."},
+            "abs": {"type": "number", "minimum": 0, "default": 0, "description": "Absolute tolerance."},
+            "rel": {
+                "type": "number",
+                "minimum": 0,
+                "default": 1e-9,
+                "description": "Relative tolerance (fraction of |expected|).",
+            },
         },
     }
 

@@ -68,25 +68,52 @@ class CsvRowsEqual(Check):
         "type": "object",
         "required": ["path", "expected"],
         "properties": {
-            "path": {"type": "string", "minLength": 1, "x-template": "text",
-                     "description": "CSV file to read, relative to the workspace (header row required)."},
-            "expected": {"type": "array", "x-template": "value",
-                         "items": {"type": "object", "additionalProperties": {"x-template": "value"}},
-                         "description": "Expected rows as a list of {column: value} mappings."},
+            "path": {
+                "type": "string",
+                "minLength": 1,
+                "x-template": "text",
+                "description": "CSV file to read, relative to the workspace (header row required).",
+            },
+            "expected": {
+                "type": "array",
+                "x-template": "value",
+                "items": {"type": "object", "additionalProperties": {"x-template": "value"}},
+                "description": "Expected rows as a list of {column: value} mappings.",
+            },
             "key": {**strings("Column(s) identifying a row, used to pair rows."), "minItems": 1},
-            "columns": {"type": "array", "items": {"type": "string", "x-template": "text"},
-                        "description": "Columns to compare (default: every column named in `expected`)."},
-            "ignore_order": {"type": "boolean", "default": True,
-                             "description": "Row order does not matter (ignored when `key` is set)."},
-            "ignore_case": {"type": "boolean", "default": False,
-                            "description": "Compare text cells case-insensitively."},
-            "strip": {"type": "boolean", "default": True,
-                      "description": "Strip surrounding whitespace from cells before comparing."},
+            "columns": {
+                "type": "array",
+                "items": {"type": "string", "x-template": "text"},
+                "description": "Columns to compare (default: every column named in `expected`).",
+            },
+            "ignore_order": {
+                "type": "boolean",
+                "default": True,
+                "description": "Row order does not matter (ignored when `key` is set).",
+            },
+            "ignore_case": {
+                "type": "boolean",
+                "default": False,
+                "description": "Compare text cells case-insensitively.",
+            },
+            "strip": {
+                "type": "boolean",
+                "default": True,
+                "description": "Strip surrounding whitespace from cells before comparing.",
+            },
             "tolerance": TOLERANCE,
-            "extra_rows": {"type": "boolean", "default": False,
-                           "description": "Allow rows beyond the expected ones without penalty."},
-            "delimiter": {"type": "string", "minLength": 1, "maxLength": 4, "default": ",",
-                          "description": "Field delimiter, or `auto` to sniff `,` `;` tab `|`."},
+            "extra_rows": {
+                "type": "boolean",
+                "default": False,
+                "description": "Allow rows beyond the expected ones without penalty.",
+            },
+            "delimiter": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 4,
+                "default": ",",
+                "description": "Field delimiter, or `auto` to sniff `,` `;` tab `|`.",
+            },
         },
     }
 
@@ -103,8 +130,13 @@ class CsvRowsEqual(Check):
                 if str(col) not in have:
                     where = (option, i) if isinstance(config.get(option), list) else (option,)
                     near = did_you_mean(str(col), have)
-                    out.append((where, f"column {str(col)!r} is not in the expected rows",
-                                f"{near + ' ' if near else ''}the expected rows have: {', '.join(have)}"))
+                    out.append(
+                        (
+                            where,
+                            f"column {str(col)!r} is not in the expected rows",
+                            f"{near + ' ' if near else ''}the expected rows have: {', '.join(have)}",
+                        )
+                    )
         return out
 
     def run(self, ctx: CheckContext) -> tuple:
@@ -114,16 +146,20 @@ class CsvRowsEqual(Check):
             raise CheckFailure("expected must be a list of row mappings")
         header, rows = read_csv(ctx, rel, self.get("delimiter"))
         keys = [str(k) for k in as_list(self.get("key"))]
-        cols = [str(c) for c in as_list(self.get("columns"))] or list(dict.fromkeys(
-            str(c) for r in expected for c in r))
+        cols = [str(c) for c in as_list(self.get("columns"))] or list(
+            dict.fromkeys(str(c) for r in expected for c in r)
+        )
         cols = list(dict.fromkeys(keys + cols))
         colmap = _resolve_columns(header, cols, rel)
         tol = tolerance_of(self.get("tolerance"))
         opts = {"coerce": True, "ignore_case": self.get("ignore_case"), "strip": self.get("strip")}
 
         def diff(actual: dict, exp: dict) -> list[str]:
-            return [f"{c} expected {short(exp[c], 40)}, got {short(actual[colmap[c]], 40)}"
-                    for c in cols if c in exp and not values_equal(actual[colmap[c]], exp[c], tol, **opts)]
+            return [
+                f"{c} expected {short(exp[c], 40)}, got {short(actual[colmap[c]], 40)}"
+                for c in cols
+                if c in exp and not values_equal(actual[colmap[c]], exp[c], tol, **opts)
+            ]
 
         def label(exp: dict) -> str:
             ks = keys or [c for c in cols if c in exp][:2]
@@ -133,6 +169,7 @@ class CsvRowsEqual(Check):
         matched = 0
         if keys:
             index: dict[tuple, list[int]] = {}
+
             def norm(v: str) -> str:
                 num = parse_number(v)
                 v = repr(num) if num is not None else str(v).strip()
@@ -184,8 +221,13 @@ class CsvRowsEqual(Check):
             problems.append(f"{unexpected} unexpected row(s)")
         denom = len(expected) + unexpected
         score = matched / denom if denom else 1.0
-        details = {"matched": matched, "expected": len(expected), "actual": len(rows),
-                   "unexpected": unexpected, "problems": problems[:20]}
+        details = {
+            "matched": matched,
+            "expected": len(expected),
+            "actual": len(rows),
+            "unexpected": unexpected,
+            "problems": problems[:20],
+        }
         head = f"{matched}/{len(expected)} expected rows matched"
         if not problems:
             return score, head, details

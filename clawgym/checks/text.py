@@ -7,8 +7,12 @@ import re
 from ..registry import register
 from .base import Check, CheckContext, CheckFailure, as_list, short, strings
 
-_PATH = {"type": "string", "minLength": 1, "x-template": "text",
-         "description": "File to read, relative to the workspace."}
+_PATH = {
+    "type": "string",
+    "minLength": 1,
+    "x-template": "text",
+    "description": "File to read, relative to the workspace.",
+}
 _FLAGS = {"multiline": re.M, "ignorecase": re.I, "dotall": re.S}
 
 
@@ -18,8 +22,9 @@ def _norm(text: str, case_sensitive: bool, squash: bool) -> str:
     return text if case_sensitive else text.casefold()
 
 
-def _fraction_found(text: str, contains: list[str], not_contains: list[str], *, case_sensitive: bool,
-                    squash: bool) -> tuple[float, list[str], int]:
+def _fraction_found(
+    text: str, contains: list[str], not_contains: list[str], *, case_sensitive: bool, squash: bool
+) -> tuple[float, list[str], int]:
     """(score, problems, total) for required and forbidden substrings in `text`."""
     hay = _norm(text, case_sensitive, squash)
     problems = []
@@ -54,19 +59,25 @@ class TextContains(Check):
             "path": _PATH,
             "contains": strings("String or list of strings that must all appear."),
             "not_contains": strings("String or list of strings that must not appear."),
-            "case_sensitive": {"type": "boolean", "default": True,
-                               "description": "Compare case-sensitively."},
-            "normalize_whitespace": {"type": "boolean", "default": False,
-                                     "description": "Collapse runs of whitespace (incl. newlines) "
-                                                    "to one space on both sides before comparing."},
+            "case_sensitive": {"type": "boolean", "default": True, "description": "Compare case-sensitively."},
+            "normalize_whitespace": {
+                "type": "boolean",
+                "default": False,
+                "description": "Collapse runs of whitespace (incl. newlines) "
+                "to one space on both sides before comparing.",
+            },
         },
     }
 
     def run(self, ctx: CheckContext) -> tuple:
         text = ctx.read_text(self.get("path"))
         score, problems, total = _fraction_found(
-            text, as_list(self.get("contains")), as_list(self.get("not_contains")),
-            case_sensitive=self.get("case_sensitive"), squash=self.get("normalize_whitespace"))
+            text,
+            as_list(self.get("contains")),
+            as_list(self.get("not_contains")),
+            case_sensitive=self.get("case_sensitive"),
+            squash=self.get("normalize_whitespace"),
+        )
         return score, _summary(problems, total, "string checks")
 
 
@@ -97,12 +108,23 @@ class TextMatches(Check):
         "properties": {
             "path": _PATH,
             "pattern": strings("Python regex, or list of regexes that must all match."),
-            "flags": {"type": "array", "items": {"enum": list(_FLAGS)}, "default": [],
-                      "description": "Regex flags: `multiline`, `ignorecase`, `dotall`."},
-            "count": {"type": "integer", "minimum": 1, "default": 1,
-                      "description": "Minimum number of (non-overlapping) matches per pattern."},
-            "max_count": {"type": "integer", "minimum": 0,
-                          "description": "Maximum number of matches per pattern (0 = must not match)."},
+            "flags": {
+                "type": "array",
+                "items": {"enum": list(_FLAGS)},
+                "default": [],
+                "description": "Regex flags: `multiline`, `ignorecase`, `dotall`.",
+            },
+            "count": {
+                "type": "integer",
+                "minimum": 1,
+                "default": 1,
+                "description": "Minimum number of (non-overlapping) matches per pattern.",
+            },
+            "max_count": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "Maximum number of matches per pattern (0 = must not match).",
+            },
         },
     }
 
@@ -149,9 +171,14 @@ def _headings(lines: list[str]) -> list[tuple[int, int, str]]:
         m = _ATX.match(line)
         if m:
             out.append((i, len(m.group(1)), (m.group(2) or "").strip()))
-        elif (i > 0 and lines[i - 1].strip() and re.match(r"^ {0,3}(=+|-+)[ \t]*$", line)
-              and not _ATX.match(lines[i - 1]) and not _ITEM.match(lines[i - 1])
-              and not (out and out[-1][0] == i - 1)):
+        elif (
+            i > 0
+            and lines[i - 1].strip()
+            and re.match(r"^ {0,3}(=+|-+)[ \t]*$", line)
+            and not _ATX.match(lines[i - 1])
+            and not _ITEM.match(lines[i - 1])
+            and not (out and out[-1][0] == i - 1)
+        ):
             out.append((i - 1, 1 if line.strip()[0] == "=" else 2, lines[i - 1].strip()))
     return out
 
@@ -178,20 +205,41 @@ class MarkdownSection(Check):
         "oneOf": [{"required": ["heading"]}, {"required": ["headings"]}],
         "properties": {
             "path": _PATH,
-            "heading": {"type": "string", "minLength": 1, "x-template": "text",
-                        "description": "Heading text (case, emphasis and trailing colon ignored)."},
-            "headings": {"type": "array", "minItems": 1, "x-template": "value",
-                         "items": {"type": ["string", "number"], "x-template": "text"},
-                         "description": "Several headings that must all exist, each checked like `heading`."},
-            "match": {"enum": ["exact", "contains", "regex"], "default": "exact",
-                      "description": "How `heading` is compared with heading text."},
-            "level": {"type": "integer", "minimum": 1, "maximum": 6,
-                      "description": "Required heading level (1 = `#`); any level if omitted."},
+            "heading": {
+                "type": "string",
+                "minLength": 1,
+                "x-template": "text",
+                "description": "Heading text (case, emphasis and trailing colon ignored).",
+            },
+            "headings": {
+                "type": "array",
+                "minItems": 1,
+                "x-template": "value",
+                "items": {"type": ["string", "number"], "x-template": "text"},
+                "description": "Several headings that must all exist, each checked like `heading`.",
+            },
+            "match": {
+                "enum": ["exact", "contains", "regex"],
+                "default": "exact",
+                "description": "How `heading` is compared with heading text.",
+            },
+            "level": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 6,
+                "description": "Required heading level (1 = `#`); any level if omitted.",
+            },
             "contains": strings("Strings that must appear inside the section (each section, with `headings`)."),
-            "case_sensitive": {"type": "boolean", "default": False,
-                               "description": "Compare `contains` strings case-sensitively."},
-            "min_items": {"type": "integer", "minimum": 0,
-                          "description": "Minimum number of list items (`-`, `*`, `+`, `1.`) in the section."},
+            "case_sensitive": {
+                "type": "boolean",
+                "default": False,
+                "description": "Compare `contains` strings case-sensitively.",
+            },
+            "min_items": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "Minimum number of list items (`-`, `*`, `+`, `1.`) in the section.",
+            },
         },
     }
 
@@ -210,11 +258,16 @@ class MarkdownSection(Check):
             have = ", ".join(short(h[2], 40) for h in heads[:8]) or "none"
             return 0.0, [f"heading {want!r}{f' (level {level})' if level else ''} not found; headings: {have}"], 0
         start, lvl, _ = heads[found[0]]
-        end = next((h[0] for h in heads[found[0] + 1:] if h[1] <= lvl), len(lines))
+        end = next((h[0] for h in heads[found[0] + 1 :] if h[1] <= lvl), len(lines))
         skip = 2 if start + 1 < len(lines) and re.match(r"^ {0,3}(=+|-+)[ \t]*$", lines[start + 1]) else 1
-        body_lines = lines[start + skip:end]
-        _, problems, total = _fraction_found("\n".join(body_lines), [str(c) for c in as_list(self.get("contains"))],
-                                             [], case_sensitive=self.get("case_sensitive"), squash=True)
+        body_lines = lines[start + skip : end]
+        _, problems, total = _fraction_found(
+            "\n".join(body_lines),
+            [str(c) for c in as_list(self.get("contains"))],
+            [],
+            case_sensitive=self.get("case_sensitive"),
+            squash=True,
+        )
         problems = [f"{p} in section {want!r}" for p in problems]
         items = sum(1 for ln in body_lines if _ITEM.match(ln))
         if self.get("min_items") is not None:
@@ -254,8 +307,11 @@ class LineCount(Check):
             "path": _PATH,
             "min": {"type": "integer", "minimum": 0, "description": "Minimum number of lines."},
             "max": {"type": "integer", "minimum": 0, "description": "Maximum number of lines."},
-            "count_blank": {"type": "boolean", "default": False,
-                            "description": "Count blank (whitespace-only) lines too."},
+            "count_blank": {
+                "type": "boolean",
+                "default": False,
+                "description": "Count blank (whitespace-only) lines too.",
+            },
         },
     }
 

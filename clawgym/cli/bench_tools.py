@@ -28,18 +28,37 @@ def register(group: click.Group) -> None:
 @click.command("review")
 @click.argument("names", nargs=-1)
 @click.option("--all", "every", is_flag=True, help="Review every instance of the benchmark.")
-@click.option("--bench", "bench_dir", default=None, type=click.Path(file_okay=False),
-              help="The benchmark: a version series (1 or 2) or a folder; default: the latest (2).")
+@click.option(
+    "--bench",
+    "bench_dir",
+    default=None,
+    type=click.Path(file_okay=False),
+    help="The benchmark: a version series (1 or 2) or a folder; default: the latest (2).",
+)
 @click.option("--reviewer", help="Your name (default: git config user.name).")
-@click.option("--decision", type=click.Choice(["accept", "reject", "comment"]),
-              help="Record this decision without asking (scripts, CI).")
+@click.option(
+    "--decision",
+    type=click.Choice(["accept", "reject", "comment"]),
+    help="Record this decision without asking (scripts, CI).",
+)
 @click.option("--comment", default=None, help="Comment to record (needed for reject and comment).")
-@click.option("--policy", help="Also ask a model to review: 'embedded', 'hf:MODEL', 'openai:MODEL', "
-                               "a policy YAML file (or a run spec's judge), or inline '{type: ..., model: ...}'.")
+@click.option(
+    "--policy",
+    help="Also ask a model to review: 'embedded', 'hf:MODEL', 'openai:MODEL', "
+    "a policy YAML file (or a run spec's judge), or inline '{type: ..., model: ...}'.",
+)
 @click.option("--llm-only", is_flag=True, help="With --policy: record the model's review only, ask nothing.")
 @friendly
-def review_command(names: tuple[str, ...], every: bool, bench_dir: str, reviewer: str | None,
-                   decision: str | None, comment: str | None, policy: str | None, llm_only: bool) -> None:
+def review_command(
+    names: tuple[str, ...],
+    every: bool,
+    bench_dir: str,
+    reviewer: str | None,
+    decision: str | None,
+    comment: str | None,
+    policy: str | None,
+    llm_only: bool,
+) -> None:
     """Walk through benchmark instances and record accept / reject / comment in their review.yaml.
 
     NAME is CATEGORY/NAME, NAME, a category, or the instance's folder. Shows the instruction, the
@@ -52,7 +71,9 @@ def review_command(names: tuple[str, ...], every: bool, bench_dir: str, reviewer
 
     root = bench_folder(bench_dir)
     if bool(names) == every:
-        raise ClawgymError("name the instances to review, or pass --all", hint="e.g. clawgym bench review productivity/x")
+        raise ClawgymError(
+            "name the instances to review, or pass --all", hint="e.g. clawgym bench review productivity/x"
+        )
     if llm_only and not policy:
         raise ClawgymError("--llm-only needs --policy")
     if decision in ("reject", "comment") and not (comment or "").strip():
@@ -78,8 +99,11 @@ def review_command(names: tuple[str, ...], every: bool, bench_dir: str, reviewer
             if model is not None:
                 record = llm_review(task, model, date=now())
                 append_record(inst.folder, "llm_reviews", record)
-                shown = (f"unusable answer ({record['parse_error']}); raw text recorded" if "parse_error" in record
-                         else json.dumps(record["review"], ensure_ascii=False))
+                shown = (
+                    f"unusable answer ({record['parse_error']}); raw text recorded"
+                    if "parse_error" in record
+                    else json.dumps(record["review"], ensure_ascii=False)
+                )
                 console.print(f"model review: {shown}", highlight=False, markup=False)
             if llm_only:
                 continue
@@ -95,37 +119,80 @@ def review_command(names: tuple[str, ...], every: bool, bench_dir: str, reviewer
 
 
 @click.command("run")
-@click.option("--model", help="Model for the claw agent: 'embedded', a local model folder or hub id, "
-                              "or with --base-url an endpoint's model name.")
+@click.option(
+    "--model",
+    help="Model for the claw agent: 'embedded', a local model folder or hub id, "
+    "or with --base-url an endpoint's model name.",
+)
 @click.option("--base-url", help="OpenAI-compatible endpoint for --model (key from $OPENAI_API_KEY).")
-@click.option("--agent", help="Agent type (oracle, nop, claw, ...) or a YAML file with one agent config "
-                              "(any agent, black-box command agents included).")
+@click.option(
+    "--agent",
+    help="Agent type (oracle, nop, claw, ...) or a YAML file with one agent config "
+    "(any agent, black-box command agents included).",
+)
 @click.option("-k", "k", default=3, show_default=True, type=click.IntRange(min=1), help="Attempts per instance.")
-@click.option("--bench", "bench_dir", default=None, type=click.Path(file_okay=False),
-              help="The benchmark: a version series (1 or 2), or a folder (ours, or an imported one: task.yaml "
-                   "files in any subfolders); default: the latest (2).")
+@click.option(
+    "--bench",
+    "bench_dir",
+    default=None,
+    type=click.Path(file_okay=False),
+    help="The benchmark: a version series (1 or 2), or a folder (ours, or an imported one: task.yaml "
+    "files in any subfolders); default: the latest (2).",
+)
 @click.option("--out", type=click.Path(file_okay=False), help="Results folder (default: runs/bench/LABEL).")
 @click.option("--label", help="Name of the leaderboard row (default: the model's or agent's name).")
-@click.option("--leaderboard", "leaderboard_dir", default="results/leaderboard", show_default=True,
-              type=click.Path(file_okay=False), help="Folder of leaderboard rows.")
+@click.option(
+    "--leaderboard",
+    "leaderboard_dir",
+    default="results/leaderboard",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="Folder of leaderboard rows.",
+)
 @click.option("-j", "--jobs", default=4, show_default=True, type=click.IntRange(min=1), help="Trials at once.")
 @click.option("--only", multiple=True, help="Only these instances: CATEGORY/NAME, NAME or CATEGORY (repeatable).")
-@click.option("--judge", help="Policy scoring rubrics of hybrid instances (same forms as review --policy); "
-                              "without it they are graded by their code checks only.")
+@click.option(
+    "--judge",
+    help="Policy scoring rubrics of hybrid instances (same forms as review --policy); "
+    "without it they are graded by their code checks only.",
+)
 @click.option("--allow-unlocked", is_flag=True, help="Run even if bench.lock.json is stale (the row says unlocked).")
 @click.option("--temperature", type=float, help="Sampling temperature of the agent's model.")
 @click.option("--max-tokens", type=int, help="Most tokens the agent's model generates per turn.")
 @click.option("--max-turns", type=int, help="Most model turns per trial (the task's limit still applies).")
-@click.option("--trial-timeout", type=click.FloatRange(min=0, min_open=True),
-              help="Seconds per trial before it is cancelled as `error` (default: task limit + 600).")
+@click.option(
+    "--trial-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Seconds per trial before it is cancelled as `error` (default: task limit + 600).",
+)
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-@click.option("--pinchbench", is_flag=True, help="Also print PinchBench's own run score (sum of task means over "
-                                                 "the tasks run) for instances imported from PinchBench.")
+@click.option(
+    "--pinchbench",
+    is_flag=True,
+    help="Also print PinchBench's own run score (sum of task means over "
+    "the tasks run) for instances imported from PinchBench.",
+)
 @friendly
-def run_command(model: str | None, base_url: str | None, agent: str | None, k: int, bench_dir: str,
-                out: str | None, label: str | None, leaderboard_dir: str, jobs: int, only: tuple[str, ...],
-                judge: str | None, allow_unlocked: bool, temperature: float | None, max_tokens: int | None,
-                max_turns: int | None, trial_timeout: float | None, quiet: bool, pinchbench: bool = False) -> None:
+def run_command(
+    model: str | None,
+    base_url: str | None,
+    agent: str | None,
+    k: int,
+    bench_dir: str,
+    out: str | None,
+    label: str | None,
+    leaderboard_dir: str,
+    jobs: int,
+    only: tuple[str, ...],
+    judge: str | None,
+    allow_unlocked: bool,
+    temperature: float | None,
+    max_tokens: int | None,
+    max_turns: int | None,
+    trial_timeout: float | None,
+    quiet: bool,
+    pinchbench: bool = False,
+) -> None:
     """Evaluate a model or agent on the benchmark (k attempts per instance) and write its leaderboard row.
 
     Rerunning the same command continues an interrupted run. Examples: clawgym bench run --model
@@ -134,34 +201,60 @@ def run_command(model: str | None, base_url: str | None, agent: str | None, k: i
     from ..bench.llm_review import policy_option
     from ..bench.runbench import agent_config, default_label, run_bench, safe_label
 
-    config = agent_config(model=model, agent=agent, base_url=base_url, temperature=temperature,
-                          max_tokens=max_tokens, max_turns=max_turns)
+    config = agent_config(
+        model=model, agent=agent, base_url=base_url, temperature=temperature, max_tokens=max_tokens, max_turns=max_turns
+    )
     name = safe_label(label) if label else default_label(config, agent)
     judge_config = None
     if judge:
         judge_config = policy_option(judge)
-    row, path = run_bench(bench_folder(bench_dir), config, label=name, k=k, out=Path(out) if out else None,
-                          leaderboard=Path(leaderboard_dir), jobs=jobs, only=list(only), allow_unlocked=allow_unlocked,
-                          judge=judge_config, trial_timeout=trial_timeout, quiet=quiet, console=console)
+    row, path = run_bench(
+        bench_folder(bench_dir),
+        config,
+        label=name,
+        k=k,
+        out=Path(out) if out else None,
+        leaderboard=Path(leaderboard_dir),
+        jobs=jobs,
+        only=list(only),
+        allow_unlocked=allow_unlocked,
+        judge=judge_config,
+        trial_timeout=trial_timeout,
+        quiet=quiet,
+        console=console,
+    )
     from ..report.summary import fmt_ci
 
     o = row["overall"]
-    console.print(f"leaderboard row written to {path}: mean reward {fmt_ci(o['mean_reward'], o['mean_reward_ci'])}, "
-                  f"pass rate {fmt_ci(o['pass_rate'], o['pass_rate_ci'], True)} on benchmark "
-                  f"{row['benchmark']['version']}", highlight=False, markup=False)
+    console.print(
+        f"leaderboard row written to {path}: mean reward {fmt_ci(o['mean_reward'], o['mean_reward_ci'])}, "
+        f"pass rate {fmt_ci(o['pass_rate'], o['pass_rate_ci'], True)} on benchmark "
+        f"{row['benchmark']['version']}",
+        highlight=False,
+        markup=False,
+    )
     if pinchbench:
         from ..run.runner import load_records
         from .pinchbench import print_pinchbench_score
 
         run_dir = Path(out) if out else Path("runs/bench") / name
         if not print_pinchbench_score(list(load_records(run_dir).values()), console):
-            console.print("no PinchBench task in this run (import one with 'clawgym import pinchbench')",
-                          highlight=False, markup=False)
+            console.print(
+                "no PinchBench task in this run (import one with 'clawgym import pinchbench')",
+                highlight=False,
+                markup=False,
+            )
 
 
 @click.command("leaderboard")
-@click.option("--dir", "rows_dir", default="results/leaderboard", show_default=True, type=click.Path(file_okay=False),
-              help="Folder of leaderboard rows (written by 'clawgym bench run').")
+@click.option(
+    "--dir",
+    "rows_dir",
+    default="results/leaderboard",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="Folder of leaderboard rows (written by 'clawgym bench run').",
+)
 @click.option("--out", "md_out", type=click.Path(dir_okay=False), help="Write the markdown table to this file.")
 @click.option("--html", "html_out", type=click.Path(dir_okay=False), help="Write the HTML page to this file.")
 @friendly
@@ -175,14 +268,16 @@ def leaderboard_command(rows_dir: str, md_out: str | None, html_out: str | None)
 
     rows = load_rows(Path(rows_dir))
     header, body, ref = table(rows)
-    shown = Table(title=f"ClawGym-Bench leaderboard (version {ref})",
-                  caption="in brackets: bootstrap 95% CI over task instances")
+    shown = Table(
+        title=f"ClawGym-Bench leaderboard (version {ref})", caption="in brackets: bootstrap 95% CI over task instances"
+    )
     # the terminal is narrow: no category columns (they are in --out and --html) nor pass@1 (~ pass rate);
     # CIs on a second line
     keep = [i for i, col in enumerate(header) if col not in CATEGORY_LABELS.values() and col not in ("date", "pass@1")]
     for i in keep:
-        shown.add_column(header[i].replace(" ", "\n") if i > 3 else header[i], justify="left" if i < 4 else "right",
-                         no_wrap=i != 2)
+        shown.add_column(
+            header[i].replace(" ", "\n") if i > 3 else header[i], justify="left" if i < 4 else "right", no_wrap=i != 2
+        )
     for cells in body:
         shown.add_row(*[Text(cells[i].replace(" [", "\n[", 1).replace(" ⚠ ", "\n⚠ ", 1)) for i in keep])
     console.print(shown)
@@ -197,16 +292,34 @@ def leaderboard_command(rows_dir: str, md_out: str | None, html_out: str | None)
 @click.argument("base_rev")
 @click.option("--paths", "paths", multiple=True, help="Spec folders or files to compare (repeatable; default: specs).")
 @click.option("--bench-only", is_flag=True, help="Only the benchmarks' instances (specs/bench and specs/bench-v2).")
-@click.option("--seeds", default="0-2", show_default=True,
-              help="Seeds compiled for specs with params (seed 0 always), e.g. '0-4'.")
+@click.option(
+    "--seeds",
+    default="0-2",
+    show_default=True,
+    help="Seeds compiled for specs with params (seed 0 always), e.g. '0-4'.",
+)
 @click.option("--stat", is_flag=True, help="Only the listing, no diffs.")
-@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True,
-              help="markdown: a pull-request comment; json: for scripts.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "markdown", "json"]),
+    default="text",
+    show_default=True,
+    help="markdown: a pull-request comment; json: for scripts.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), help="Write the output to this file.")
 @friendly
-def diff_command(base_rev: str, paths: tuple[str, ...], bench_only: bool, seeds: str, stat: bool, fmt: str,
-                 as_json: bool, out_path: str | None) -> None:
+def diff_command(
+    base_rev: str,
+    paths: tuple[str, ...],
+    bench_only: bool,
+    seeds: str,
+    stat: bool,
+    fmt: str,
+    as_json: bool,
+    out_path: str | None,
+) -> None:
     """Show what changed in the task specs since BASE_REV (a git revision): each changed spec's
     own change (the YAML diff of its params, checks, files...) next to its effect on a few seeds.
 
@@ -219,14 +332,15 @@ def diff_command(base_rev: str, paths: tuple[str, ...], bench_only: bool, seeds:
     from ..bench.diff_format import markdown, print_diff
 
     if bench_only and paths:
-        raise ClawgymError("--bench-only and --paths exclude each other", hint="--bench-only means --paths specs/bench specs/bench-v2")
+        raise ClawgymError(
+            "--bench-only and --paths exclude each other", hint="--bench-only means --paths specs/bench specs/bench-v2"
+        )
     try:
         extra = parse_seeds(seeds) if seeds.strip() else []
     except ValueError:
         raise ClawgymError(f"--seeds {seeds}: not a seed list", hint="e.g. '0-2' or '1,5'") from None
     top = repo_root(Path.cwd())
-    chosen = ([str(top / f) for f in BENCHES.values() if (top / f).is_dir()] if bench_only
-              else list(paths or ["specs"]))
+    chosen = [str(top / f) for f in BENCHES.values() if (top / f).is_dir()] if bench_only else list(paths or ["specs"])
     result = diff_since(base_rev, paths=chosen, seeds=extra, cwd=Path.cwd())
     fmt = "json" if as_json else fmt
     if fmt == "text":
@@ -234,6 +348,7 @@ def diff_command(base_rev: str, paths: tuple[str, ...], bench_only: bool, seeds:
             print_diff(result, console, full=not stat)
             return
         from rich.console import Console
+
         with open(out_path, "w", encoding="utf-8") as fh:
             print_diff(result, Console(file=fh, no_color=True, width=120), full=not stat)
         console.print(f"wrote {out_path}", highlight=False, markup=False)

@@ -14,17 +14,25 @@ from .support import friendly
 
 
 @click.command("compare")
-@click.argument("run_dirs", metavar="RUN_DIR [RUN_DIR...]", nargs=-1, required=True,
-                type=click.Path(exists=True, file_okay=False))
-@click.option("--ref", "reference", help="The harness the others are compared with (default: the first found, "
-                                        "alphabetically).")
-@click.option("--by", "by", type=click.Choice(["overall", "category", "task"]), multiple=True,
-              help="Which tables to print (default: overall and category).")
+@click.argument(
+    "run_dirs", metavar="RUN_DIR [RUN_DIR...]", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False)
+)
+@click.option(
+    "--ref", "reference", help="The harness the others are compared with (default: the first found, alphabetically)."
+)
+@click.option(
+    "--by",
+    "by",
+    type=click.Choice(["overall", "category", "task"]),
+    multiple=True,
+    help="Which tables to print (default: overall and category).",
+)
 @click.option("--html", "html_out", type=click.Path(dir_okay=False), help="Also write the tables as one static page.")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Also write every figure as JSON.")
 @friendly
-def compare_command(run_dirs: tuple[str, ...], reference: str | None, by: tuple[str, ...], html_out: str | None,
-                    json_out: str | None) -> None:
+def compare_command(
+    run_dirs: tuple[str, ...], reference: str | None, by: tuple[str, ...], html_out: str | None, json_out: str | None
+) -> None:
     """Compare harnesses (claw, openclaw@VERSION, command agents) on the same tasks: reward, pass rate,
     turns, tokens, wall time and errors with 95% CIs, overall, per category and per task.
 
@@ -41,8 +49,9 @@ def compare_command(run_dirs: tuple[str, ...], reference: str | None, by: tuple[
         records += found
     result = compare_harnesses(records, order=[reference] if reference else None)
     if reference and result["reference"] != reference:
-        raise ClawgymError(f"--ref {reference}: no trials of that harness",
-                           hint=f"harnesses found: {', '.join(result['harnesses'])}")
+        raise ClawgymError(
+            f"--ref {reference}: no trials of that harness", hint=f"harnesses found: {', '.join(result['harnesses'])}"
+        )
     mark_reference(result)
     titles = {"overall": ("overall", None), "category": ("categories", "category"), "task": ("tasks", "task")}
     for choice in by or ("overall", "category"):
@@ -53,8 +62,11 @@ def compare_command(run_dirs: tuple[str, ...], reference: str | None, by: tuple[
         for g, cells in zip(result[key], table_rows(result[key])):
             table.add_row(*(([g["slice"]] if first else []) + cells))
         console.print(table)
-    console.print("means over trials, bootstrap 95% CIs over task instances; Δ reward paired by instance",
-                  highlight=False, markup=False)
+    console.print(
+        "means over trials, bootstrap 95% CIs over task instances; Δ reward paired by instance",
+        highlight=False,
+        markup=False,
+    )
     if html_out:
         Path(html_out).write_text(html_page(result), encoding="utf-8")
         console.print(f"wrote {html_out}", highlight=False, markup=False)

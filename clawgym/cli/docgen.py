@@ -12,12 +12,21 @@ from typing import Any
 from .. import registry
 from ..spec.validate import plugin_schema, raw_schema, resolve
 
-SPEC_KINDS = [("Task", "task"), ("Persona", "persona"), ("Skill", "skill"), ("Workspace", "workspace"),
-              ("Run", "run"), ("Synth", "synth"), ("Taxonomy", "taxonomy"), ("HeldOut", "heldout"),
-              ("ComposeDomains", "compose-domains"), ("ComposeOperations", "compose-operations"), ("Train", "train"),
-              ("RL", "rl")]
-PLUGIN_KINDS = [("check", "Checks"), ("generator", "Data generators"), ("agent", "Agents"),
-                ("sandbox", "Sandboxes")]
+SPEC_KINDS = [
+    ("Task", "task"),
+    ("Persona", "persona"),
+    ("Skill", "skill"),
+    ("Workspace", "workspace"),
+    ("Run", "run"),
+    ("Synth", "synth"),
+    ("Taxonomy", "taxonomy"),
+    ("HeldOut", "heldout"),
+    ("ComposeDomains", "compose-domains"),
+    ("ComposeOperations", "compose-operations"),
+    ("Train", "train"),
+    ("RL", "rl"),
+]
+PLUGIN_KINDS = [("check", "Checks"), ("generator", "Data generators"), ("agent", "Agents"), ("sandbox", "Sandboxes")]
 
 
 def _type_of(schema: dict) -> str:
@@ -55,8 +64,10 @@ def _fields_table(schema: dict, prefix: str = "", depth: int = 0) -> list[str]:
             notes.append(f"default `{json.dumps(sub_r['default'])}`")
         if sub_r.get("x-template"):
             notes.append("Jinja" if sub_r["x-template"] == "text" else "Jinja (native value)")
-        rows.append(f"| `{prefix}{name}` | {_cell(_type_of(sub_r))} | {_cell(', '.join(notes))} | "
-                    f"{_cell(sub_r.get('description', ''))} |")
+        rows.append(
+            f"| `{prefix}{name}` | {_cell(_type_of(sub_r))} | {_cell(', '.join(notes))} | "
+            f"{_cell(sub_r.get('description', ''))} |"
+        )
         if depth < 2:
             if sub_r.get("type") == "object" and "properties" in sub_r and "x-plugin" not in sub_r:
                 rows += _fields_table(sub_r, f"{prefix}{name}.", depth + 1)
@@ -75,18 +86,28 @@ def _table(schema: dict) -> list[str]:
 
 def reference_markdown() -> str:
     """The whole reference document."""
-    out = ["# ClawGym spec reference", "",
-           "Generated from the JSON Schemas in `clawgym/schemas/` and the built-in plugins by "
-           "`clawgym docs --out docs/reference.md`. Do not edit by hand.", "",
-           "Every spec file starts with `apiVersion: clawgym/v1` and a `kind`. Editors that speak the YAML "
-           "language server check files as you type when the first line is "
-           "`# yaml-language-server: $schema=<path to clawgym/schemas/KIND.v1.json>`.", ""]
+    out = [
+        "# ClawGym spec reference",
+        "",
+        "Generated from the JSON Schemas in `clawgym/schemas/` and the built-in plugins by "
+        "`clawgym docs --out docs/reference.md`. Do not edit by hand.",
+        "",
+        "Every spec file starts with `apiVersion: clawgym/v1` and a `kind`. Editors that speak the YAML "
+        "language server check files as you type when the first line is "
+        "`# yaml-language-server: $schema=<path to clawgym/schemas/KIND.v1.json>`.",
+        "",
+    ]
     for kind, stem in SPEC_KINDS:
         schema = raw_schema(stem)
         out += [f"## {kind} (`{stem}.v1.json`)", "", schema.get("description", ""), "", *_table(schema)]
     common = raw_schema("common")["$defs"]
-    out += ["## Workspace file entries (`files:`)", "", common["file_entry"]["description"], "",
-            *_table(common["file_entry"])]
+    out += [
+        "## Workspace file entries (`files:`)",
+        "",
+        common["file_entry"]["description"],
+        "",
+        *_table(common["file_entry"]),
+    ]
     out += ["## Parameters (`params:`)", "", common["param"]["description"], "", *_table(common["param"])]
     out += ["## Limits (`limits:`)", "", *_table(common["limits"])]
     for kind, title in PLUGIN_KINDS:
@@ -132,15 +153,35 @@ def generator_example(name: str) -> list[str]:
     generated = run_generator(name, params, _EXAMPLE_SEED)
     shape = "a list of rows (mappings)" if isinstance(generated.data, list) else "a mapping"
     option = ", ".join(f"{k}: {v}" for k, v in params.items())
-    out = [f"Templates read what it wrote as `data.<name>` (`name:` of the file entry, else the file's stem), "
-           f"{shape}. Example (`generate: {{type: {name}{', ' + option if option else ''}}}`):", "",
-           "```json", json.dumps(_shorten(generated.data), indent=2, ensure_ascii=False, default=str), "```", ""]
+    out = [
+        f"Templates read what it wrote as `data.<name>` (`name:` of the file entry, else the file's stem), "
+        f"{shape}. Example (`generate: {{type: {name}{', ' + option if option else ''}}}`):",
+        "",
+        "```json",
+        json.dumps(_shorten(generated.data), indent=2, ensure_ascii=False, default=str),
+        "```",
+        "",
+    ]
     if generated.files is not None:
         listing = sorted(generated.files)
-        out += ["Files written (a folder):", "", "```", *listing[:4],
-                *([f"... {len(listing) - 4} more"] if len(listing) > 4 else []), "```", ""]
+        out += [
+            "Files written (a folder):",
+            "",
+            "```",
+            *listing[:4],
+            *([f"... {len(listing) - 4} more"] if len(listing) > 4 else []),
+            "```",
+            "",
+        ]
     else:
         text = (generated.content or b"").decode("utf-8", errors="replace").splitlines()
-        out += ["The file begins:", "", "```", *[line[:100] for line in text[:6]],
-                *(["..."] if len(text) > 6 else []), "```", ""]
+        out += [
+            "The file begins:",
+            "",
+            "```",
+            *[line[:100] for line in text[:6]],
+            *(["..."] if len(text) > 6 else []),
+            "```",
+            "",
+        ]
     return out

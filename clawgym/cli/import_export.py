@@ -20,12 +20,23 @@ def import_() -> None:
 
 @import_.command("clawgym")
 @click.argument("source", type=click.Path(exists=True, file_okay=False))
-@click.option("--out", required=True, type=click.Path(file_okay=False),
-              help="Folder for the imported task specs, e.g. specs/imported/NAME.")
-@click.option("-j", "--jobs", type=click.IntRange(min=1),
-              help="Worker processes (default: twice the cores; the cores with --no-smoke).")
-@click.option("--no-smoke", is_flag=True,
-              help="Do not run each grader once on the untouched workspace (faster; crashing graders go unnoticed).")
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Folder for the imported task specs, e.g. specs/imported/NAME.",
+)
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    help="Worker processes (default: twice the cores; the cores with --no-smoke).",
+)
+@click.option(
+    "--no-smoke",
+    is_flag=True,
+    help="Do not run each grader once on the untouched workspace (faster; crashing graders go unnoticed).",
+)
 @click.option("--quiet", is_flag=True, help="Only print the summary.")
 @friendly
 def import_clawgym(source: str, out: str, jobs: int | None, no_smoke: bool, quiet: bool) -> None:
@@ -38,8 +49,12 @@ def import_clawgym(source: str, out: str, jobs: int | None, no_smoke: bool, quie
 @import_.command("clawgym-hf")
 @click.argument("source", type=click.Path(exists=True, dir_okay=False))
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Folder for the imported task specs.")
-@click.option("-j", "--jobs", type=click.IntRange(min=1),
-              help="Worker processes (default: twice the cores; the cores with --no-smoke).")
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    help="Worker processes (default: twice the cores; the cores with --no-smoke).",
+)
 @click.option("--no-smoke", is_flag=True, help="Do not run each grader once on the untouched workspace.")
 @click.option("--quiet", is_flag=True, help="Only print the summary.")
 @friendly
@@ -66,9 +81,14 @@ def import_harbor(source: str, out: str, quiet: bool) -> None:
 @import_.command("trajectories")
 @click.argument("sources", nargs=-1, required=True, type=click.Path(exists=True))
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="Write clawgym trajectories (JSONL) here.")
-@click.option("--format", "fmt", default="auto", show_default=True,
-              type=click.Choice(["auto", "clawgym", "openai", "sharegpt", "hf"]),
-              help="Format of the sources (auto: detect per file or folder).")
+@click.option(
+    "--format",
+    "fmt",
+    default="auto",
+    show_default=True,
+    type=click.Choice(["auto", "clawgym", "openai", "sharegpt", "hf"]),
+    help="Format of the sources (auto: detect per file or folder).",
+)
 @friendly
 def import_trajectories(sources: tuple[str, ...], out: str, fmt: str) -> None:
     """Import trajectories from OpenAI-messages or ShareGPT JSONL, or a saved Hugging Face dataset."""
@@ -85,24 +105,52 @@ def export() -> None:
 @export.command("trajectories")
 @click.argument("run_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
 @click.option("--out", "out_jsonl", type=click.Path(dir_okay=False), help="Write trajectories as JSONL here.")
-@click.option("--format", "fmt", default="clawgym", show_default=True,
-              type=click.Choice(["clawgym", "openai", "sharegpt"]),
-              help="JSONL flavour: clawgym trajectories, OpenAI messages + tools, or ShareGPT conversations.")
-@click.option("--hf", "hf_dir", type=click.Path(file_okay=False),
-              help="Also save a Hugging Face dataset (messages + tools columns) to this folder.")
+@click.option(
+    "--format",
+    "fmt",
+    default="clawgym",
+    show_default=True,
+    type=click.Choice(["clawgym", "openai", "sharegpt"]),
+    help="JSONL flavour: clawgym trajectories, OpenAI messages + tools, or ShareGPT conversations.",
+)
+@click.option(
+    "--hf",
+    "hf_dir",
+    type=click.Path(file_okay=False),
+    help="Also save a Hugging Face dataset (messages + tools columns) to this folder.",
+)
 @click.option("--min-reward", type=float, help="Keep trajectories with at least this reward.")
-@click.option("--status", "statuses", multiple=True, type=click.Choice(["passed", "failed", "error"]),
-              help="Keep only these statuses (repeatable).")
+@click.option(
+    "--status",
+    "statuses",
+    multiple=True,
+    type=click.Choice(["passed", "failed", "error"]),
+    help="Keep only these statuses (repeatable).",
+)
 @click.option("--category", "categories", multiple=True, help="Keep only these categories (repeatable).")
 @friendly
-def export_trajectories(run_dirs: tuple[str, ...], out_jsonl: str | None, fmt: str, hf_dir: str | None,
-                        min_reward: float | None, statuses: tuple[str, ...], categories: tuple[str, ...]) -> None:
+def export_trajectories(
+    run_dirs: tuple[str, ...],
+    out_jsonl: str | None,
+    fmt: str,
+    hf_dir: str | None,
+    min_reward: float | None,
+    statuses: tuple[str, ...],
+    categories: tuple[str, ...],
+) -> None:
     """Export the trajectories of run folders (with verdicts and diffs) to JSONL and/or a dataset."""
     from ..interop.trajectory_formats import export_command
 
-    export_command([Path(d) for d in run_dirs], out_jsonl=Path(out_jsonl) if out_jsonl else None, fmt=fmt,
-                   hf_dir=Path(hf_dir) if hf_dir else None, min_reward=min_reward, statuses=statuses,
-                   categories=categories, console=console)
+    export_command(
+        [Path(d) for d in run_dirs],
+        out_jsonl=Path(out_jsonl) if out_jsonl else None,
+        fmt=fmt,
+        hf_dir=Path(hf_dir) if hf_dir else None,
+        min_reward=min_reward,
+        statuses=statuses,
+        categories=categories,
+        console=console,
+    )
 
 
 @export.command("clawgym")

@@ -84,35 +84,74 @@ def _processes(value: str | None) -> int | str | None:
 @click.option("--attempts", default=1, show_default=True, help="Attempts per instance and agent.")
 @click.option("-j", "--jobs", type=int, help="Trials running at once (default: the run spec's concurrency, or 4).")
 @click.option("--out", type=click.Path(file_okay=False), help="Results folder (default: runs/<name>).")
-@click.option("--resume", "resume_dir", type=click.Path(exists=True, file_okay=False),
-              help="Continue a results folder: re-run only missing and errored trials.")
-@click.option("--add", is_flag=True, help="Add to a finished results folder of the same spec: new seeds or "
-                                          "agents run, finished trials are kept.")
-@click.option("--model", help="Model for model-driven agents (claw): 'embedded' (default, the bundled "
-                              "SmolLM2-135M-Instruct), a local model folder or hub id, or with --base-url an "
-                              "endpoint's model name.")
+@click.option(
+    "--resume",
+    "resume_dir",
+    type=click.Path(exists=True, file_okay=False),
+    help="Continue a results folder: re-run only missing and errored trials.",
+)
+@click.option(
+    "--add",
+    is_flag=True,
+    help="Add to a finished results folder of the same spec: new seeds or agents run, finished trials are kept.",
+)
+@click.option(
+    "--model",
+    help="Model for model-driven agents (claw): 'embedded' (default, the bundled "
+    "SmolLM2-135M-Instruct), a local model folder or hub id, or with --base-url an "
+    "endpoint's model name.",
+)
 @click.option("--base-url", help="OpenAI-compatible endpoint for --model (key from $OPENAI_API_KEY).")
 @click.option("--temperature", type=float, help="Sampling temperature of the agent's model.")
 @click.option("--max-tokens", type=int, help="Most tokens the agent's model generates per turn.")
 @click.option("--max-turns", type=int, help="Most model turns per trial (the task's limit still applies).")
 @click.option("--max-sandboxes", type=click.IntRange(min=1), help="Most live sandboxes at once (default: -j).")
-@click.option("--max-model-requests", type=click.IntRange(min=1),
-              help="Most model requests in flight at once, agents' and judge's (default: no cap).")
-@click.option("--trial-timeout", type=click.FloatRange(min=0, min_open=True),
-              help="Seconds per trial before it is cancelled as `error` (default: task limit + 600).")
-@click.option("--executor", type=click.Choice(["local", "ray"]),
-              help="Where trials run: this machine (local) or an existing Ray cluster (ray).")
+@click.option(
+    "--max-model-requests",
+    type=click.IntRange(min=1),
+    help="Most model requests in flight at once, agents' and judge's (default: no cap).",
+)
+@click.option(
+    "--trial-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Seconds per trial before it is cancelled as `error` (default: task limit + 600).",
+)
+@click.option(
+    "--executor",
+    type=click.Choice(["local", "ray"]),
+    help="Where trials run: this machine (local) or an existing Ray cluster (ray).",
+)
 @click.option("--ray-address", help="Ray cluster address for --executor ray (default: $RAY_ADDRESS or auto).")
-@click.option("--processes", callback=lambda ctx, param, v: _processes(v),
-              help="Worker processes of the local executor: a number, or 'auto' (default: processes from "
-                   "128 trials in flight, one per 128, at most one per core).")
+@click.option(
+    "--processes",
+    callback=lambda ctx, param, v: _processes(v),
+    help="Worker processes of the local executor: a number, or 'auto' (default: processes from "
+    "128 trials in flight, one per 128, at most one per core).",
+)
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @_friendly
-def run(spec: str | None, agents: tuple[str, ...], seeds: str, attempts: int, jobs: int | None,
-        out: str | None, resume_dir: str | None, add: bool, model: str | None, base_url: str | None,
-        temperature: float | None, max_tokens: int | None, max_turns: int | None,
-        max_sandboxes: int | None, max_model_requests: int | None, trial_timeout: float | None,
-        executor: str | None, ray_address: str | None, processes: int | str | None, quiet: bool) -> None:
+def run(
+    spec: str | None,
+    agents: tuple[str, ...],
+    seeds: str,
+    attempts: int,
+    jobs: int | None,
+    out: str | None,
+    resume_dir: str | None,
+    add: bool,
+    model: str | None,
+    base_url: str | None,
+    temperature: float | None,
+    max_tokens: int | None,
+    max_turns: int | None,
+    max_sandboxes: int | None,
+    max_model_requests: int | None,
+    trial_timeout: float | None,
+    executor: str | None,
+    ray_address: str | None,
+    processes: int | str | None,
+    quiet: bool,
+) -> None:
     """Run a run spec (kind: Run), or one task spec with --agent/--seeds, and print the results table.
 
     Examples: clawgym run specs/quickstart.yaml; clawgym run TASK.yaml --agent claw --model embedded
@@ -120,27 +159,58 @@ def run(spec: str | None, agents: tuple[str, ...], seeds: str, attempts: int, jo
     from ..agent.configs import agent_configs
     from .run import run_command
 
-    configs = agent_configs(list(agents), model=model, base_url=base_url, temperature=temperature,
-                            max_tokens=max_tokens, max_turns=max_turns)
+    configs = agent_configs(
+        list(agents),
+        model=model,
+        base_url=base_url,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        max_turns=max_turns,
+    )
     if ray_address and executor not in (None, "ray"):
         raise ClawgymError("--ray-address applies to --executor ray")
-    overrides = {"concurrency": jobs, "max_sandboxes": max_sandboxes, "max_model_requests": max_model_requests,
-                 "trial_timeout": trial_timeout,
-                 "executor": ({"type": executor or "ray", **({"address": ray_address} if ray_address else {})}
-                              if executor or ray_address else None),
-                 "processes": processes}
-    run_command(spec, agents=configs, seeds=seeds, attempts=attempts, overrides=overrides, out=out,
-                resume_dir=resume_dir, quiet=quiet, console=console, add=add)
+    overrides = {
+        "concurrency": jobs,
+        "max_sandboxes": max_sandboxes,
+        "max_model_requests": max_model_requests,
+        "trial_timeout": trial_timeout,
+        "executor": (
+            {"type": executor or "ray", **({"address": ray_address} if ray_address else {})}
+            if executor or ray_address
+            else None
+        ),
+        "processes": processes,
+    }
+    run_command(
+        spec,
+        agents=configs,
+        seeds=seeds,
+        attempts=attempts,
+        overrides=overrides,
+        out=out,
+        resume_dir=resume_dir,
+        quiet=quiet,
+        console=console,
+        add=add,
+    )
 
 
 @main.command()
-@click.argument("run_dirs", metavar="RUN_DIR [RUN_DIR...]", nargs=-1, required=True,
-                type=click.Path(exists=True, file_okay=False))
-@click.option("--html", "html_out", type=click.Path(dir_okay=False),
-              help="Also write one static page (plots and a trial browser) to this file.")
+@click.argument(
+    "run_dirs", metavar="RUN_DIR [RUN_DIR...]", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False)
+)
+@click.option(
+    "--html",
+    "html_out",
+    type=click.Path(dir_okay=False),
+    help="Also write one static page (plots and a trial browser) to this file.",
+)
 @click.option("--k", "ks", default="1,5", show_default=True, help="k values for pass@k and pass^k, e.g. '1,5'.")
-@click.option("--pinchbench", is_flag=True,
-              help="Also print PinchBench's own run score (sum of task means / tasks run) of imported PinchBench tasks.")
+@click.option(
+    "--pinchbench",
+    is_flag=True,
+    help="Also print PinchBench's own run score (sum of task means / tasks run) of imported PinchBench tasks.",
+)
 @_friendly
 def report(run_dirs: tuple[str, ...], html_out: str | None, ks: str, pinchbench: bool = False) -> None:
     """Print the results table of run folders (finished or partial); several folders side by side.
@@ -168,6 +238,7 @@ def report(run_dirs: tuple[str, ...], html_out: str | None, ks: str, pinchbench:
         console.print(compare_table(runs, title=f"Comparison of {len(runs)} runs"))
     if pinchbench:
         from .pinchbench import print_pinchbench_score
+
         for label, records in pb_records:
             console.print(f"{label}:", highlight=False, markup=False)
             if not print_pinchbench_score(records, console):
@@ -180,8 +251,12 @@ def report(run_dirs: tuple[str, ...], html_out: str | None, ks: str, pinchbench:
 
 
 @main.command()
-@click.option("--model", default="embedded", show_default=True,
-              help="A local model folder, a hub id, or 'embedded' (the bundled SmolLM2-135M-Instruct).")
+@click.option(
+    "--model",
+    default="embedded",
+    show_default=True,
+    help="A local model folder, a hub id, or 'embedded' (the bundled SmolLM2-135M-Instruct).",
+)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=8000, show_default=True, help="Port to listen on.")
 @click.option("--device", default="auto", show_default=True, help="auto, cpu or cuda.")
@@ -190,13 +265,26 @@ def report(run_dirs: tuple[str, ...], html_out: str | None, ks: str, pinchbench:
 @click.option("--temperature", type=float, help="Default sampling temperature.")
 @click.option("--chat-template", help="A chat template (text or file) to use instead of the model's.")
 @_friendly
-def serve(model: str, host: str, port: int, device: str, dtype: str, max_tokens: int | None,
-          temperature: float | None, chat_template: str | None) -> None:
+def serve(
+    model: str,
+    host: str,
+    port: int,
+    device: str,
+    dtype: str,
+    max_tokens: int | None,
+    temperature: float | None,
+    chat_template: str | None,
+) -> None:
     """Serve a Hugging Face model as an OpenAI-compatible chat endpoint (with tool calls)."""
     from ..policy.server import serve as run_server
 
-    options = {"device": device, "dtype": dtype, "max_tokens": max_tokens, "temperature": temperature,
-               "chat_template": chat_template}
+    options = {
+        "device": device,
+        "dtype": dtype,
+        "max_tokens": max_tokens,
+        "temperature": temperature,
+        "chat_template": chat_template,
+    }
     run_server(model, host=host, port=port, **{k: v for k, v in options.items() if v is not None})
 
 

@@ -11,8 +11,12 @@ from .support import CONSOLE, friendly
 
 @click.command("pinchbench")
 @click.argument("repo", type=click.Path(exists=True, file_okay=False))
-@click.option("--out", required=True, type=click.Path(file_okay=False),
-              help="Folder for the imported task specs, e.g. specs/imported/pinchbench.")
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Folder for the imported task specs, e.g. specs/imported/pinchbench.",
+)
 @click.option("--quiet", is_flag=True, help="Only print the summary.")
 @friendly
 def import_pinchbench(repo: str, out: str, quiet: bool) -> None:
@@ -24,8 +28,12 @@ def import_pinchbench(repo: str, out: str, quiet: bool) -> None:
 
 @click.command("pinchbench")
 @click.argument("specs", nargs=-1, required=True, type=click.Path(exists=True))
-@click.option("--out", required=True, type=click.Path(file_okay=False),
-              help="Folder to write tasks/ and assets/ into (a PinchBench layout).")
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Folder to write tasks/ and assets/ into (a PinchBench layout).",
+)
 @friendly
 def export_pinchbench(specs: tuple[str, ...], out: str) -> None:
     """Export task specs as PinchBench task files (imported ones byte for byte)."""

@@ -13,8 +13,11 @@ from ..spec.task import Task, thaw
 
 
 def print_task(task: Task, console: Console, *, show_files: bool = False) -> None:
-    console.print(f"[bold]{task.name}[/bold] seed {task.seed}  hash {task.hash[:16]}  "
-                  f"category {task.category_label}  persona {task.persona}", highlight=False)
+    console.print(
+        f"[bold]{task.name}[/bold] seed {task.seed}  hash {task.hash[:16]}  "
+        f"category {task.category_label}  persona {task.persona}",
+        highlight=False,
+    )
     if task.params:
         console.print("params: " + json.dumps(thaw(task.params), ensure_ascii=False), highlight=False)
     console.print(Panel(task.instruction.strip(), title="instruction", expand=False))
@@ -32,13 +35,19 @@ def print_task(task: Task, console: Console, *, show_files: bool = False) -> Non
     console.print(f"solution: {len(task.solution)} step(s)")
     for i, step in enumerate(task.solution):
         kind = next(k for k in STEP_KINDS if k in step)
-        body = (f"{step['write']['path']} ({len(step['write']['content'])} chars)" if kind == "write"
-                else json.dumps(step[kind], ensure_ascii=False) if kind in ("message", "cron") else step[kind])
+        body = (
+            f"{step['write']['path']} ({len(step['write']['content'])} chars)"
+            if kind == "write"
+            else json.dumps(step[kind], ensure_ascii=False)
+            if kind in ("message", "cron")
+            else step[kind]
+        )
         first = str(body).strip().splitlines()[0] if str(body).strip() else ""
         console.print(f"  {i + 1}. {kind}: {first[:100]}", highlight=False, markup=False)
     console.print(f"checks: {len(task.checks)}")
     for check in task.checks:
         shown = {k: v for k, v in thaw(check).items() if k != "type"}
         text = json.dumps(shown, ensure_ascii=False)
-        console.print(f"  - {check['type']} {text[:160]}{'…' if len(text) > 160 else ''}", highlight=False,
-                      markup=False)
+        console.print(
+            f"  - {check['type']} {text[:160]}{'…' if len(text) > 160 else ''}", highlight=False, markup=False
+        )

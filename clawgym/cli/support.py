@@ -42,5 +42,3 @@ def friendly(fn: Callable) -> Callable:
             sys.exit(exc.exit_code)
 
     return wrapper
-
-

@@ -53,13 +53,15 @@ def validate_other(path: Path) -> str | None:
         return kind
     if kind == "Synth":
         from ..synth.check import check_synth_spec
+
         check_synth_spec(path)
         return kind
-    if kind in ("ComposeDomains", "ComposeOperations"):   # the two files of a catalog check each other
+    if kind in ("ComposeDomains", "ComposeOperations"):  # the two files of a catalog check each other
         from ..synth.compose.catalog import load_catalog
+
         try:
             load_catalog(str(path.parent.resolve()))
-        except SpecError as exc:   # each file reports its own problems (the other's when it has none)
+        except SpecError as exc:  # each file reports its own problems (the other's when it has none)
             own = [p for p in exc.problems if p.file and Path(p.file).resolve() == path.resolve()]
             raise SpecError(own or list(exc.problems)) from None
         return kind
@@ -91,8 +93,11 @@ def validate_paths(paths: list[Path], *, static: bool, seeds: str, jobs: int, co
     failed: set[str] = set()
     files, skipped = spec_files(paths)
     if skipped:
-        console.print(f"skipped {len(skipped)} YAML data file(s) without apiVersion or kind, e.g. {skipped[0]}",
-                      highlight=False, markup=False)
+        console.print(
+            f"skipped {len(skipped)} YAML data file(s) without apiVersion or kind, e.g. {skipped[0]}",
+            highlight=False,
+            markup=False,
+        )
     compiled = {c.path: c for c in compile_files(files, seed_list)}
     for path in files:
         result = compiled[path]
@@ -113,8 +118,10 @@ def validate_paths(paths: list[Path], *, static: bool, seeds: str, jobs: int, co
     if tasks and not static and not problems:
         from ..run.lint import lint_report
 
-        console.print(f"grading {len(tasks)} task instances: oracle must score 1.0, nop at most 0.1, "
-                      "tamper no more than nop...", highlight=False)
+        console.print(
+            f"grading {len(tasks)} task instances: oracle must score 1.0, nop at most 0.1, tamper no more than nop...",
+            highlight=False,
+        )
         report = lint_report(tasks, jobs=jobs)
         problems += report.problems
         bad = {p.file for p in report.problems}
@@ -131,8 +138,10 @@ def validate_paths(paths: list[Path], *, static: bool, seeds: str, jobs: int, co
 
 def _summary(files: int, failed: int, problems: int, instances: int, static: bool) -> str:
     if problems:
-        return (f"{problems} problem{'s' if problems != 1 else ''} found in {failed} of {files} "
-                f"file{'s' if files != 1 else ''}")
+        return (
+            f"{problems} problem{'s' if problems != 1 else ''} found in {failed} of {files} "
+            f"file{'s' if files != 1 else ''}"
+        )
     graded = "" if static or not instances else f"; {instances} instances: oracle 1.0, nop <= 0.1, tamper <= nop"
     return f"{files} file{'s' if files != 1 else ''} valid{graded}"
 

@@ -67,8 +67,12 @@ def default_jobs() -> int:
 def compile_files(paths: list[Path], seeds: list[int], *, jobs: int | None = None) -> list[Compiled]:
     """`compile_file` for every path; uses a fork-based process pool on Linux for large batches."""
     jobs = jobs or default_jobs()
-    if jobs < 2 or len(paths) < 2 or len(paths) * len(seeds) < PARALLEL_MIN_INSTANCES \
-            or not sys.platform.startswith("linux"):
+    if (
+        jobs < 2
+        or len(paths) < 2
+        or len(paths) * len(seeds) < PARALLEL_MIN_INSTANCES
+        or not sys.platform.startswith("linux")
+    ):
         return [compile_file(p, seeds) for p in paths]
     chunks = [(p, seeds[i::jobs]) for p in paths for i in range(min(jobs, len(seeds)))]
     with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
@@ -85,8 +89,9 @@ def compile_files(paths: list[Path], seeds: list[int], *, jobs: int | None = Non
     return [merged[p] for p in paths]
 
 
-def compile_many(paths: list[Path], seeds: list[int], docs: dict[Path, Document] | None = None,
-                 jobs: int | None = None) -> list[Task]:
+def compile_many(
+    paths: list[Path], seeds: list[int], docs: dict[Path, Document] | None = None, jobs: int | None = None
+) -> list[Task]:
     """Every task instance of `paths` × `seeds`; all problems across all files raised together."""
     if docs:
         results = [compile_file(p, seeds, docs.get(p)) for p in paths]

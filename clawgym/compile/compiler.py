@@ -17,8 +17,16 @@ from ..spec.task import Task
 from .instance import BOOTSTRAP_FILES, DEFAULT_LIMITS, PERSONA_DEFAULTS, STEP_KINDS, InstanceCompiler
 from .task_spec import TaskSpec, load_task_spec
 
-__all__ = ["BOOTSTRAP_FILES", "DEFAULT_LIMITS", "PERSONA_DEFAULTS", "STEP_KINDS", "TaskSpec", "compile_task",
-           "load_task_spec", "problems_beyond"]
+__all__ = [
+    "BOOTSTRAP_FILES",
+    "DEFAULT_LIMITS",
+    "PERSONA_DEFAULTS",
+    "STEP_KINDS",
+    "TaskSpec",
+    "compile_task",
+    "load_task_spec",
+    "problems_beyond",
+]
 
 
 def compile_task(spec: TaskSpec, seed: int) -> Task:
@@ -47,8 +55,11 @@ def problems_beyond(doc: Document, found: list[Problem], seed: int = 0) -> list[
     if not isinstance(data, dict) or data.get("kind") != "Task" or any(k not in data for k in _NEEDED):
         return []
     skip = {_skip_path(p.key) for p in found}
-    if None in skip or any(len(s) == 1 and s[0] in _NEEDED for s in skip) \
-            or any(s[0] in ("persona", "skills", "workspace", "params", "apiVersion", "kind") for s in skip):
+    if (
+        None in skip
+        or any(len(s) == 1 and s[0] in _NEEDED for s in skip)
+        or any(s[0] in ("persona", "skills", "workspace", "params", "apiVersion", "kind") for s in skip)
+    ):
         return []  # nothing to compile around: the whole task depends on it
     try:
         library = library_for(find_root(Path(doc.file).resolve().parent))

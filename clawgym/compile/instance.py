@@ -26,16 +26,34 @@ from ..spec.task import Task
 from .task_spec import TaskSpec
 
 BOOTSTRAP_FILES = ("AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "HEARTBEAT.md")
-PERSONA_DEFAULTS = {"pronouns": None, "organization": None, "location": None, "timezone": "UTC", "email": None,
-                    "tone": None, "bio": None, "habits": [], "preferences": [], "facts": {}, "contacts": []}
+PERSONA_DEFAULTS = {
+    "pronouns": None,
+    "organization": None,
+    "location": None,
+    "timezone": "UTC",
+    "email": None,
+    "tone": None,
+    "bio": None,
+    "habits": [],
+    "preferences": [],
+    "facts": {},
+    "contacts": [],
+}
 STEP_KINDS = ("exec", "python", "script", "write", "message", "cron")
-DEFAULT_LIMITS = {"turns": 30, "seconds": 600, "memory_mb": 2048, "pids": 256, "output_bytes": 1_000_000,
-                  "verify_seconds": 300}
+DEFAULT_LIMITS = {
+    "turns": 30,
+    "seconds": 600,
+    "memory_mb": 2048,
+    "pids": 256,
+    "output_bytes": 1_000_000,
+    "verify_seconds": 300,
+}
 
 
 @lru_cache(maxsize=None)
 def _default_template(name: str) -> str:
     from importlib import resources
+
     return resources.files("clawgym.templates").joinpath(name).read_text(encoding="utf-8")
 
 
@@ -76,7 +94,10 @@ class InstanceCompiler:
         skills = [lib.skill(s, doc.where(("skills", i))) for i, s in enumerate(data.get("skills", []))]
         ws = lib.workspace(data["workspace"], doc.where(("workspace",)))
         self.ctx: dict[str, Any] = {
-            "params": params, "persona": persona, "data": {}, "vars": {},
+            "params": params,
+            "persona": persona,
+            "data": {},
+            "vars": {},
             "task": {"name": self.spec.name, "seed": self.seed, "category": data.get("category", "")},
             "skills": [s.spec["name"] for s in skills],
         }
@@ -94,8 +115,10 @@ class InstanceCompiler:
                 continue
             value = self.render({"x-template": "value"}, template, ("vars", name))
             if len(self.problems) > before or self.uses_failed(template):
-                self.fail(f"vars.{name}", self.problems[before] if len(self.problems) > before
-                          else self.failed[self.uses_failed(template)])
+                self.fail(
+                    f"vars.{name}",
+                    self.problems[before] if len(self.problems) > before else self.failed[self.uses_failed(template)],
+                )
             else:
                 self.ctx["vars"][name] = value
         for edoc, key, entry, base in entries:
@@ -108,29 +131,51 @@ class InstanceCompiler:
         schema = raw_schema("task")["properties"]
         instruction = self.render(schema["instruction"], data["instruction"], ("instruction",))
         followups = self.render(schema["followups"], data.get("followups", []), ("followups",))
-        solution = [self._solution_step(schema["solution"]["items"], step, i)
-                    for i, step in enumerate(data.get("solution") or []) if ("solution", i) not in self.skip]
-        checks = [self._check(schema["checks"]["items"], check, i) for i, check in enumerate(data["checks"])
-                  if ("checks", i) not in self.skip]
+        solution = [
+            self._solution_step(schema["solution"]["items"], step, i)
+            for i, step in enumerate(data.get("solution") or [])
+            if ("solution", i) not in self.skip
+        ]
+        checks = [
+            self._check(schema["checks"]["items"], check, i)
+            for i, check in enumerate(data["checks"])
+            if ("checks", i) not in self.skip
+        ]
         rubric = self.render(schema["rubric"], data.get("rubric", []), ("rubric",))
         tools = self.render(schema["tools"], data.get("tools", {}), ("tools",))
         clock = self.render(schema["clock"], data.get("clock", schema["clock"]["default"]), ("clock",))
         if self.problems:
             raise SpecError(self._with_skipped(self.problems))
         return Task(
-            name=self.spec.name, category=data.get("category", ""), seed=self.seed, params=params,
-            persona=persona_name, skills=tuple(self.ctx["skills"]), workspace=data["workspace"],
-            instruction=instruction, files=self.files, executables=frozenset(self.executables),
-            solution=tuple(solution), checks=tuple(checks), rubric=tuple(rubric),
+            name=self.spec.name,
+            category=data.get("category", ""),
+            seed=self.seed,
+            params=params,
+            persona=persona_name,
+            skills=tuple(self.ctx["skills"]),
+            workspace=data["workspace"],
+            instruction=instruction,
+            files=self.files,
+            executables=frozenset(self.executables),
+            solution=tuple(solution),
+            checks=tuple(checks),
+            rubric=tuple(rubric),
             rubric_weight=float(data.get("rubric_weight", 0.3)),
-            limits={**DEFAULT_LIMITS, **(data.get("limits") or {})}, network=bool(data.get("network", False)),
-            mount=data.get("mount", "/root/.openclaw/workspace"), tools=tools, clock=clock,
+            limits={**DEFAULT_LIMITS, **(data.get("limits") or {})},
+            network=bool(data.get("network", False)),
+            mount=data.get("mount", "/root/.openclaw/workspace"),
+            tools=tools,
+            clock=clock,
             title=data.get("title", ""),
-            subcategory=data.get("subcategory", ""), difficulty=data.get("difficulty", ""),
-            spec_file=doc.file, task_dir=str(doc.folder), extra_hashed=self.extra,
+            subcategory=data.get("subcategory", ""),
+            difficulty=data.get("difficulty", ""),
+            spec_file=doc.file,
+            task_dir=str(doc.folder),
+            extra_hashed=self.extra,
             solution_lines=tuple(doc.line(("solution", i)) for i in range(len(solution))),
-            followups=tuple({"message": f["message"], "new_session": bool(f.get("new_session", False))}
-                            for f in followups or []),
+            followups=tuple(
+                {"message": f["message"], "new_session": bool(f.get("new_session", False))} for f in followups or []
+            ),
         )
 
     # -- names that failed -----------------------------------------------------------------
@@ -180,15 +225,20 @@ class InstanceCompiler:
             except RenderError as exc:
                 self.problems.append(problem(exc, doc.where(path)))
                 return value
-            self.problems += [Problem(f"after rendering: {p.what}", file=p.file, line=p.line, key=p.key, hint=p.hint)
-                              for p in rendered_value_problems(schema, out, doc, path)]
+            self.problems += [
+                Problem(f"after rendering: {p.what}", file=p.file, line=p.line, key=p.key, hint=p.hint)
+                for p in rendered_value_problems(schema, out, doc, path)
+            ]
             return out
         inherited = {"x-template": mode} if mode else {}  # a templated mapping or list: its strings too
         if isinstance(value, dict):
             props, extra = schema.get("properties", {}), schema.get("additionalProperties")
-            return {k: self.render(props.get(k) or (extra if isinstance(extra, dict) and extra else inherited),
-                                   v, path + (k,), doc)
-                    for k, v in value.items()}
+            return {
+                k: self.render(
+                    props.get(k) or (extra if isinstance(extra, dict) and extra else inherited), v, path + (k,), doc
+                )
+                for k, v in value.items()
+            }
         if isinstance(value, list):
             items = schema.get("items") if isinstance(schema.get("items"), dict) and schema["items"] else inherited
             return [self.render(items, v, path + (i,), doc) for i, v in enumerate(value)]
@@ -198,8 +248,13 @@ class InstanceCompiler:
     def _safe_path(self, rel: Any, doc: Document, key: tuple) -> str | None:
         p = PurePosixPath(str(rel))
         if not str(rel).strip() or p.is_absolute() or ".." in p.parts:
-            self.problems.append(Problem(f"path {rel!r} must be relative to the workspace and stay inside it",
-                                         **doc.where(key), hint="write it like 'input/data.csv'"))
+            self.problems.append(
+                Problem(
+                    f"path {rel!r} must be relative to the workspace and stay inside it",
+                    **doc.where(key),
+                    hint="write it like 'input/data.csv'",
+                )
+            )
             return None
         return p.as_posix().rstrip("/") if str(rel) not in (".", "./") else ""
 
@@ -216,8 +271,14 @@ class InstanceCompiler:
         rel = self._safe_path(entry["path"], doc, key + ("path",))
         gen = dict(entry["generate"])
         if rel is None or len(self.problems) > before or self.uses_failed(declared):
-            self.fail(f"data.{data_name}", self.problems[before] if len(self.problems) > before
-                      else self.failed[self.uses_failed(declared) or ""] if self.uses_failed(declared) else None)
+            self.fail(
+                f"data.{data_name}",
+                self.problems[before]
+                if len(self.problems) > before
+                else self.failed[self.uses_failed(declared) or ""]
+                if self.uses_failed(declared)
+                else None,
+            )
             return
         gen_type = gen.pop("type")
         try:
@@ -233,15 +294,24 @@ class InstanceCompiler:
             self.files[rel] = out.content or b""
         name = entry.get("name") or PurePosixPath(rel).stem.replace("-", "_").replace(".", "_")
         if name in self.ctx["data"]:
-            self.problems.append(Problem(f"two generated files expose data as {name!r}", **doc.where(key),
-                                         hint="give one of them a distinct 'name:'"))
+            self.problems.append(
+                Problem(
+                    f"two generated files expose data as {name!r}",
+                    **doc.where(key),
+                    hint="give one of them a distinct 'name:'",
+                )
+            )
         self.ctx["data"][name] = out.data
 
     def _plain_file(self, doc: Document, key: tuple, entry: dict, base: Path) -> None:
         given = [k for k in ("content", "template", "source") if k in entry]
         if len(given) != 1:
-            self.problems.append(Problem(f"give exactly one of content, template, source, generate "
-                                         f"(found {', '.join(given) or 'none'})", **doc.where(key)))
+            self.problems.append(
+                Problem(
+                    f"give exactly one of content, template, source, generate (found {', '.join(given) or 'none'})",
+                    **doc.where(key),
+                )
+            )
             return
         rel = self._safe_path(entry["path"], doc, key + ("path",))
         if rel is None:
@@ -255,8 +325,13 @@ class InstanceCompiler:
                     self.own_files.update(f"{rel}/{sub}" if rel else sub for sub in tree.files)
                 return
             if not src.is_file():
-                self.problems.append(Problem(f"source file {entry['source']!r} not found next to {doc.file}",
-                                             **doc.where(key + ("source",)), hint="paths are relative to the spec file"))
+                self.problems.append(
+                    Problem(
+                        f"source file {entry['source']!r} not found next to {doc.file}",
+                        **doc.where(key + ("source",)),
+                        hint="paths are relative to the spec file",
+                    )
+                )
                 return
             self.files[rel] = src.read_bytes()
         else:
@@ -289,8 +364,9 @@ class InstanceCompiler:
                 continue
             self.files[name] = str(self.render({"x-template": "text"}, source, key, doc)).encode()
         if "USER.md" not in self.own_files:
-            self.files["USER.md"] = self.render({"x-template": "text"}, _default_template("USER.md"),
-                                                ("persona",)).encode()
+            self.files["USER.md"] = self.render(
+                {"x-template": "text"}, _default_template("USER.md"), ("persona",)
+            ).encode()
 
     def _memory(self) -> None:
         memory = self.spec.data.get("memory") or {}
@@ -306,15 +382,21 @@ class InstanceCompiler:
         key = ("solution", i)
         kinds = [k for k in STEP_KINDS if k in step]
         if len(kinds) != 1:
-            self.problems.append(Problem(f"a solution step needs exactly one of {', '.join(STEP_KINDS)} "
-                                         f"(found {', '.join(kinds) or 'none'})", **self.doc.where(key)))
+            self.problems.append(
+                Problem(
+                    f"a solution step needs exactly one of {', '.join(STEP_KINDS)} "
+                    f"(found {', '.join(kinds) or 'none'})",
+                    **self.doc.where(key),
+                )
+            )
             return step
         out = self.render(schema, step, key)
         if "script" in out:
             src = self.doc.folder / out["script"]
             if not src.is_file():
-                self.problems.append(Problem(f"script {out['script']!r} not found next to the spec",
-                                             **self.doc.where(key + ("script",))))
+                self.problems.append(
+                    Problem(f"script {out['script']!r} not found next to the spec", **self.doc.where(key + ("script",)))
+                )
                 return out
             out["source"] = src.read_text(encoding="utf-8")
             out["interpreter"] = "python3" if src.suffix == ".py" else "bash"
@@ -327,9 +409,13 @@ class InstanceCompiler:
         out = self.render(schema, check, key)  # rendered fields are checked against their schema
         script = out.get("script")
         if isinstance(script, str) and not (self.doc.folder / script).is_file():
-            self.problems.append(Problem(f"grading script {script!r} not found next to the spec",
-                                         **self.doc.where(key + ("script",)),
-                                         hint="paths are relative to the spec file"))
+            self.problems.append(
+                Problem(
+                    f"grading script {script!r} not found next to the spec",
+                    **self.doc.where(key + ("script",)),
+                    hint="paths are relative to the spec file",
+                )
+            )
             return out
         try:
             graded_with = registry.get("check", str(out.get("type"))).graded_with(out)

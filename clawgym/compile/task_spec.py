@@ -43,8 +43,10 @@ def load_task_spec(path: str | Path, doc: Document | None = None) -> TaskSpec:
     library = library_for(find_root(Path(doc.file).resolve().parent))
     data = doc.data
     personas = data["persona"] if isinstance(data["persona"], list) else [data["persona"]]
-    refs: list[tuple[Any, str, tuple]] = [(library.persona, p, ("persona",) if isinstance(data["persona"], str)
-                                            else ("persona", i)) for i, p in enumerate(personas)]
+    refs: list[tuple[Any, str, tuple]] = [
+        (library.persona, p, ("persona",) if isinstance(data["persona"], str) else ("persona", i))
+        for i, p in enumerate(personas)
+    ]
     refs += [(library.skill, s, ("skills", i)) for i, s in enumerate(data.get("skills", []))]
     refs.append((library.workspace, data["workspace"], ("workspace",)))
     for getter, name, key in refs:
@@ -66,12 +68,23 @@ def _operation_problems(doc: Document, library: Library) -> list[Problem]:
     for i, op in enumerate(doc.data.get("operations", [])):
         skill, _, name = op.partition(".")
         if skill not in skills:
-            problems.append(Problem(f"operation {op!r} belongs to skill {skill!r}, which the task does not list",
-                                    **doc.where(("operations", i)), hint=f"add {skill!r} to skills or drop the operation"))
+            problems.append(
+                Problem(
+                    f"operation {op!r} belongs to skill {skill!r}, which the task does not list",
+                    **doc.where(("operations", i)),
+                    hint=f"add {skill!r} to skills or drop the operation",
+                )
+            )
             continue
         known = [o["name"] for o in library.skill(skill, doc.where(("operations", i))).spec["operations"]]
         if name not in known:
             from ..errors import did_you_mean
-            problems.append(Problem(f"skill {skill!r} has no operation {name!r}", **doc.where(("operations", i)),
-                                    hint=did_you_mean(name, known) or f"its operations: {', '.join(known)}"))
+
+            problems.append(
+                Problem(
+                    f"skill {skill!r} has no operation {name!r}",
+                    **doc.where(("operations", i)),
+                    hint=did_you_mean(name, known) or f"its operations: {', '.join(known)}",
+                )
+            )
     return problems

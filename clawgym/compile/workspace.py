@@ -40,7 +40,7 @@ def write_files(files: Mapping[str, bytes], executables: Collection[str], dest: 
         try:
             view = memoryview(content)
             while view:
-                view = view[os.write(fd, view):]
+                view = view[os.write(fd, view) :]
             if mode == 0o755:
                 os.fchmod(fd, mode)  # whatever the umask
         finally:
@@ -51,8 +51,11 @@ def snapshot(folder: Path, limits: safefs.TreeLimits | None = safefs.GRADING_LIM
     """{relative path: bytes} of the regular files of `folder` (links and special files: None),
     never following links; bounded by `limits`. For folders we made; `diff` reads agent-written
     folders lazily instead."""
-    return {e.rel: (_read(e, e.st.st_size) if e.kind == "file" else None)
-            for e in safefs.walk(folder, limits) if e.kind != "dir"}
+    return {
+        e.rel: (_read(e, e.st.st_size) if e.kind == "file" else None)
+        for e in safefs.walk(folder, limits)
+        if e.kind != "dir"
+    }
 
 
 def _read(entry: safefs.Entry, size: int) -> bytes | None:
@@ -121,8 +124,7 @@ def _lazy_read(root: Path, rel: str, size: int, budget: dict[str, int]) -> bytes
         return None
 
 
-def _file_diff(rel: str, a: bytes | None, b: bytes | None, kind: str | None, in_before: bool,
-               size: int) -> list[str]:
+def _file_diff(rel: str, a: bytes | None, b: bytes | None, kind: str | None, in_before: bool, size: int) -> list[str]:
     name = quote_path(rel)
     in_after = kind is not None
     if (in_before and a is None) or (in_after and kind != "file"):
@@ -132,9 +134,14 @@ def _file_diff(rel: str, a: bytes | None, b: bytes | None, kind: str | None, in_
     if a_text is None or b_text is None:
         status = "added" if not in_before else "deleted" if not in_after else "changed"
         return [f"~ {name}: binary or large file {status}" + (f" ({size:,} bytes)" if in_after else "") + "\n"]
-    out = list(difflib.unified_diff(a_text.splitlines(keepends=True), b_text.splitlines(keepends=True),
-                                    fromfile=quote_path("a/" + rel) if in_before else "/dev/null",
-                                    tofile=quote_path("b/" + rel) if in_after else "/dev/null"))
+    out = list(
+        difflib.unified_diff(
+            a_text.splitlines(keepends=True),
+            b_text.splitlines(keepends=True),
+            fromfile=quote_path("a/" + rel) if in_before else "/dev/null",
+            tofile=quote_path("b/" + rel) if in_after else "/dev/null",
+        )
+    )
     if out and not out[-1].endswith("\n"):
         out.append("\n\\ No newline at end of file\n")
     return out

@@ -13,15 +13,7 @@ import unicodedata
 
 __all__ = ["printable", "quote_path", "markup_safe"]
 
-_NAMED = {
-    "\a": "\\a",
-    "\b": "\\b",
-    "\t": "\\t",
-    "\n": "\\n",
-    "\v": "\\v",
-    "\f": "\\f",
-    "\r": "\\r",
-}
+_NAMED = {"\a": "\\a", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v", "\f": "\\f", "\r": "\\r"}
 
 # Bidi embeddings/overrides/isolates and marks, line/paragraph separators.
 _INVISIBLE_FORMAT = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c\u2028\u2029")

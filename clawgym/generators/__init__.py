@@ -12,7 +12,8 @@ from .base import Generated, Generator, apply_defaults, get_generator, run_gener
 
 #: Built-in generators by name (plugins registered by other packages are not listed here).
 GENERATORS: dict[str, type] = {
-    name: obj for name, obj in sorted(_registry.registered("generator").items())
+    name: obj
+    for name, obj in sorted(_registry.registered("generator").items())
     if getattr(obj, "__module__", "").startswith(__name__ + ".")
 }
 

@@ -56,8 +56,7 @@ def apply_defaults(schema: dict, params: dict | None) -> dict:
         value = out[key]
         if isinstance(value, dict) and "properties" in sub:
             out[key] = apply_defaults(sub, value)
-        elif isinstance(value, list) and isinstance(sub.get("items"), dict) \
-                and "properties" in sub["items"]:
+        elif isinstance(value, list) and isinstance(sub.get("items"), dict) and "properties" in sub["items"]:
             out[key] = [apply_defaults(sub["items"], v) if isinstance(v, dict) else v for v in value]
     return out
 

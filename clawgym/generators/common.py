@@ -24,8 +24,14 @@ def make_schema(name: str, description: str, props: dict[str, dict]) -> dict:
     """A draft 2020-12 object schema with the `type` selector and no extra keys allowed."""
     properties = {"type": {"const": name, "description": f"Selects the `{name}` generator."}}
     properties.update(props)
-    return {"$schema": SCHEMA_DRAFT, "title": name, "description": description, "type": "object",
-            "additionalProperties": False, "properties": properties}
+    return {
+        "$schema": SCHEMA_DRAFT,
+        "title": name,
+        "description": description,
+        "type": "object",
+        "additionalProperties": False,
+        "properties": properties,
+    }
 
 
 def p(typ: str | list, description: str, default: Any = None, **extra: Any) -> dict:

@@ -25,13 +25,18 @@ class VcfContacts:
     """
 
     name = "vcf_contacts"
-    schema = make_schema(name, __doc__.split("\n")[0], {
-        "count": p_count("Number of cards (including duplicates).", 10, minimum=1, maximum=2000),
-        "duplicates": p_count("How many cards repeat an earlier person.", 0, maximum=1000),
-        "birthday_ratio": p("number", "Share of contacts with a birthday.", 0.5, minimum=0, maximum=1),
-        "work_ratio": p("number", "Share of contacts with a work email at their company.", 0.6,
-                        minimum=0, maximum=1),
-    })
+    schema = make_schema(
+        name,
+        __doc__.split("\n")[0],
+        {
+            "count": p_count("Number of cards (including duplicates).", 10, minimum=1, maximum=2000),
+            "duplicates": p_count("How many cards repeat an earlier person.", 0, maximum=1000),
+            "birthday_ratio": p("number", "Share of contacts with a birthday.", 0.5, minimum=0, maximum=1),
+            "work_ratio": p(
+                "number", "Share of contacts with a work email at their company.", 0.6, minimum=0, maximum=1
+            ),
+        },
+    )
 
     @staticmethod
     def generate(rng: random.Random, params: dict) -> Generated:
@@ -42,15 +47,35 @@ class VcfContacts:
         for first, last in People(rng).many(n - dupes):
             org = rng.choice(vocab.COMPANIES)
             work = rng.random() < float(params["work_ratio"])
-            bday = iso(date(rng.randint(1958, 2004), rng.randint(1, 12), rng.randint(1, 28))) \
-                if rng.random() < float(params["birthday_ratio"]) else None
-            cards.append({"name": f"{first} {last}", "first_name": first, "last_name": last,
-                          "email": email_for(rng, first, last, company_domain(org) if work else None),
-                          "phone": phone(rng), "org": org, "title": rng.choice(vocab.JOB_TITLES),
-                          "city": rng.choice(vocab.CITIES), "birthday": bday,
-                          "note": rng.choice((None, None, None, f"Met at the {rng.choice(vocab.CITIES)} conference",
-                                              "Prefers text messages", "Introduced by a colleague")),
-                          "duplicate_of": None})
+            bday = (
+                iso(date(rng.randint(1958, 2004), rng.randint(1, 12), rng.randint(1, 28)))
+                if rng.random() < float(params["birthday_ratio"])
+                else None
+            )
+            cards.append(
+                {
+                    "name": f"{first} {last}",
+                    "first_name": first,
+                    "last_name": last,
+                    "email": email_for(rng, first, last, company_domain(org) if work else None),
+                    "phone": phone(rng),
+                    "org": org,
+                    "title": rng.choice(vocab.JOB_TITLES),
+                    "city": rng.choice(vocab.CITIES),
+                    "birthday": bday,
+                    "note": rng.choice(
+                        (
+                            None,
+                            None,
+                            None,
+                            f"Met at the {rng.choice(vocab.CITIES)} conference",
+                            "Prefers text messages",
+                            "Introduced by a colleague",
+                        )
+                    ),
+                    "duplicate_of": None,
+                }
+            )
         for orig in rng.sample(cards, dupes):
             dup = dict(orig, duplicate_of=orig)
             if rng.random() < 0.5:
@@ -68,18 +93,38 @@ class VcfContacts:
             c["uid"] = f"{rng.getrandbits(64):016x}"
             if c["duplicate_of"] is not None:
                 c["duplicate_of"] = index_of[id(c["duplicate_of"])]
-            lines += ["BEGIN:VCARD", "VERSION:3.0", f"UID:{c['uid']}",
-                      f"N:{escape(c['last_name'])};{escape(c['first_name'])};;;", f"FN:{escape(c['name'])}"]
+            lines += [
+                "BEGIN:VCARD",
+                "VERSION:3.0",
+                f"UID:{c['uid']}",
+                f"N:{escape(c['last_name'])};{escape(c['first_name'])};;;",
+                f"FN:{escape(c['name'])}",
+            ]
             if c["org"]:
                 lines += [f"ORG:{escape(c['org'])}", f"TITLE:{escape(c['title'])}"]
-            lines += [f"EMAIL;TYPE=INTERNET:{c['email']}", f"TEL;TYPE=CELL:{c['phone']}",
-                      f"ADR;TYPE=HOME:;;;{escape(c['city'])};;;"]
+            lines += [
+                f"EMAIL;TYPE=INTERNET:{c['email']}",
+                f"TEL;TYPE=CELL:{c['phone']}",
+                f"ADR;TYPE=HOME:;;;{escape(c['city'])};;;",
+            ]
             if c["birthday"]:
                 lines.append(f"BDAY:{c['birthday']}")
             if c["note"]:
                 lines.append(f"NOTE:{escape(c['note'])}")
             lines.append("END:VCARD")
-        keys = ("uid", "name", "first_name", "last_name", "email", "phone", "org", "title", "city",
-                "birthday", "note", "duplicate_of")
+        keys = (
+            "uid",
+            "name",
+            "first_name",
+            "last_name",
+            "email",
+            "phone",
+            "org",
+            "title",
+            "city",
+            "birthday",
+            "note",
+            "duplicate_of",
+        )
         data = [{k: c[k] for k in keys} for c in cards]
         return Generated(content=("\r\n".join(fold(x) for x in lines) + "\r\n").encode(), data=data)

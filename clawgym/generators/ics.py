@@ -13,15 +13,36 @@ from .base import Generated
 from .common import People, company_domain, email_for, iso, make_schema, p, p_count, p_date, parse_date
 
 DURATIONS = (30, 30, 45, 60, 60, 60, 90, 120)
-WORK_EVENTS = ("1:1 with {first}", "Sprint planning", "Design review: {project}", "Team standup",
-               "Budget review", "Call with {company}", "Interview: {title} candidate", "Quarterly planning",
-               "{project} demo", "Customer onboarding: {company}", "Hiring sync", "Roadmap review")
-PERSONAL_EVENTS = (("Lunch with {first}", "{cafe}"), ("Dentist appointment", "City Dental Care, 120 Main St"),
-                   ("Gym", "Equinox"), ("Haircut", "Studio 9, 48 Oak Ave"), ("Parent-teacher meeting",
-                   "Lincoln Elementary School"), ("Coffee with {first}", "{cafe}"),
-                   ("Car service", "Downtown Auto Care, 5 Mill Rd"))
-ALL_DAY = ("Company holiday", "Conference: {project} Summit", "Out of office", "Team offsite in {city}",
-           "{first}'s birthday")
+WORK_EVENTS = (
+    "1:1 with {first}",
+    "Sprint planning",
+    "Design review: {project}",
+    "Team standup",
+    "Budget review",
+    "Call with {company}",
+    "Interview: {title} candidate",
+    "Quarterly planning",
+    "{project} demo",
+    "Customer onboarding: {company}",
+    "Hiring sync",
+    "Roadmap review",
+)
+PERSONAL_EVENTS = (
+    ("Lunch with {first}", "{cafe}"),
+    ("Dentist appointment", "City Dental Care, 120 Main St"),
+    ("Gym", "Equinox"),
+    ("Haircut", "Studio 9, 48 Oak Ave"),
+    ("Parent-teacher meeting", "Lincoln Elementary School"),
+    ("Coffee with {first}", "{cafe}"),
+    ("Car service", "Downtown Auto Care, 5 Mill Rd"),
+)
+ALL_DAY = (
+    "Company holiday",
+    "Conference: {project} Summit",
+    "Out of office",
+    "Team offsite in {city}",
+    "{first}'s birthday",
+)
 
 
 def escape(text: str) -> str:
@@ -34,7 +55,7 @@ def fold(line: str) -> str:
     if line.isascii():
         if len(line) <= 75:
             return line
-        return "\r\n ".join([line[:75]] + [line[i:i + 74] for i in range(75, len(line), 74)])
+        return "\r\n ".join([line[:75]] + [line[i : i + 74] for i in range(75, len(line), 74)])
     parts, cur, size = [], "", 0
     for ch in line:
         n = len(ch.encode())
@@ -68,22 +89,27 @@ class IcsCalendar:
     """
 
     name = "ics_calendar"
-    schema = make_schema(name, __doc__.split("\n")[0], {
-        "events": p_count("Total number of events (including all-day ones).", 8, minimum=0, maximum=500),
-        "all_day": p_count("How many of the events are all-day events.", 1, maximum=100),
-        "conflicts": p_count("Timed events placed to overlap exactly one other event.", 0, maximum=100),
-        "start_date": p_date("First day of the calendar window (YYYY-MM-DD).", "2026-03-02"),
-        "days": p_count("Length of the window in days.", 7, minimum=1, maximum=366),
-        "weekends": p("boolean", "Allow timed events on Saturdays and Sundays.", False),
-        "work_start": p("integer", "Earliest start hour of timed events.", 9, minimum=0, maximum=23),
-        "work_end": p("integer", "Hour by which timed events end.", 18, minimum=1, maximum=24),
-        "personal_ratio": p("number", "Share of timed events that are personal (no attendees).", 0.25,
-                            minimum=0, maximum=1),
-        "calendar_name": p("string", "X-WR-CALNAME of the calendar.", "Work"),
-        "owner_name": p("string", "Calendar owner (organizer of work events).", "Jordan Lee"),
-        "owner_email": p("string", "Owner's email address.", "jordan.lee@example.com"),
-        "utc": p("boolean", "Write times as UTC (…Z) instead of floating local time.", False),
-    })
+    schema = make_schema(
+        name,
+        __doc__.split("\n")[0],
+        {
+            "events": p_count("Total number of events (including all-day ones).", 8, minimum=0, maximum=500),
+            "all_day": p_count("How many of the events are all-day events.", 1, maximum=100),
+            "conflicts": p_count("Timed events placed to overlap exactly one other event.", 0, maximum=100),
+            "start_date": p_date("First day of the calendar window (YYYY-MM-DD).", "2026-03-02"),
+            "days": p_count("Length of the window in days.", 7, minimum=1, maximum=366),
+            "weekends": p("boolean", "Allow timed events on Saturdays and Sundays.", False),
+            "work_start": p("integer", "Earliest start hour of timed events.", 9, minimum=0, maximum=23),
+            "work_end": p("integer", "Hour by which timed events end.", 18, minimum=1, maximum=24),
+            "personal_ratio": p(
+                "number", "Share of timed events that are personal (no attendees).", 0.25, minimum=0, maximum=1
+            ),
+            "calendar_name": p("string", "X-WR-CALNAME of the calendar.", "Work"),
+            "owner_name": p("string", "Calendar owner (organizer of work events).", "Jordan Lee"),
+            "owner_email": p("string", "Owner's email address.", "jordan.lee@example.com"),
+            "utc": p("boolean", "Write times as UTC (…Z) instead of floating local time.", False),
+        },
+    )
 
     @staticmethod
     def generate(rng: random.Random, params: dict) -> Generated:
@@ -99,8 +125,13 @@ class IcsCalendar:
         open_days = [d for d in days if params["weekends"] or d.weekday() < 5] or days
         people = People(rng).many(8)
         company = rng.choice(vocab.COMPANIES)
-        ctx = {"project": rng.choice(vocab.PROJECTS), "company": company, "cafe": rng.choice(vocab.CAFES),
-               "city": rng.choice(vocab.CITIES), "title": rng.choice(vocab.JOB_TITLES)}
+        ctx = {
+            "project": rng.choice(vocab.PROJECTS),
+            "company": company,
+            "cafe": rng.choice(vocab.CAFES),
+            "city": rng.choice(vocab.CITIES),
+            "title": rng.choice(vocab.JOB_TITLES),
+        }
         events: list[dict[str, Any]] = []
 
         def timed(day: date, minute: int, length: int) -> dict:
@@ -137,15 +168,25 @@ class IcsCalendar:
             length = rng.choice((1, 1, 1, 2, 3))
             first, last = rng.choice(people)
             summary = rng.choice(ALL_DAY).format(first=first, **ctx)
-            events.append({"_s": datetime(d.year, d.month, d.day), "_e": datetime(d.year, d.month, d.day)
-                           + timedelta(days=length), "all_day": True, "summary": summary, "location": None,
-                           "description": None, "attendees": [], "organizer": None})
+            events.append(
+                {
+                    "_s": datetime(d.year, d.month, d.day),
+                    "_e": datetime(d.year, d.month, d.day) + timedelta(days=length),
+                    "all_day": True,
+                    "summary": summary,
+                    "location": None,
+                    "description": None,
+                    "attendees": [],
+                    "organizer": None,
+                }
+            )
         events.sort(key=lambda e: (e["_s"], e["_e"], e["summary"]))
         return _render(rng, events, params)
 
 
-def _describe_timed(rng: random.Random, ev: dict, people: list, company: str, ctx: dict, prm: dict,
-                    used: set[str]) -> None:
+def _describe_timed(
+    rng: random.Random, ev: dict, people: list, company: str, ctx: dict, prm: dict, used: set[str]
+) -> None:
     """Pick a summary (distinct within the calendar where possible), location and attendees."""
     personal = rng.random() < float(prm["personal_ratio"])
     lunch_time = 11 <= ev["_s"].hour <= 13
@@ -160,15 +201,18 @@ def _describe_timed(rng: random.Random, ev: dict, people: list, company: str, ct
             break
     used.add(summary)
     if personal:
-        ev.update(summary=summary, location=location.format(**ctx), description=None, attendees=[],
-                  organizer=None)
+        ev.update(summary=summary, location=location.format(**ctx), description=None, attendees=[], organizer=None)
         return
     guests = [(first, last)] if summary.startswith("1:1") else rng.sample(people, rng.randint(2, 4))
     domain = company_domain(company) if "{company}" in summary else prm["owner_email"].split("@")[-1]
     attendees = [{"name": f"{f} {l}", "email": email_for(rng, f, l, domain)} for f, l in guests]
-    ev.update(summary=summary, location=rng.choice(vocab.MEETING_ROOMS),
-              description=f"Agenda: {summary.lower()}. Please review the shared notes beforehand.",
-              attendees=attendees, organizer={"name": prm["owner_name"], "email": prm["owner_email"]})
+    ev.update(
+        summary=summary,
+        location=rng.choice(vocab.MEETING_ROOMS),
+        description=f"Agenda: {summary.lower()}. Please review the shared notes beforehand.",
+        attendees=attendees,
+        organizer={"name": prm["owner_name"], "email": prm["owner_email"]},
+    )
 
 
 def _stamp(dt: datetime, utc: bool) -> str:
@@ -179,8 +223,14 @@ def _render(rng: random.Random, events: list[dict], prm: dict) -> Generated:
     utc = bool(prm["utc"])
     start = parse_date(prm["start_date"], "start_date")
     dtstamp = iso(start - timedelta(days=7)).replace("-", "") + "T090000Z"
-    lines = ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//ClawGym//Mock Calendar 1.0//EN",
-             "CALSCALE:GREGORIAN", "METHOD:PUBLISH", f"X-WR-CALNAME:{escape(prm['calendar_name'])}"]
+    lines = [
+        "BEGIN:VCALENDAR",
+        "VERSION:2.0",
+        "PRODID:-//ClawGym//Mock Calendar 1.0//EN",
+        "CALSCALE:GREGORIAN",
+        "METHOD:PUBLISH",
+        f"X-WR-CALNAME:{escape(prm['calendar_name'])}",
+    ]
     out = []
     for ev in events:
         uid = f"{rng.getrandbits(64):016x}@calendar.example.com"
@@ -199,19 +249,36 @@ def _render(rng: random.Random, events: list[dict], prm: dict) -> Generated:
         if ev["organizer"]:
             lines.append(f"ORGANIZER;CN={param(ev['organizer']['name'])}:mailto:{ev['organizer']['email']}")
         for a in ev["attendees"]:
-            lines.append(f"ATTENDEE;CN={param(a['name'])};ROLE=REQ-PARTICIPANT;PARTSTAT="
-                         f"{rng.choice(('ACCEPTED', 'ACCEPTED', 'TENTATIVE', 'NEEDS-ACTION'))}:mailto:{a['email']}")
+            lines.append(
+                f"ATTENDEE;CN={param(a['name'])};ROLE=REQ-PARTICIPANT;PARTSTAT="
+                f"{rng.choice(('ACCEPTED', 'ACCEPTED', 'TENTATIVE', 'NEEDS-ACTION'))}:mailto:{a['email']}"
+            )
         lines += ["STATUS:CONFIRMED", "TRANSP:" + ("TRANSPARENT" if ev["all_day"] else "OPAQUE"), "END:VEVENT"]
-        out.append({"uid": uid, "summary": ev["summary"], "start": s, "end": e, "all_day": ev["all_day"],
-                    "location": ev["location"], "description": ev["description"],
-                    "organizer": ev["organizer"], "attendees": ev["attendees"], "_ev": ev})
+        out.append(
+            {
+                "uid": uid,
+                "summary": ev["summary"],
+                "start": s,
+                "end": e,
+                "all_day": ev["all_day"],
+                "location": ev["location"],
+                "description": ev["description"],
+                "organizer": ev["organizer"],
+                "attendees": ev["attendees"],
+                "_ev": ev,
+            }
+        )
     lines.append("END:VCALENDAR")
     timed = [x for x in out if not x["all_day"]]
-    conflicts = [{"uids": [a["uid"], b["uid"]], "summaries": [a["summary"], b["summary"]],
-                  "date": iso(a["_ev"]["_s"].date())}
-                 for i, a in enumerate(timed) for b in timed[i + 1:] if _overlaps(a["_ev"], b["_ev"])]
+    conflicts = [
+        {"uids": [a["uid"], b["uid"]], "summaries": [a["summary"], b["summary"]], "date": iso(a["_ev"]["_s"].date())}
+        for i, a in enumerate(timed)
+        for b in timed[i + 1 :]
+        if _overlaps(a["_ev"], b["_ev"])
+    ]
     for x in out:
         del x["_ev"]
     text = "\r\n".join(fold(line) for line in lines) + "\r\n"
-    return Generated(content=text.encode(), data={"calendar": prm["calendar_name"], "events": out,
-                                                  "conflicts": conflicts})
+    return Generated(
+        content=text.encode(), data={"calendar": prm["calendar_name"], "events": out, "conflicts": conflicts}
+    )

@@ -12,36 +12,85 @@ from ..errors import ClawgymError
 from ..registry import register
 from . import vocab
 from .base import Generated
-from .common import (People, iso, make_schema, money, p, p_count, p_date, p_strings,
-                     parse_date, rand_cents, rand_date, weighted)
+from .common import (
+    People,
+    iso,
+    make_schema,
+    money,
+    p,
+    p_count,
+    p_date,
+    p_strings,
+    parse_date,
+    rand_cents,
+    rand_date,
+    weighted,
+)
 
 KINDS: dict[str, tuple[list[str], list[str]]] = {
     # kind: (available columns, default columns)
-    "transactions": (["id", "date", "vendor", "description", "category", "amount", "currency", "account",
-                      "payment_method", "status"],
-                     ["date", "vendor", "description", "category", "amount", "currency"]),
-    "expenses": (["id", "date", "employee", "department", "category", "vendor", "description", "amount",
-                  "currency", "payment_method", "receipt", "status"],
-                 ["id", "date", "employee", "category", "vendor", "description", "amount", "currency",
-                  "receipt"]),
-    "invoices": (["id", "client", "description", "issued", "due", "amount", "currency", "status",
-                  "paid_date"],
-                 ["id", "client", "issued", "due", "amount", "currency", "status"]),
+    "transactions": (
+        [
+            "id",
+            "date",
+            "vendor",
+            "description",
+            "category",
+            "amount",
+            "currency",
+            "account",
+            "payment_method",
+            "status",
+        ],
+        ["date", "vendor", "description", "category", "amount", "currency"],
+    ),
+    "expenses": (
+        [
+            "id",
+            "date",
+            "employee",
+            "department",
+            "category",
+            "vendor",
+            "description",
+            "amount",
+            "currency",
+            "payment_method",
+            "receipt",
+            "status",
+        ],
+        ["id", "date", "employee", "category", "vendor", "description", "amount", "currency", "receipt"],
+    ),
+    "invoices": (
+        ["id", "client", "description", "issued", "due", "amount", "currency", "status", "paid_date"],
+        ["id", "client", "issued", "due", "amount", "currency", "status"],
+    ),
 }
 ALL_COLUMNS = sorted({c for avail, _ in KINDS.values() for c in avail})
 DEFAULT_CATEGORIES = {
-    "transactions": ["groceries", "dining", "rent", "utilities", "transport", "subscriptions", "shopping",
-                     "travel"],
+    "transactions": ["groceries", "dining", "rent", "utilities", "transport", "subscriptions", "shopping", "travel"],
     "expenses": ["travel", "lodging", "meals", "transport", "office", "software"],
     "invoices": [],
 }
-INVOICE_SERVICES = ("Consulting services", "Website maintenance", "Design retainer", "Catering",
-                    "Equipment rental", "Software development", "Photography", "Translation services",
-                    "Bookkeeping", "Event staffing")
-LIST_PRICES = {x.split("=")[0].strip(): round(float(x.split("=")[1].split("/")[0]) * 100)
-               for *_, spec in vocab.CATEGORY_PROFILES.values() for x in spec.split("|") if "=" in x}
-METHODS = {"rent": "bank transfer", "subscriptions": "card", "utilities": "direct debit",
-           "insurance": "direct debit"}
+INVOICE_SERVICES = (
+    "Consulting services",
+    "Website maintenance",
+    "Design retainer",
+    "Catering",
+    "Equipment rental",
+    "Software development",
+    "Photography",
+    "Translation services",
+    "Bookkeeping",
+    "Event staffing",
+)
+LIST_PRICES = {
+    x.split("=")[0].strip(): round(float(x.split("=")[1].split("/")[0]) * 100)
+    for *_, spec in vocab.CATEGORY_PROFILES.values()
+    for x in spec.split("|")
+    if "=" in x
+}
+METHODS = {"rent": "bank transfer", "subscriptions": "card", "utilities": "direct debit", "insurance": "direct debit"}
 
 
 @register("generator", "csv_ledger")
@@ -55,27 +104,44 @@ class CsvLedger:
     """
 
     name = "csv_ledger"
-    schema = make_schema(name, __doc__.split("\n")[0], {
-        "kind": p("string", "What the ledger holds.", "transactions", enum=list(KINDS)),
-        "rows": p_count("Number of data rows.", 20, minimum=1),
-        "start_date": p_date("First day of the period (YYYY-MM-DD).", "2026-03-01"),
-        "days": p_count("Length of the period in days; dates fall in [start_date, start_date+days-1].",
-                        30, minimum=1, maximum=3660),
-        "currency": p("string", "Currency code written in the `currency` column.", "USD",
-                      pattern="^[A-Z]{3}$"),
-        "categories": p_strings("Categories to draw from (each appears at least once when rows allow). "
-                                "Null: a sensible set for the kind. Unknown names get generic vendors.",
-                                None),
-        "columns": {"type": ["array", "null"], "default": None, "uniqueItems": True, "minItems": 1,
-                    "items": {"type": "string", "enum": ALL_COLUMNS},
-                    "description": "Columns and their order (must be valid for the kind). Null: the "
-                                   "kind's defaults."},
-        "include_status": p(["boolean", "null"], "Add the `status` column to the default columns "
-                            "(null: only for invoices). Ignored when `columns` is given.", None),
-        "as_of": p_date("Invoices: the day status is judged on. Null: start_date + days.", None),
-        "paid_ratio": p("number", "Invoices: share of invoices that are paid.", 0.5, minimum=0, maximum=1),
-        "employees": p_count("Expenses: number of distinct employees.", 4, minimum=1, maximum=50),
-    })
+    schema = make_schema(
+        name,
+        __doc__.split("\n")[0],
+        {
+            "kind": p("string", "What the ledger holds.", "transactions", enum=list(KINDS)),
+            "rows": p_count("Number of data rows.", 20, minimum=1),
+            "start_date": p_date("First day of the period (YYYY-MM-DD).", "2026-03-01"),
+            "days": p_count(
+                "Length of the period in days; dates fall in [start_date, start_date+days-1].",
+                30,
+                minimum=1,
+                maximum=3660,
+            ),
+            "currency": p("string", "Currency code written in the `currency` column.", "USD", pattern="^[A-Z]{3}$"),
+            "categories": p_strings(
+                "Categories to draw from (each appears at least once when rows allow). "
+                "Null: a sensible set for the kind. Unknown names get generic vendors.",
+                None,
+            ),
+            "columns": {
+                "type": ["array", "null"],
+                "default": None,
+                "uniqueItems": True,
+                "minItems": 1,
+                "items": {"type": "string", "enum": ALL_COLUMNS},
+                "description": "Columns and their order (must be valid for the kind). Null: the kind's defaults.",
+            },
+            "include_status": p(
+                ["boolean", "null"],
+                "Add the `status` column to the default columns "
+                "(null: only for invoices). Ignored when `columns` is given.",
+                None,
+            ),
+            "as_of": p_date("Invoices: the day status is judged on. Null: start_date + days.", None),
+            "paid_ratio": p("number", "Invoices: share of invoices that are paid.", 0.5, minimum=0, maximum=1),
+            "employees": p_count("Expenses: number of distinct employees.", 4, minimum=1, maximum=50),
+        },
+    )
 
     @staticmethod
     def generate(rng: random.Random, params: dict) -> Generated:
@@ -84,8 +150,10 @@ class CsvLedger:
         columns = list(params["columns"] or default_cols)
         bad = [c for c in columns if c not in avail]
         if bad:
-            raise ClawgymError(f"csv_ledger: column(s) {', '.join(bad)} not available for kind {kind!r}",
-                               hint=f"choose from {', '.join(avail)}")
+            raise ClawgymError(
+                f"csv_ledger: column(s) {', '.join(bad)} not available for kind {kind!r}",
+                hint=f"choose from {', '.join(avail)}",
+            )
         if not params["columns"]:
             status = params["include_status"]
             if status is None:
@@ -106,15 +174,17 @@ class CsvLedger:
         writer = csv.writer(buf, lineterminator="\n")
         writer.writerow(columns)
         for row in data:
-            writer.writerow(["" if row[c] is None else (f"{row[c]:.2f}" if c == "amount" else row[c])
-                             for c in columns])
+            writer.writerow(["" if row[c] is None else (f"{row[c]:.2f}" if c == "amount" else row[c]) for c in columns])
         return Generated(content=buf.getvalue().encode(), data=data)
 
 
 def _profile(category: str) -> tuple[float, float, float, bool, list[tuple[str, str]]]:
     weight, low, high, fixed, spec = vocab.CATEGORY_PROFILES.get(category, vocab.DEFAULT_PROFILE)
-    pairs = [(x.split("/", 1)[0].split("=")[0].strip(), x.split("/", 1)[1].strip())
-             for x in spec.split("|")] if spec else []
+    pairs = (
+        [(x.split("/", 1)[0].split("=")[0].strip(), x.split("/", 1)[1].strip()) for x in spec.split("|")]
+        if spec
+        else []
+    )
     return weight, low, high, fixed, pairs
 
 
@@ -162,8 +232,14 @@ def _spending(rng: random.Random, params: dict, kind: str, start: date, days: in
         else:
             cents = rand_cents(rng, low, high)
         memo = memo.format(city=rng.choice(vocab.CITIES), month=vocab.MONTHS[day.month - 1])
-        row: dict[str, Any] = {"date": iso(day), "vendor": vendor, "description": memo, "category": cat,
-                               "amount": money(cents), "currency": params["currency"]}
+        row: dict[str, Any] = {
+            "date": iso(day),
+            "vendor": vendor,
+            "description": memo,
+            "category": cat,
+            "amount": money(cents),
+            "currency": params["currency"],
+        }
         method = METHODS.get(cat) or rng.choice(("card", "card", "card", "mobile pay"))
         if kind == "transactions":
             row["account"] = accounts[0] if method != "card" else rng.choice(accounts)
@@ -172,14 +248,16 @@ def _spending(rng: random.Random, params: dict, kind: str, start: date, days: in
             row["status"] = "pending" if recent and rng.random() < 0.5 else "cleared"
         else:
             emp = rng.choice(people)
-            row.update(employee=emp, department=depts[emp], payment_method=rng.choice(
-                ("corporate card", "corporate card", "personal card", "cash")),
+            row.update(
+                employee=emp,
+                department=depts[emp],
+                payment_method=rng.choice(("corporate card", "corporate card", "personal card", "cash")),
                 receipt="yes" if rng.random() < 0.85 else "no",
-                status=weighted(rng, ("approved", "pending", "rejected"), (6, 3, 1)))
+                status=weighted(rng, ("approved", "pending", "rejected"), (6, 3, 1)),
+            )
         rows.append(row)
     rows.sort(key=lambda r: r["date"])
-    prefix, first = ("TXN", rng.randint(10000, 80000)) if kind == "transactions" else \
-        ("EXP", rng.randint(1000, 8000))
+    prefix, first = ("TXN", rng.randint(10000, 80000)) if kind == "transactions" else ("EXP", rng.randint(1000, 8000))
     for i, row in enumerate(rows):
         row["id"] = f"{prefix}-{first + i}"
     return rows
@@ -199,8 +277,15 @@ def _invoices(rng: random.Random, params: dict, start: date, days: int, n: int) 
             cents = half_hours * 50 * rate
         else:
             cents = rand_cents(rng, 150, 9500) // 500 * 500
-        rows.append({"client": rng.choice(clients), "description": rng.choice(INVOICE_SERVICES),
-                     "issued": issued, "due": due, "cents": max(cents, 5000)})
+        rows.append(
+            {
+                "client": rng.choice(clients),
+                "description": rng.choice(INVOICE_SERVICES),
+                "issued": issued,
+                "due": due,
+                "cents": max(cents, 5000),
+            }
+        )
     rows.sort(key=lambda r: r["issued"])
     for i, r in enumerate(rows):
         paid_date = None
@@ -212,8 +297,13 @@ def _invoices(rng: random.Random, params: dict, start: date, days: int, n: int) 
             if r["due"] == as_of:
                 r["due"] += timedelta(days=1)
             status = "overdue" if r["due"] < as_of else "unpaid"
-        r.update(id=f"INV-{r['issued'].year}-{year_seq + i:04d}", issued=iso(r["issued"]), due=iso(r["due"]),
-                 amount=money(r.pop("cents")), currency=params["currency"], status=status,
-                 paid_date=iso(paid_date) if paid_date else None)
+        r.update(
+            id=f"INV-{r['issued'].year}-{year_seq + i:04d}",
+            issued=iso(r["issued"]),
+            due=iso(r["due"]),
+            amount=money(r.pop("cents")),
+            currency=params["currency"],
+            status=status,
+            paid_date=iso(paid_date) if paid_date else None,
+        )
     return rows
-

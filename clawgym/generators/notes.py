@@ -39,15 +39,22 @@ class Doc:
     def action(self, owner: str | None, text: str, due: date | None, done: bool) -> None:
         body = (f"{owner}: " if owner else "") + text + (f" by {iso(due)}" if due else "")
         self.item(f"[{'x' if done else ' '}] {body}")
-        self.actions.append({"owner": owner, "text": text, "due": iso(due) if due else None,
-                             "done": done, "line": len(self.lines), "section": self.sections[-1]["heading"]})
+        self.actions.append(
+            {
+                "owner": owner,
+                "text": text,
+                "due": iso(due) if due else None,
+                "done": done,
+                "line": len(self.lines),
+                "section": self.sections[-1]["heading"],
+            }
+        )
 
     def text(self) -> bytes:
         return ("\n".join(self.lines) + "\n").encode()
 
 
-def _actions(rng: random.Random, doc: Doc, owners: list[str | None], n: int, day: date,
-             prm: dict, **ctx: Any) -> None:
+def _actions(rng: random.Random, doc: Doc, owners: list[str | None], n: int, day: date, prm: dict, **ctx: Any) -> None:
     texts = rng.sample(vocab.ACTION_TEMPLATES, min(n, len(vocab.ACTION_TEMPLATES)))
     while len(texts) < n:
         texts.append(rng.choice(vocab.ACTION_TEMPLATES))
@@ -64,8 +71,11 @@ def _meeting(rng: random.Random, prm: dict, day: date, doc: Doc) -> dict:
     ctx = {"project": project, "date": iso(day + timedelta(days=rng.randint(7, 30)))}
     hour = rng.randint(9, 16)
     doc.heading(title, 1)
-    doc.lines += [f"Date: {iso(day)} ({vocab.WEEKDAYS[day.weekday()]})", f"Time: {hour:02d}:00-{hour + 1:02d}:00",
-                  f"Attendees: {', '.join(people)}"]
+    doc.lines += [
+        f"Date: {iso(day)} ({vocab.WEEKDAYS[day.weekday()]})",
+        f"Time: {hour:02d}:00-{hour + 1:02d}:00",
+        f"Attendees: {', '.join(people)}",
+    ]
     doc.heading("Agenda")
     for i, (topic, _) in enumerate(topics):
         doc.item(topic, f"{i + 1}.")
@@ -80,8 +90,7 @@ def _meeting(rng: random.Random, prm: dict, day: date, doc: Doc) -> dict:
         doc.item(fill(d, rng, **ctx))
     doc.heading("Action Items")
     _actions(rng, doc, [x.split()[0] for x in people], int(prm["action_items"]), day, prm, **ctx)
-    return {"title": title, "project": project, "attendees": people,
-            "decisions": doc.sections[-2]["items"]}
+    return {"title": title, "project": project, "attendees": people, "decisions": doc.sections[-2]["items"]}
 
 
 def _project(rng: random.Random, prm: dict, day: date, doc: Doc) -> dict:
@@ -97,8 +106,15 @@ def _project(rng: random.Random, prm: dict, day: date, doc: Doc) -> dict:
     doc.heading("Milestones")
     ms_day = day - timedelta(days=rng.randint(10, 30))
     milestones = []
-    stages = ("Kickoff", "Requirements signed off", "Design freeze", "Beta release", "User testing",
-              "Launch", "Retrospective")
+    stages = (
+        "Kickoff",
+        "Requirements signed off",
+        "Design freeze",
+        "Beta release",
+        "User testing",
+        "Launch",
+        "Retrospective",
+    )
     for k in sorted(rng.sample(range(len(stages)), 4)):
         name = stages[k]
         ms_day += timedelta(days=rng.randint(5, 15))
@@ -111,8 +127,7 @@ def _project(rng: random.Random, prm: dict, day: date, doc: Doc) -> dict:
         doc.item(fill(b, rng, **ctx))
     doc.heading("Action Items")
     _actions(rng, doc, [x.split()[0] for x in people], int(prm["action_items"]), day, prm, **ctx)
-    return {"title": title, "project": project, "attendees": people, "status": status,
-            "milestones": milestones}
+    return {"title": title, "project": project, "attendees": people, "status": status, "milestones": milestones}
 
 
 def _journal(rng: random.Random, prm: dict, day: date, doc: Doc) -> dict:
@@ -145,20 +160,22 @@ class MarkdownNotes:
     """
 
     name = "markdown_notes"
-    schema = make_schema(name, __doc__.split("\n")[0], {
-        "kind": p("string", "Kind of notes.", "meeting", enum=["meeting", "project", "journal"]),
-        "date": p_date("Meeting date / last update / first journal day (YYYY-MM-DD).", "2026-03-02"),
-        "title": p(["string", "null"], "Title (null: generated).", None),
-        "project": p(["string", "null"], "Project name (null: drawn).", None),
-        "attendees": p_count("meeting/project: number of people (distinct first names).", 4,
-                             minimum=1, maximum=20),
-        "topics": p_count("meeting: discussion topics.", 3, minimum=1, maximum=7),
-        "entries": p_count("journal: number of daily entries.", 5, minimum=1, maximum=60),
-        "action_items": p_count("Number of action items (journal: to-dos spread over entries).", 4,
-                                maximum=16),
-        "done_ratio": p("number", "Share of action items already done.", 0.25, minimum=0, maximum=1),
-        "due_ratio": p("number", "Share of action items with a due date.", 0.75, minimum=0, maximum=1),
-    })
+    schema = make_schema(
+        name,
+        __doc__.split("\n")[0],
+        {
+            "kind": p("string", "Kind of notes.", "meeting", enum=["meeting", "project", "journal"]),
+            "date": p_date("Meeting date / last update / first journal day (YYYY-MM-DD).", "2026-03-02"),
+            "title": p(["string", "null"], "Title (null: generated).", None),
+            "project": p(["string", "null"], "Project name (null: drawn).", None),
+            "attendees": p_count("meeting/project: number of people (distinct first names).", 4, minimum=1, maximum=20),
+            "topics": p_count("meeting: discussion topics.", 3, minimum=1, maximum=7),
+            "entries": p_count("journal: number of daily entries.", 5, minimum=1, maximum=60),
+            "action_items": p_count("Number of action items (journal: to-dos spread over entries).", 4, maximum=16),
+            "done_ratio": p("number", "Share of action items already done.", 0.25, minimum=0, maximum=1),
+            "due_ratio": p("number", "Share of action items with a due date.", 0.75, minimum=0, maximum=1),
+        },
+    )
 
     @staticmethod
     def generate(rng: random.Random, params: dict) -> Generated:
@@ -168,8 +185,7 @@ class MarkdownNotes:
         if kind == "journal" and int(params["action_items"]) > 13 * int(params["entries"]):
             raise ClawgymError("markdown_notes: too many action items for the number of entries")
         extra = {"meeting": _meeting, "project": _project, "journal": _journal}[kind](rng, params, day, doc)
-        data = {"kind": kind, "date": iso(day), **extra, "sections": doc.sections,
-                "action_items": doc.actions}
+        data = {"kind": kind, "date": iso(day), **extra, "sections": doc.sections, "action_items": doc.actions}
         return Generated(content=doc.text(), data=data)
 
 
@@ -183,18 +199,24 @@ class TodoList:
     """
 
     name = "todo_list"
-    schema = make_schema(name, __doc__.split("\n")[0], {
-        "title": p("string", "Top heading.", "To-do"),
-        "sections": p_strings("Section names; known ones (" + ", ".join(vocab.TODO_TEXTS)
-                              + ") get matching items, others get a mix.", ["Work", "Home", "Errands"],
-                              minItems=1),
-        "items": p_count("Total number of items.", 10, minimum=1, maximum=200),
-        "start_date": p_date("First possible due date (YYYY-MM-DD).", "2026-03-02"),
-        "days": p_count("Due dates fall in [start_date, start_date+days-1].", 21, minimum=1, maximum=3660),
-        "done_ratio": p("number", "Share of items checked off.", 0.3, minimum=0, maximum=1),
-        "due_ratio": p("number", "Share of items with a due date.", 0.6, minimum=0, maximum=1),
-        "priorities": p("boolean", "Mark some items low/high priority (others are normal).", True),
-    })
+    schema = make_schema(
+        name,
+        __doc__.split("\n")[0],
+        {
+            "title": p("string", "Top heading.", "To-do"),
+            "sections": p_strings(
+                "Section names; known ones (" + ", ".join(vocab.TODO_TEXTS) + ") get matching items, others get a mix.",
+                ["Work", "Home", "Errands"],
+                minItems=1,
+            ),
+            "items": p_count("Total number of items.", 10, minimum=1, maximum=200),
+            "start_date": p_date("First possible due date (YYYY-MM-DD).", "2026-03-02"),
+            "days": p_count("Due dates fall in [start_date, start_date+days-1].", 21, minimum=1, maximum=3660),
+            "done_ratio": p("number", "Share of items checked off.", 0.3, minimum=0, maximum=1),
+            "due_ratio": p("number", "Share of items with a due date.", 0.6, minimum=0, maximum=1),
+            "priorities": p("boolean", "Mark some items low/high priority (others are normal).", True),
+        },
+    )
 
     @staticmethod
     def generate(rng: random.Random, params: dict) -> Generated:
@@ -212,13 +234,24 @@ class TodoList:
             picks += [rng.choice(pool) for _ in range(count - len(picks))]
             for tpl in picks:
                 text = fill(tpl, rng)
-                due = start + timedelta(days=rng.randrange(int(params["days"]))) \
-                    if rng.random() < params["due_ratio"] else None
+                due = (
+                    start + timedelta(days=rng.randrange(int(params["days"])))
+                    if rng.random() < params["due_ratio"]
+                    else None
+                )
                 prio = rng.choices(("low", "normal", "high"), (1, 3, 1))[0] if params["priorities"] else "normal"
                 done = rng.random() < params["done_ratio"]
                 notes = ([f"due {iso(due)}"] if due else []) + ([f"{prio} priority"] if prio != "normal" else [])
                 lines.append(f"- [{'x' if done else ' '}] {text}" + (f" ({', '.join(notes)})" if notes else ""))
-                items.append({"section": sec, "text": text, "due": iso(due) if due else None,
-                              "priority": prio, "done": done, "line": len(lines)})
+                items.append(
+                    {
+                        "section": sec,
+                        "text": text,
+                        "due": iso(due) if due else None,
+                        "priority": prio,
+                        "done": done,
+                        "line": len(lines),
+                    }
+                )
         data = {"title": params["title"], "sections": sections, "items": items}
         return Generated(content=("\n".join(lines) + "\n").encode(), data=data)

@@ -13,12 +13,25 @@ from ..errors import ClawgymError
 from ..registry import register
 from . import vocab
 from .base import Generated
-from .common import (People, company_domain, email_for, iso, make_schema, money, p, p_count, p_date,
-                     parse_date, phone, product_sku, rand_date, weighted)
+from .common import (
+    People,
+    company_domain,
+    email_for,
+    iso,
+    make_schema,
+    money,
+    p,
+    p_count,
+    p_date,
+    parse_date,
+    phone,
+    product_sku,
+    rand_date,
+    weighted,
+)
 from .table import COLUMN_SCHEMA, RowMaker, check_columns
 
-ID_KEYS = {"contacts": "id", "tickets": "id", "orders": "id", "inventory": "sku", "tasks": "id",
-           "custom": "id"}
+ID_KEYS = {"contacts": "id", "tickets": "id", "orders": "id", "inventory": "sku", "tasks": "id", "custom": "id"}
 
 
 def _when(rng: random.Random, start: date, days: int) -> datetime:
@@ -32,16 +45,24 @@ def _contacts(rng: random.Random, n: int, start: date, days: int, prm: dict) -> 
     for i, (first, last) in enumerate(People(rng).many(n)):
         company = rng.choice(vocab.COMPANIES)
         work = rng.random() < 0.6
-        out.append({
-            "id": f"C-{i + 1:03d}", "name": f"{first} {last}", "first_name": first, "last_name": last,
-            "email": email_for(rng, first, last, company_domain(company) if work else None),
-            "phone": phone(rng), "company": company, "title": rng.choice(vocab.JOB_TITLES),
-            "city": rng.choice(vocab.CITIES),
-            "birthday": iso(date(rng.randint(1960, 2002), rng.randint(1, 12), rng.randint(1, 28))),
-            "tags": sorted(rng.sample(("client", "colleague", "friend", "family", "vendor", "investor"),
-                                      rng.randint(1, 2))),
-            "last_contacted": iso(rand_date(rng, start - timedelta(days=120), 120 + days)),
-        })
+        out.append(
+            {
+                "id": f"C-{i + 1:03d}",
+                "name": f"{first} {last}",
+                "first_name": first,
+                "last_name": last,
+                "email": email_for(rng, first, last, company_domain(company) if work else None),
+                "phone": phone(rng),
+                "company": company,
+                "title": rng.choice(vocab.JOB_TITLES),
+                "city": rng.choice(vocab.CITIES),
+                "birthday": iso(date(rng.randint(1960, 2002), rng.randint(1, 12), rng.randint(1, 28))),
+                "tags": sorted(
+                    rng.sample(("client", "colleague", "friend", "family", "vendor", "investor"), rng.randint(1, 2))
+                ),
+                "last_contacted": iso(rand_date(rng, start - timedelta(days=120), 120 + days)),
+            }
+        )
     return out
 
 
@@ -56,15 +77,20 @@ def _tickets(rng: random.Random, n: int, start: date, days: int, prm: dict) -> l
         created = _when(rng, start, days)
         status = weighted(rng, ("open", "pending", "resolved", "closed"), (3, 2, 3, 2))
         updated = created + timedelta(minutes=rng.randint(5, 60 * 72))
-        rows.append({
-            "subject": subject, "requester": f"{first} {last}",
-            "requester_email": email_for(rng, first, last),
-            "priority": weighted(rng, ("low", "medium", "high", "urgent"), (3, 4, 2, 1)),
-            "status": status,
-            "assignee": None if status == "open" and rng.random() < 0.4 else rng.choice(agents),
-            "channel": rng.choice(("email", "email", "chat", "phone", "web form")),
-            "created": created, "updated": updated, "tags": [tag],
-        })
+        rows.append(
+            {
+                "subject": subject,
+                "requester": f"{first} {last}",
+                "requester_email": email_for(rng, first, last),
+                "priority": weighted(rng, ("low", "medium", "high", "urgent"), (3, 4, 2, 1)),
+                "status": status,
+                "assignee": None if status == "open" and rng.random() < 0.4 else rng.choice(agents),
+                "channel": rng.choice(("email", "email", "chat", "phone", "web form")),
+                "created": created,
+                "updated": updated,
+                "tags": [tag],
+            }
+        )
     rows.sort(key=lambda r: r["created"])
     for i, r in enumerate(rows):
         r.update(id=f"TCK-{first_id + i}", created=iso(r["created"]), updated=iso(r["updated"]))
@@ -83,12 +109,20 @@ def _orders(rng: random.Random, n: int, start: date, days: int, prm: dict) -> li
             qty = weighted(rng, (1, 2, 3, 4), (6, 3, 1, 0.5))
             items.append({"sku": product_sku(idx), "product": name, "qty": qty, "unit_price": price})
             total += qty * round(price * 100)
-        rows.append({"customer": f"{first} {last}", "email": email_for(rng, first, last),
-                     "date": rand_date(rng, start, days), "items": items, "total": money(total),
-                     "currency": prm["currency"],
-                     "status": weighted(rng, ("pending", "shipped", "delivered", "cancelled", "refunded"),
-                                        (2, 3, 5, 1, 0.5)),
-                     "ship_city": rng.choice(vocab.CITIES)})
+        rows.append(
+            {
+                "customer": f"{first} {last}",
+                "email": email_for(rng, first, last),
+                "date": rand_date(rng, start, days),
+                "items": items,
+                "total": money(total),
+                "currency": prm["currency"],
+                "status": weighted(
+                    rng, ("pending", "shipped", "delivered", "cancelled", "refunded"), (2, 3, 5, 1, 0.5)
+                ),
+                "ship_city": rng.choice(vocab.CITIES),
+            }
+        )
     rows.sort(key=lambda r: r["date"])
     for i, r in enumerate(rows):
         r.update(id=f"ORD-{first_id + i}", date=iso(r["date"]))
@@ -110,13 +144,19 @@ def _inventory(rng: random.Random, n: int, start: date, days: int, prm: dict) ->
         variant = n > count
         reorder = rng.randrange(10, 55, 5)
         qty = rng.randint(0, reorder - 1) if i in low else rng.randint(reorder + 1, reorder * 6)
-        rows.append({
-            "sku": product_sku(idx) + (f"-{vocab.COLOR_CODES[color]}" if variant else ""),
-            "name": name + (f" ({vocab.COLORS[color]})" if variant else ""), "category": category,
-            "quantity": qty, "reorder_level": reorder, "unit_cost": money(round(price * 100 * 0.55)),
-            "location": rng.choice(("Warehouse A", "Warehouse B", "Store room")),
-            "supplier": rng.choice(suppliers), "last_restocked": iso(rand_date(rng, start, days)),
-        })
+        rows.append(
+            {
+                "sku": product_sku(idx) + (f"-{vocab.COLOR_CODES[color]}" if variant else ""),
+                "name": name + (f" ({vocab.COLORS[color]})" if variant else ""),
+                "category": category,
+                "quantity": qty,
+                "reorder_level": reorder,
+                "unit_cost": money(round(price * 100 * 0.55)),
+                "location": rng.choice(("Warehouse A", "Warehouse B", "Store room")),
+                "supplier": rng.choice(suppliers),
+                "last_restocked": iso(rand_date(rng, start, days)),
+            }
+        )
     rows.sort(key=lambda r: r["sku"])
     return rows
 
@@ -131,11 +171,18 @@ def _tasks(rng: random.Random, n: int, start: date, days: int, prm: dict) -> lis
         due = rand_date(rng, start, days)
         created = due - timedelta(days=rng.randint(1, 21))
         done = rng.random() < float(prm["done_ratio"])
-        rows.append({"title": title, "project": rng.choice(vocab.PROJECTS), "assignee": rng.choice(team),
-                     "priority": weighted(rng, ("low", "medium", "high"), (2, 3, 2)),
-                     "created": created, "due": due, "done": done,
-                     "completed": iso(due - timedelta(days=rng.randint(0, (due - created).days)))
-                     if done else None})
+        rows.append(
+            {
+                "title": title,
+                "project": rng.choice(vocab.PROJECTS),
+                "assignee": rng.choice(team),
+                "priority": weighted(rng, ("low", "medium", "high"), (2, 3, 2)),
+                "created": created,
+                "due": due,
+                "done": done,
+                "completed": iso(due - timedelta(days=rng.randint(0, (due - created).days))) if done else None,
+            }
+        )
     rows.sort(key=lambda r: (r["due"], r["created"]))
     for i, r in enumerate(rows):
         r.update(id=f"T-{first_id + i}", created=iso(r["created"]), due=iso(r["due"]))
@@ -171,7 +218,10 @@ def _sorted(value: Any) -> Any:
 
 
 KINDS: dict[str, Callable[..., list[dict]]] = {
-    "contacts": _contacts, "tickets": _tickets, "orders": _orders, "inventory": _inventory,
+    "contacts": _contacts,
+    "tickets": _tickets,
+    "orders": _orders,
+    "inventory": _inventory,
     "tasks": _tasks,
 }
 
@@ -191,23 +241,35 @@ class JsonRecords:
     """
 
     name = "json_records"
-    schema = make_schema(name, __doc__.split("\n")[0], {
-        "kind": p("string", "Record kind (`custom` uses `fields`).", "contacts",
-                  enum=[*KINDS, "custom"]),
-        "count": p_count("Number of records.", 12, minimum=0),
-        "layout": p("string", "`array` of records or `object` keyed by the id field.", "array",
-                    enum=["array", "object"]),
-        "root_key": p(["string", "null"], "Wrap the output as {root_key: ...}.", None),
-        "start_date": p_date("First day of the date window (YYYY-MM-DD).", "2026-03-01"),
-        "days": p_count("Length of the date window in days.", 30, minimum=1, maximum=3660),
-        "currency": p("string", "orders: currency code.", "USD", pattern="^[A-Z]{3}$"),
-        "low_stock": p_count("inventory: number of items below their reorder level.", 2),
-        "done_ratio": p("number", "tasks: share of tasks already done.", 0.3, minimum=0, maximum=1),
-        "fields": {"type": ["array", "null"], "default": None, "items": COLUMN_SCHEMA,
-                   "description": "custom: field specs (same as csv_table columns)."},
-        "id_field": p(["string", "null"], "custom/object layout: field holding the record id "
-                      "(null: `id` for custom records, else the kind's id field).", None),
-    })
+    schema = make_schema(
+        name,
+        __doc__.split("\n")[0],
+        {
+            "kind": p("string", "Record kind (`custom` uses `fields`).", "contacts", enum=[*KINDS, "custom"]),
+            "count": p_count("Number of records.", 12, minimum=0),
+            "layout": p(
+                "string", "`array` of records or `object` keyed by the id field.", "array", enum=["array", "object"]
+            ),
+            "root_key": p(["string", "null"], "Wrap the output as {root_key: ...}.", None),
+            "start_date": p_date("First day of the date window (YYYY-MM-DD).", "2026-03-01"),
+            "days": p_count("Length of the date window in days.", 30, minimum=1, maximum=3660),
+            "currency": p("string", "orders: currency code.", "USD", pattern="^[A-Z]{3}$"),
+            "low_stock": p_count("inventory: number of items below their reorder level.", 2),
+            "done_ratio": p("number", "tasks: share of tasks already done.", 0.3, minimum=0, maximum=1),
+            "fields": {
+                "type": ["array", "null"],
+                "default": None,
+                "items": COLUMN_SCHEMA,
+                "description": "custom: field specs (same as csv_table columns).",
+            },
+            "id_field": p(
+                ["string", "null"],
+                "custom/object layout: field holding the record id "
+                "(null: `id` for custom records, else the kind's id field).",
+                None,
+            ),
+        },
+    )
 
     @staticmethod
     def generate(rng: random.Random, params: dict) -> Generated:

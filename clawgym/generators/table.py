@@ -12,43 +12,64 @@ from ..errors import ClawgymError
 from ..registry import register
 from . import vocab
 from .base import Generated, apply_defaults
-from .common import (DATE_PATTERN, People, company_domain, email_for, iso, make_schema, p, p_count,
-                     parse_date, phone, product_sku)
+from .common import (
+    DATE_PATTERN,
+    People,
+    company_domain,
+    email_for,
+    iso,
+    make_schema,
+    p,
+    p_count,
+    parse_date,
+    phone,
+    product_sku,
+)
 
 PERSON_KINDS = {"name", "first_name", "last_name", "email", "phone", "job_title", "department"}
 PRODUCT_KINDS = {"product", "product_category", "price", "sku"}
-COLUMN_KINDS = sorted(PERSON_KINDS | PRODUCT_KINDS | {
-    "id", "int", "float", "choice", "date", "datetime", "bool", "city", "country", "company"})
+COLUMN_KINDS = sorted(
+    PERSON_KINDS
+    | PRODUCT_KINDS
+    | {"id", "int", "float", "choice", "date", "datetime", "bool", "city", "country", "company"}
+)
 
 COLUMN_SCHEMA = {
     "type": "object",
     "additionalProperties": False,
     "required": ["name", "kind"],
     "description": "One column: `name` is the header, `kind` how values are drawn. Person columns in "
-                   "a row describe the same person (email matches name, at the row's company if "
-                   "there is a company column); product columns describe the same product.",
+    "a row describe the same person (email matches name, at the row's company if "
+    "there is a company column); product columns describe the same product.",
     "properties": {
         "name": p("string", "Column header / record key.", minLength=1),
         "kind": p("string", "Value kind.", enum=COLUMN_KINDS),
         "min": p("number", "int/float: lowest value (inclusive).", 0),
         "max": p("number", "int/float: highest value (inclusive).", 100),
         "decimals": p("integer", "float: digits after the point.", 2, minimum=0, maximum=6),
-        "choices": {"type": "array", "minItems": 1, "items": {"type": ["string", "number", "boolean"]},
-                    "description": "choice: the values to pick from."},
-        "weights": {"type": "array", "items": {"type": "number", "minimum": 0},
-                    "description": "choice: relative weight of each choice (same length as choices)."},
+        "choices": {
+            "type": "array",
+            "minItems": 1,
+            "items": {"type": ["string", "number", "boolean"]},
+            "description": "choice: the values to pick from.",
+        },
+        "weights": {
+            "type": "array",
+            "items": {"type": "number", "minimum": 0},
+            "description": "choice: relative weight of each choice (same length as choices).",
+        },
         "prefix": p("string", "id: text before the number, e.g. `EMP-`.", ""),
         "start": p("integer", "id: first number.", 1),
         "step": p("integer", "id: increment.", 1, minimum=1),
-        "width": p("integer", "id: zero-pad the number to this many digits (0: no padding).", 0,
-                   minimum=0, maximum=12),
-        "start_date": p("string", "date/datetime: earliest date (YYYY-MM-DD).", "2026-01-01",
-                        pattern=DATE_PATTERN),
-        "end_date": p("string", "date/datetime: latest date (YYYY-MM-DD), included.", "2026-03-31",
-                      pattern=DATE_PATTERN),
+        "width": p("integer", "id: zero-pad the number to this many digits (0: no padding).", 0, minimum=0, maximum=12),
+        "start_date": p("string", "date/datetime: earliest date (YYYY-MM-DD).", "2026-01-01", pattern=DATE_PATTERN),
+        "end_date": p(
+            "string", "date/datetime: latest date (YYYY-MM-DD), included.", "2026-03-31", pattern=DATE_PATTERN
+        ),
         "p": p("number", "bool: probability of true.", 0.5, minimum=0, maximum=1),
-        "null_rate": p("number", "Share of rows where the value is missing (empty cell / null).", 0,
-                       minimum=0, maximum=1),
+        "null_rate": p(
+            "number", "Share of rows where the value is missing (empty cell / null).", 0, minimum=0, maximum=1
+        ),
     },
 }
 
@@ -106,8 +127,9 @@ class RowMaker:
             return rng.randint(int(col["min"]), int(col["max"]))
         if kind == "float":
             scale = 10 ** int(col["decimals"])
-            return round(rng.randint(round(col["min"] * scale), round(col["max"] * scale)) / scale,
-                         int(col["decimals"]))
+            return round(
+                rng.randint(round(col["min"] * scale), round(col["max"] * scale)) / scale, int(col["decimals"])
+            )
         if kind == "choice":
             w = col.get("weights")
             return rng.choices(col["choices"], weights=w)[0] if w else rng.choice(col["choices"])
@@ -137,8 +159,7 @@ class RowMaker:
         if kind in PRODUCT_KINDS:
             idx = ctx["product"]
             name, category, price = vocab.PRODUCTS[idx]
-            return {"product": name, "product_category": category, "price": price,
-                    "sku": product_sku(idx)}[kind]
+            return {"product": name, "product_category": category, "price": price, "sku": product_sku(idx)}[kind]
         if kind == "company":
             return ctx["company"]
         return rng.choice(vocab.CITIES if kind == "city" else vocab.COUNTRIES)
@@ -191,23 +212,31 @@ class CsvTable:
     """
 
     name = "csv_table"
-    schema = make_schema(name, __doc__.split("\n")[0], {
-        "rows": p_count("Number of data rows.", 20, minimum=1),
-        "columns": {"type": "array", "minItems": 1, "items": COLUMN_SCHEMA, "default": DEFAULT_COLUMNS,
-                    "description": "Column specs, in order (default: a small user sign-up table)."},
-        "delimiter": p("string", "Field separator.", ",", enum=[",", ";", "\t", "|"]),
-        "header": p("boolean", "Write the header row.", True),
-        "sort_by": p(["string", "null"], "Sort rows by this column (missing values last).", None),
-        "descending": p("boolean", "Sort descending.", False),
-    })
+    schema = make_schema(
+        name,
+        __doc__.split("\n")[0],
+        {
+            "rows": p_count("Number of data rows.", 20, minimum=1),
+            "columns": {
+                "type": "array",
+                "minItems": 1,
+                "items": COLUMN_SCHEMA,
+                "default": DEFAULT_COLUMNS,
+                "description": "Column specs, in order (default: a small user sign-up table).",
+            },
+            "delimiter": p("string", "Field separator.", ",", enum=[",", ";", "\t", "|"]),
+            "header": p("boolean", "Write the header row.", True),
+            "sort_by": p(["string", "null"], "Sort rows by this column (missing values last).", None),
+            "descending": p("boolean", "Sort descending.", False),
+        },
+    )
 
     @staticmethod
     def generate(rng: random.Random, params: dict) -> Generated:
         check_columns(params["columns"], "csv_table")
         maker = RowMaker(rng, params["columns"])
         columns = maker.columns
-        rows = sort_rows([maker.row() for _ in range(int(params["rows"]))], params["sort_by"],
-                         params["descending"])
+        rows = sort_rows([maker.row() for _ in range(int(params["rows"]))], params["sort_by"], params["descending"])
         buf = io.StringIO()
         writer = csv.writer(buf, delimiter=params["delimiter"], lineterminator="\n")
         if params["header"]:

@@ -80,26 +80,46 @@ DEPARTMENTS = _l("Engineering | Sales | Marketing | Finance | Operations | Desig
 
 # (name, category, list price) -- SKUs are derived from the position in this tuple.
 PRODUCTS: tuple[tuple[str, str, float], ...] = (
-    ("Wireless Mouse", "Electronics", 24.99), ("Mechanical Keyboard", "Electronics", 89.00),
-    ("USB-C Hub", "Electronics", 39.99), ("27-inch Monitor", "Electronics", 249.00),
-    ("Laptop Stand", "Office Supplies", 34.50), ("Noise-Cancelling Headphones", "Electronics", 199.00),
-    ("HD Webcam", "Electronics", 59.99), ("Desk Lamp", "Home", 29.99),
-    ("Ergonomic Chair", "Furniture", 329.00), ("Standing Desk", "Furniture", 479.00),
-    ("A5 Notebook 3-Pack", "Office Supplies", 12.99), ("Gel Pens 12-Pack", "Office Supplies", 9.49),
-    ("Printer Paper Ream", "Office Supplies", 8.49), ("Coffee Beans 1kg", "Kitchen", 21.00),
-    ("Insulated Water Bottle", "Sports", 18.00), ("Commuter Backpack", "Sports", 64.00),
-    ("Phone Charger", "Electronics", 19.99), ("HDMI Cable 2m", "Electronics", 9.99),
-    ("External SSD 1TB", "Electronics", 109.00), ("Bluetooth Speaker", "Electronics", 49.99),
-    ("Yoga Mat", "Sports", 27.50), ("Running Shoes", "Sports", 119.00),
-    ("Ceramic Mug", "Kitchen", 11.00), ("Whiteboard Markers", "Office Supplies", 7.49),
-    ("Sticky Notes", "Office Supplies", 5.99), ("Label Printer", "Office Supplies", 79.00),
-    ("Smart Plug", "Home", 14.99), ("LED Bulb 4-Pack", "Home", 16.99),
-    ("Air Purifier", "Home", 149.00), ("Electric Kettle", "Kitchen", 39.00),
-    ("French Press", "Kitchen", 27.00), ("Monitor Arm", "Furniture", 89.99),
-    ("Filing Cabinet", "Furniture", 159.00), ("Desk Organizer", "Office Supplies", 15.99),
-    ("Wireless Earbuds", "Electronics", 129.00), ("Fitness Tracker", "Sports", 79.99),
-    ("Resistance Bands", "Sports", 22.00), ("Cast Iron Skillet", "Kitchen", 34.00),
-    ("Throw Blanket", "Home", 39.50), ("Scented Candle", "Home", 18.50),
+    ("Wireless Mouse", "Electronics", 24.99),
+    ("Mechanical Keyboard", "Electronics", 89.00),
+    ("USB-C Hub", "Electronics", 39.99),
+    ("27-inch Monitor", "Electronics", 249.00),
+    ("Laptop Stand", "Office Supplies", 34.50),
+    ("Noise-Cancelling Headphones", "Electronics", 199.00),
+    ("HD Webcam", "Electronics", 59.99),
+    ("Desk Lamp", "Home", 29.99),
+    ("Ergonomic Chair", "Furniture", 329.00),
+    ("Standing Desk", "Furniture", 479.00),
+    ("A5 Notebook 3-Pack", "Office Supplies", 12.99),
+    ("Gel Pens 12-Pack", "Office Supplies", 9.49),
+    ("Printer Paper Ream", "Office Supplies", 8.49),
+    ("Coffee Beans 1kg", "Kitchen", 21.00),
+    ("Insulated Water Bottle", "Sports", 18.00),
+    ("Commuter Backpack", "Sports", 64.00),
+    ("Phone Charger", "Electronics", 19.99),
+    ("HDMI Cable 2m", "Electronics", 9.99),
+    ("External SSD 1TB", "Electronics", 109.00),
+    ("Bluetooth Speaker", "Electronics", 49.99),
+    ("Yoga Mat", "Sports", 27.50),
+    ("Running Shoes", "Sports", 119.00),
+    ("Ceramic Mug", "Kitchen", 11.00),
+    ("Whiteboard Markers", "Office Supplies", 7.49),
+    ("Sticky Notes", "Office Supplies", 5.99),
+    ("Label Printer", "Office Supplies", 79.00),
+    ("Smart Plug", "Home", 14.99),
+    ("LED Bulb 4-Pack", "Home", 16.99),
+    ("Air Purifier", "Home", 149.00),
+    ("Electric Kettle", "Kitchen", 39.00),
+    ("French Press", "Kitchen", 27.00),
+    ("Monitor Arm", "Furniture", 89.99),
+    ("Filing Cabinet", "Furniture", 159.00),
+    ("Desk Organizer", "Office Supplies", 15.99),
+    ("Wireless Earbuds", "Electronics", 129.00),
+    ("Fitness Tracker", "Sports", 79.99),
+    ("Resistance Bands", "Sports", 22.00),
+    ("Cast Iron Skillet", "Kitchen", 34.00),
+    ("Throw Blanket", "Home", 39.50),
+    ("Scented Candle", "Home", 18.50),
 )
 
 COLORS = _w("Black White Grey Blue Green Red Navy Silver")
@@ -117,59 +137,162 @@ support chatbot pilot
 """)
 
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
-          "October", "November", "December")
+MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
 
 # Ledger categories: (weight, min amount, max amount, fixed, "vendor/memo | vendor/memo ...").
 # `fixed` amounts are drawn once per vendor (rent, subscriptions) unless given as `Vendor=price`;
 # memo may use {city} and {month}.
 CATEGORY_PROFILES: dict[str, tuple[float, float, float, bool, str]] = {
-    "groceries": (3, 12, 185, False, "Whole Foods Market/Groceries | Trader Joe's/Groceries | "
-                  "Safeway/Weekly groceries | Aldi/Groceries | Costco/Bulk groceries | Lidl/Produce and pantry"),
-    "dining": (3, 4, 95, False, "Blue Bottle Coffee/Coffee | Chipotle/Lunch | Sweetgreen/Lunch | "
-               "Shake Shack/Dinner | Pret A Manger/Breakfast | Nando's/Dinner with friends"),
-    "rent": (0.4, 1450, 2600, True, "Oakwood Property Management/Rent {month} | "
-             "Parkside Apartments/Rent {month} | Greystone Realty/Rent {month}"),
-    "utilities": (1, 35, 180, False, "City Power & Light/Electricity bill | Metro Water Utility/Water bill | "
-                  "Comcast Xfinity/Internet | Verizon Wireless/Phone bill | National Gas Co/Gas bill"),
-    "travel": (1, 45, 950, False, "Delta Air Lines/Flight to {city} | United Airlines/Flight to {city} | "
-               "Amtrak/Train to {city} | Marriott/Hotel stay in {city} | Airbnb/Stay in {city} | "
-               "Hertz/Car rental in {city}"),
-    "transport": (2, 3, 75, False, "Uber/Ride | Lyft/Ride | Shell/Fuel | Chevron/Fuel | "
-                  "Metro Transit/Transit pass top-up | ParkMobile/Parking"),
-    "subscriptions": (1, 3, 60, True, "Netflix=15.49/Monthly subscription | Spotify=11.99/Premium plan | "
-                      "Dropbox=11.99/Plus plan | Adobe=59.99/Creative Cloud | "
-                      "New York Times=17.00/Digital subscription | Audible=14.95/Membership"),
-    "shopping": (1.5, 9, 320, False, "Amazon/Online order | Target/Household items | IKEA/Furniture | "
-                 "Best Buy/Electronics | Uniqlo/Clothing | Home Depot/Hardware"),
-    "health": (0.8, 8, 240, False, "CVS Pharmacy/Pharmacy | Walgreens/Pharmacy | "
-               "City Dental Care/Dental check-up | One Medical/Doctor visit | Equinox/Gym membership"),
-    "entertainment": (1, 8, 150, False, "AMC Theatres/Movie tickets | Ticketmaster/Concert tickets | "
-                      "Steam/Game purchase | Barnes & Noble/Books"),
-    "insurance": (0.4, 45, 220, True, "Geico/Car insurance | State Farm/Renters insurance | "
-                  "Lemonade/Home insurance"),
-    "lodging": (1, 95, 420, False, "Marriott/Hotel in {city} | Hilton/Hotel in {city} | "
-                "Hyatt/Hotel in {city} | Airbnb/Apartment in {city}"),
-    "meals": (2, 8, 140, False, "Starbucks/Coffee with client | Local Bistro/Team lunch | "
-              "Chipotle/Working lunch | The Capital Grille/Client dinner | Pret A Manger/Lunch"),
-    "office": (1, 6, 260, False, "Staples/Office supplies | Office Depot/Printer ink | "
-               "Amazon Business/Desk accessories | FedEx Office/Printing"),
-    "software": (1, 8, 450, False, "Atlassian/Jira licence | Slack/Pro plan | Zoom/Pro plan | "
-                 "Figma/Professional plan | AWS/Cloud hosting | Google Workspace/Business plan"),
-    "education": (0.5, 15, 400, False, "Coursera/Online course | Udemy/Online course | "
-                  "O'Reilly/Learning platform | Local College/Evening class"),
+    "groceries": (
+        3,
+        12,
+        185,
+        False,
+        "Whole Foods Market/Groceries | Trader Joe's/Groceries | "
+        "Safeway/Weekly groceries | Aldi/Groceries | Costco/Bulk groceries | Lidl/Produce and pantry",
+    ),
+    "dining": (
+        3,
+        4,
+        95,
+        False,
+        "Blue Bottle Coffee/Coffee | Chipotle/Lunch | Sweetgreen/Lunch | "
+        "Shake Shack/Dinner | Pret A Manger/Breakfast | Nando's/Dinner with friends",
+    ),
+    "rent": (
+        0.4,
+        1450,
+        2600,
+        True,
+        "Oakwood Property Management/Rent {month} | Parkside Apartments/Rent {month} | Greystone Realty/Rent {month}",
+    ),
+    "utilities": (
+        1,
+        35,
+        180,
+        False,
+        "City Power & Light/Electricity bill | Metro Water Utility/Water bill | "
+        "Comcast Xfinity/Internet | Verizon Wireless/Phone bill | National Gas Co/Gas bill",
+    ),
+    "travel": (
+        1,
+        45,
+        950,
+        False,
+        "Delta Air Lines/Flight to {city} | United Airlines/Flight to {city} | "
+        "Amtrak/Train to {city} | Marriott/Hotel stay in {city} | Airbnb/Stay in {city} | "
+        "Hertz/Car rental in {city}",
+    ),
+    "transport": (
+        2,
+        3,
+        75,
+        False,
+        "Uber/Ride | Lyft/Ride | Shell/Fuel | Chevron/Fuel | Metro Transit/Transit pass top-up | ParkMobile/Parking",
+    ),
+    "subscriptions": (
+        1,
+        3,
+        60,
+        True,
+        "Netflix=15.49/Monthly subscription | Spotify=11.99/Premium plan | "
+        "Dropbox=11.99/Plus plan | Adobe=59.99/Creative Cloud | "
+        "New York Times=17.00/Digital subscription | Audible=14.95/Membership",
+    ),
+    "shopping": (
+        1.5,
+        9,
+        320,
+        False,
+        "Amazon/Online order | Target/Household items | IKEA/Furniture | "
+        "Best Buy/Electronics | Uniqlo/Clothing | Home Depot/Hardware",
+    ),
+    "health": (
+        0.8,
+        8,
+        240,
+        False,
+        "CVS Pharmacy/Pharmacy | Walgreens/Pharmacy | "
+        "City Dental Care/Dental check-up | One Medical/Doctor visit | Equinox/Gym membership",
+    ),
+    "entertainment": (
+        1,
+        8,
+        150,
+        False,
+        "AMC Theatres/Movie tickets | Ticketmaster/Concert tickets | Steam/Game purchase | Barnes & Noble/Books",
+    ),
+    "insurance": (0.4, 45, 220, True, "Geico/Car insurance | State Farm/Renters insurance | Lemonade/Home insurance"),
+    "lodging": (
+        1,
+        95,
+        420,
+        False,
+        "Marriott/Hotel in {city} | Hilton/Hotel in {city} | Hyatt/Hotel in {city} | Airbnb/Apartment in {city}",
+    ),
+    "meals": (
+        2,
+        8,
+        140,
+        False,
+        "Starbucks/Coffee with client | Local Bistro/Team lunch | "
+        "Chipotle/Working lunch | The Capital Grille/Client dinner | Pret A Manger/Lunch",
+    ),
+    "office": (
+        1,
+        6,
+        260,
+        False,
+        "Staples/Office supplies | Office Depot/Printer ink | Amazon Business/Desk accessories | FedEx Office/Printing",
+    ),
+    "software": (
+        1,
+        8,
+        450,
+        False,
+        "Atlassian/Jira licence | Slack/Pro plan | Zoom/Pro plan | "
+        "Figma/Professional plan | AWS/Cloud hosting | Google Workspace/Business plan",
+    ),
+    "education": (
+        0.5,
+        15,
+        400,
+        False,
+        "Coursera/Online course | Udemy/Online course | O'Reilly/Learning platform | Local College/Evening class",
+    ),
 }
 DEFAULT_PROFILE = (1.0, 10, 400, False, "")
 
 TICKET_SUBJECTS: tuple[tuple[str, str], ...] = (
-    ("Cannot log in after password reset", "login"), ("Charged twice for the same order", "billing"),
-    ("Refund not received yet", "refund"), ("Package marked delivered but not received", "shipping"),
-    ("App crashes when uploading photos", "bug"), ("Request to export all my data", "account"),
-    ("Invoice shows the wrong company name", "billing"), ("Dashboard loads very slowly", "performance"),
-    ("Please add dark mode", "feature-request"), ("Two-factor codes not arriving", "login"),
-    ("Wrong item in my order", "shipping"), ("How do I change my plan?", "account"),
-    ("Discount code not applied at checkout", "billing"), ("Sync stopped working on Android", "bug"),
-    ("Cancel my subscription", "account"), ("CSV import fails with an error", "bug"),
+    ("Cannot log in after password reset", "login"),
+    ("Charged twice for the same order", "billing"),
+    ("Refund not received yet", "refund"),
+    ("Package marked delivered but not received", "shipping"),
+    ("App crashes when uploading photos", "bug"),
+    ("Request to export all my data", "account"),
+    ("Invoice shows the wrong company name", "billing"),
+    ("Dashboard loads very slowly", "performance"),
+    ("Please add dark mode", "feature-request"),
+    ("Two-factor codes not arriving", "login"),
+    ("Wrong item in my order", "shipping"),
+    ("How do I change my plan?", "account"),
+    ("Discount code not applied at checkout", "billing"),
+    ("Sync stopped working on Android", "bug"),
+    ("Cancel my subscription", "account"),
+    ("CSV import fails with an error", "bug"),
 )
 
 TASK_TITLES = _l("""
@@ -204,20 +327,58 @@ Retrospective | Marketing standup | Hiring committee | Product roadmap review
 
 # (topic heading, bullet templates); templates may use {n} {pct} {company} {person} {city} {project} {date}.
 DISCUSSION_TOPICS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("Budget", ("Spend is tracking {pct}% under plan", "Travel costs rose after the {city} trip",
-                "Finance wants the revised forecast by {date}")),
-    ("Hiring", ("{n} candidates in the pipeline for the design role", "{person} will join the panel",
-                "Offer accepted for the support lead position")),
-    ("Customer feedback", ("{company} asked for better CSV exports", "NPS went up {pct} points this month",
-                           "{n} tickets about slow sync last week")),
-    ("Release status", ("Version 2.{n} is feature complete", "QA found {n} blocking bugs",
-                        "Release candidate planned for {date}")),
-    ("Marketing", ("Newsletter open rate at {pct}%", "Webinar with {company} confirmed for {date}",
-                   "Landing page redesign is in review")),
-    ("Operations", ("Office move to the {city} site is on track", "New laptops arrive on {date}",
-                    "{n} licences are unused and can be cancelled")),
-    ("Risks", ("{company} may delay the API delivery", "{person} is out for two weeks",
-               "Cloud costs up {pct}% month over month")),
+    (
+        "Budget",
+        (
+            "Spend is tracking {pct}% under plan",
+            "Travel costs rose after the {city} trip",
+            "Finance wants the revised forecast by {date}",
+        ),
+    ),
+    (
+        "Hiring",
+        (
+            "{n} candidates in the pipeline for the design role",
+            "{person} will join the panel",
+            "Offer accepted for the support lead position",
+        ),
+    ),
+    (
+        "Customer feedback",
+        (
+            "{company} asked for better CSV exports",
+            "NPS went up {pct} points this month",
+            "{n} tickets about slow sync last week",
+        ),
+    ),
+    (
+        "Release status",
+        ("Version 2.{n} is feature complete", "QA found {n} blocking bugs", "Release candidate planned for {date}"),
+    ),
+    (
+        "Marketing",
+        (
+            "Newsletter open rate at {pct}%",
+            "Webinar with {company} confirmed for {date}",
+            "Landing page redesign is in review",
+        ),
+    ),
+    (
+        "Operations",
+        (
+            "Office move to the {city} site is on track",
+            "New laptops arrive on {date}",
+            "{n} licences are unused and can be cancelled",
+        ),
+    ),
+    (
+        "Risks",
+        (
+            "{company} may delay the API delivery",
+            "{person} is out for two weeks",
+            "Cloud costs up {pct}% month over month",
+        ),
+    ),
 )
 
 JOURNAL_BULLETS = _l("""
@@ -228,17 +389,27 @@ Spent {n} hours on the {project} proposal | Took the bike in for a repair | Watc
 """)
 
 TODO_TEXTS: dict[str, tuple[str, ...]] = {
-    "Work": _l("Send the weekly status update | Prepare slides for the {project} review | Reply to {person} about the contract | "
-               "Submit the expense report | Update the project timeline | Book a meeting room for Thursday | "
-               "Review the budget draft | Finish the performance reviews"),
-    "Home": _l("Fix the leaking kitchen tap | Call the landlord about the heating | Clean out the fridge | "
-               "Water the plants | Order a new vacuum filter | Sort the recycling | Replace the smoke alarm battery"),
-    "Errands": _l("Pick up the dry cleaning | Return the library books | Buy a birthday gift for {person} | "
-                  "Post the parcel to {city} | Collect the prescription | Get the car washed"),
-    "Health": _l("Book a dentist appointment | Renew the gym membership | Schedule the annual check-up | "
-                 "Refill the vitamins | Sign up for the 10k run"),
-    "Finance": _l("Pay the credit card bill | Renew the car insurance | File the tax return | "
-                  "Cancel the unused streaming subscription | Transfer savings for the holiday"),
+    "Work": _l(
+        "Send the weekly status update | Prepare slides for the {project} review | Reply to {person} about the contract | "
+        "Submit the expense report | Update the project timeline | Book a meeting room for Thursday | "
+        "Review the budget draft | Finish the performance reviews"
+    ),
+    "Home": _l(
+        "Fix the leaking kitchen tap | Call the landlord about the heating | Clean out the fridge | "
+        "Water the plants | Order a new vacuum filter | Sort the recycling | Replace the smoke alarm battery"
+    ),
+    "Errands": _l(
+        "Pick up the dry cleaning | Return the library books | Buy a birthday gift for {person} | "
+        "Post the parcel to {city} | Collect the prescription | Get the car washed"
+    ),
+    "Health": _l(
+        "Book a dentist appointment | Renew the gym membership | Schedule the annual check-up | "
+        "Refill the vitamins | Sign up for the 10k run"
+    ),
+    "Finance": _l(
+        "Pay the credit card bill | Renew the car insurance | File the tax return | "
+        "Cancel the unused streaming subscription | Transfer savings for the holiday"
+    ),
 }
 
 MEETING_ROOMS = _l("Conference Room A | Conference Room B | Room 4.12 | Boardroom | Focus Room 2 | Zoom | Google Meet")
@@ -246,8 +417,10 @@ MEETING_ROOMS = _l("Conference Room A | Conference Room B | Room 4.12 | Boardroo
 CAFES = _l("Trailhead Coffee | Blue Bottle Coffee | The Corner Cafe | Bluebird Bakery")
 
 NEWSLETTERS: tuple[tuple[str, str], ...] = (
-    ("The Weekly Byte", "news@weeklybyte.io"), ("Product Hunt Daily", "hello@digest.producthunt.com"),
-    ("City Events", "events@cityevents.example.org"), ("Morning Brew", "crew@morningbrew.com"),
+    ("The Weekly Byte", "news@weeklybyte.io"),
+    ("Product Hunt Daily", "hello@digest.producthunt.com"),
+    ("City Events", "events@cityevents.example.org"),
+    ("Morning Brew", "crew@morningbrew.com"),
     ("Runner's Digest", "newsletter@runnersdigest.com"),
 )
 

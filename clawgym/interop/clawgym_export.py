@@ -24,6 +24,7 @@ from .folders import staging, swap_in
 from .harbor_export import solve_script
 from .portable import Refused, find_specs, grading_refusals, write_bundle
 
+
 @dataclass
 class Exported:
     spec: str
@@ -43,8 +44,11 @@ def input_files(task: Task, spec: dict[str, Any], imported: bool) -> dict[str, b
     if not imported:
         return dict(task.files)
     declared = [str(e.get("path", "")) for e in spec.get("files") or []]
-    return {rel: data for rel, data in task.files.items()
-            if any(rel == d or rel.startswith(d.rstrip("/") + "/") for d in declared)}
+    return {
+        rel: data
+        for rel, data in task.files.items()
+        if any(rel == d or rel.startswith(d.rstrip("/") + "/") for d in declared)
+    }
 
 
 def data_entry(task: Task, source: SourceTask | None, has_inputs: bool) -> tuple[dict[str, Any], bytes | None]:
@@ -60,8 +64,10 @@ def data_entry(task: Task, source: SourceTask | None, has_inputs: bool) -> tuple
     entry = {"task_id": task.name, "user_query": task.instruction}
     if has_inputs:
         entry["input_mount_dir"] = task.mount
-    entry["metadata"] = {"category": CATEGORY_LABELS.get(task.category, task.category),
-                         "grading_type": "hybrid" if task.rubric else "automated"}
+    entry["metadata"] = {
+        "category": CATEGORY_LABELS.get(task.category, task.category),
+        "grading_type": "hybrid" if task.rubric else "automated",
+    }
     return entry, None
 
 
@@ -109,6 +115,7 @@ if __name__ == "__main__":
     print(result["reward"])
 '''
 
+
 def write_grader(task: Task, folder: Path) -> None:
     """reward/ (check.py, reward.sh and the grader bundle) and, when the task has a reference
     solution, solution/solve.sh; Refused when the exported grader cannot grade the task."""
@@ -139,8 +146,9 @@ def export_task(spec_path: Path, out: Path, *, seed: int = 0) -> Exported:
     entry, raw = data_entry(task, source, bool(inputs))
     target = out / str(entry["task_id"])
     tmp = staging(target)
-    (tmp / DATA_ENTRY).write_bytes(raw if raw is not None else
-                                   (json.dumps(entry, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+    (tmp / DATA_ENTRY).write_bytes(
+        raw if raw is not None else (json.dumps(entry, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    )
     for rel, data in inputs.items():
         path = tmp / INPUTS / rel
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -172,7 +180,10 @@ def export_command(specs: list[Path], out: Path, *, seed: int = 0, console: Any 
     if console is not None:
         for r in refused:
             console.print(f"refused {r.spec}: {r.reason}", highlight=False, markup=False)
-        console.print(f"exported {len(results) - len(refused)} task(s) to {out}"
-                      + (f", refused {len(refused)}" if refused else ""), highlight=False, markup=False)
+        console.print(
+            f"exported {len(results) - len(refused)} task(s) to {out}"
+            + (f", refused {len(refused)}" if refused else ""),
+            highlight=False,
+            markup=False,
+        )
     return results
-

@@ -36,10 +36,18 @@ python3 "$WORKSPACE/reward/check.py" "$WORKSPACE" | python3 -c 'import json, sys
 """
 
 _LABEL_TO_CATEGORY = {label.lower(): key for key, label in CATEGORY_LABELS.items()}
-_LABEL_TO_CATEGORY.update({key: key for key in CATEGORY_LABELS} | {
-    "productivity and collaboration": "productivity", "systems and automation": "systems",
-    "analysis and reasoning": "analysis", "content and domain": "content",
-    "planning and knowledge": "planning", "software development": "software", "software": "software"})
+_LABEL_TO_CATEGORY.update(
+    {key: key for key in CATEGORY_LABELS}
+    | {
+        "productivity and collaboration": "productivity",
+        "systems and automation": "systems",
+        "analysis and reasoning": "analysis",
+        "content and domain": "content",
+        "planning and knowledge": "planning",
+        "software development": "software",
+        "software": "software",
+    }
+)
 
 
 class Rejected(Exception):
@@ -136,15 +144,18 @@ def read_task(folder: Path) -> SourceTask:
     except UnicodeDecodeError as e:
         raise Rejected(f"{DATA_ENTRY} is not UTF-8 text ({e.reason} at byte {e.start})") from None
     except json.JSONDecodeError as e:
-        raise Rejected(f"{DATA_ENTRY}:{e.lineno}: invalid JSON: {e.msg} (column {e.colno}); "
-                       "fix the file so it parses as one JSON object") from None
+        raise Rejected(
+            f"{DATA_ENTRY}:{e.lineno}: invalid JSON: {e.msg} (column {e.colno}); "
+            "fix the file so it parses as one JSON object"
+        ) from None
     if not isinstance(entry, dict):
         raise Rejected(f"{DATA_ENTRY} holds a {type(entry).__name__}, expected a JSON object")
     for key in ("task_id", "user_query"):
         value = entry.get(key)
         if not isinstance(value, str) or not value.strip():
-            raise Rejected(f"{DATA_ENTRY}: `{key}` is {'missing' if value is None else repr(value)}, "
-                           "expected a non-empty string")
+            raise Rejected(
+                f"{DATA_ENTRY}: `{key}` is {'missing' if value is None else repr(value)}, expected a non-empty string"
+            )
     mount = entry.get("input_mount_dir")
     if mount is not None and (not isinstance(mount, str) or not mount.startswith("/")):
         raise Rejected(f"{DATA_ENTRY}: `input_mount_dir` is {mount!r}, expected an absolute path")
@@ -154,9 +165,15 @@ def read_task(folder: Path) -> SourceTask:
         raise Rejected(f"{what}: the task has nothing to grade it with (expected reward/check.py and reward/reward.sh)")
     inputs, executables = _files_under(folder / INPUTS)
     solution_files, _ = _files_under(folder / SOLUTION)
-    task = SourceTask(folder=folder, entry=entry, entry_bytes=raw, inputs=inputs, executables=executables,
-                      reward_files=[f"{REWARD}/{f}" for f in reward_files],
-                      solution_files=[f"{SOLUTION}/{f}" for f in solution_files])
+    task = SourceTask(
+        folder=folder,
+        entry=entry,
+        entry_bytes=raw,
+        inputs=inputs,
+        executables=executables,
+        reward_files=[f"{REWARD}/{f}" for f in reward_files],
+        solution_files=[f"{SOLUTION}/{f}" for f in solution_files],
+    )
     if "reward.sh" not in reward_files:
         task.warnings.append("no reward/reward.sh: grading uses check.py's sub-scores averaged as reward.sh would")
     if inputs and "input_mount_dir" not in entry:
@@ -166,8 +183,11 @@ def read_task(folder: Path) -> SourceTask:
         task.warnings.append(f"unknown category {label!r}: left out (known: {', '.join(CATEGORY_LABELS.values())})")
     missing = missing_inputs(task)
     if missing:
-        task.warnings.append("references input file(s) missing from input_files/: " + ", ".join(missing[:5])
-                             + " (the grader may never give full marks)")
+        task.warnings.append(
+            "references input file(s) missing from input_files/: "
+            + ", ".join(missing[:5])
+            + " (the grader may never give full marks)"
+        )
     return task
 
 
@@ -175,11 +195,30 @@ def read_task(folder: Path) -> SourceTask:
 # Inputs referenced but absent (the published data lost some log files to an ignore rule)
 
 _PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]*\.[A-Za-z0-9]{1,5})(?![\w/-])")
-_OUTPUT_DIRS = {"output", "outputs", "out", "result", "results", "report", "reports", "build", "dist", "reward",
-                "tmp", "archive", "archived", "processed", "sorted", "done"}
+_OUTPUT_DIRS = {
+    "output",
+    "outputs",
+    "out",
+    "result",
+    "results",
+    "report",
+    "reports",
+    "build",
+    "dist",
+    "reward",
+    "tmp",
+    "archive",
+    "archived",
+    "processed",
+    "sorted",
+    "done",
+}
 _EXAMPLE = re.compile(r"(?:e\.g\.|i\.e\.|\blike|such as|for example|for instance)[\s:,(`'\"]*$", re.I)
-_CREATE = re.compile(r"\b(write|save|create|produce|generate|export|put|store|draft|compile|make|output|emit|"
-                     r"render|build|prepare|move|rename|copy|archive)\w*\b", re.I)
+_CREATE = re.compile(
+    r"\b(write|save|create|produce|generate|export|put|store|draft|compile|make|output|emit|"
+    r"render|build|prepare|move|rename|copy|archive)\w*\b",
+    re.I,
+)
 
 
 def missing_inputs(task: SourceTask) -> list[str]:
@@ -193,11 +232,11 @@ def missing_inputs(task: SourceTask) -> list[str]:
         top = rel.split("/", 1)[0]
         if rel in have or rel in found or top.lower() in _OUTPUT_DIRS or top.startswith("."):
             continue
-        if rel.rsplit("/", 1)[-1] in names or _EXAMPLE.search(task.query[max(0, m.start() - 12):m.start()]):
+        if rel.rsplit("/", 1)[-1] in names or _EXAMPLE.search(task.query[max(0, m.start() - 12) : m.start()]):
             continue  # where an input file goes (a move), or an example of a path
         if top not in top_dirs and top not in ("input", "inputs", "data", "logs", "config", "docs", "src"):
             continue
-        clause = re.split(r"[.;:!?\n]", task.query[max(0, m.start() - 80):m.start()])[-1]
+        clause = re.split(r"[.;:!?\n]", task.query[max(0, m.start() - 80) : m.start()])[-1]
         if _CREATE.search(clause):
             continue  # an output the task asks to create
         found.append(rel)

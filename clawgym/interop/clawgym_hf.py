@@ -81,7 +81,7 @@ def _relative(path: Any, index: int) -> str:
     rel = path.strip()
     for prefix in _MOUNT_PREFIXES:
         if rel.startswith(prefix):
-            rel = rel[len(prefix):]
+            rel = rel[len(prefix) :]
     parts = [p for p in rel.split("/") if p not in ("", ".")]
     if rel.startswith("/") or not parts or ".." in parts:
         raise BadRow(f"input_files[{index}].file_path {path!r} leaves the workspace")
@@ -121,8 +121,10 @@ def lay_out(row: dict[str, Any], folder: Path, task_id: str) -> dict[str, Any]:
     entry = {"task_id": task_id, "user_query": prompt}
     if inputs:
         entry["input_mount_dir"] = DEFAULT_MOUNT
-    entry["metadata"] = {"category": str(category) if category else "",
-                         "grading_type": "hybrid" if rubric else "automated"}
+    entry["metadata"] = {
+        "category": str(category) if category else "",
+        "grading_type": "hybrid" if rubric else "automated",
+    }
     (folder / DATA_ENTRY).write_text(json.dumps(entry, indent=2, ensure_ascii=False), encoding="utf-8")
     extra: dict[str, Any] = {}
     if rubric:
@@ -158,8 +160,13 @@ def persona_spec(persona: Any) -> tuple[str, dict[str, Any]] | None:
     role = role or "The person whose workspace this is"
     name = spec_name(f"hf-{full or role}")[:64].strip("-")
     full = full or "Alex Morgan"
-    spec: dict[str, Any] = {"apiVersion": "clawgym/v1", "kind": "Persona", "name": name, "full_name": full,
-                            "role": role}
+    spec: dict[str, Any] = {
+        "apiVersion": "clawgym/v1",
+        "kind": "Persona",
+        "name": name,
+        "full_name": full,
+        "role": role,
+    }
     if bio:
         spec["bio"] = bio
     return name, spec
@@ -186,8 +193,9 @@ def read_rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | None, str | No
             yield number, row, None
 
 
-def import_hf(path: Path, out: Path, *, jobs: int | None = None, smoke: bool = True, quiet: bool = False,
-              console: Any = None) -> list[Outcome]:
+def import_hf(
+    path: Path, out: Path, *, jobs: int | None = None, smoke: bool = True, quiet: bool = False, console: Any = None
+) -> list[Outcome]:
     """The CLI: import every row of `path` into `out`, print warnings and rejections, write the report."""
     out.mkdir(parents=True, exist_ok=True)
     ensure_library(out)
@@ -218,8 +226,9 @@ def import_hf(path: Path, out: Path, *, jobs: int | None = None, smoke: bool = T
     return ordered
 
 
-def _lay_out_row(row: dict[str, Any], number: int, folder: Path, out: Path, seen: dict[str, int],
-                 smoke: bool) -> tuple | Outcome:
+def _lay_out_row(
+    row: dict[str, Any], number: int, folder: Path, out: Path, seen: dict[str, int], smoke: bool
+) -> tuple | Outcome:
     """The arguments of `import_one` for this row (its folder laid out), or its rejection."""
     task_id = str(row.get("task_id") or row.get("id") or f"hf-{number:05d}")
     try:
@@ -234,7 +243,8 @@ def _lay_out_row(row: dict[str, Any], number: int, folder: Path, out: Path, seen
         target = out / "personas" / f"{persona[0]}.yaml"
         if not target.is_file():
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(dump_spec(persona[1], "A persona from a ClawGym source row's origin_template."),
-                              encoding="utf-8")
+            target.write_text(
+                dump_spec(persona[1], "A persona from a ClawGym source row's origin_template."), encoding="utf-8"
+            )
         extra["persona"] = persona[0]
     return (folder, out, name, smoke, extra)

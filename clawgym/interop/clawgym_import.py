@@ -46,8 +46,8 @@ class Outcome:
 
     source: str
     task_id: str | None
-    status: str                      # imported | warned | rejected
-    name: str | None = None          # the spec folder under OUT
+    status: str  # imported | warned | rejected
+    name: str | None = None  # the spec folder under OUT
     reasons: list[str] = field(default_factory=list)
     decisions: list[dict[str, Any]] = field(default_factory=list)
     nop_score: float | None = None
@@ -64,25 +64,35 @@ def discover(source: Path) -> list[Path]:
 # One task
 
 
-def build_spec(task: SourceTask, name: str, decisions: list[Decision],
-               extra: dict[str, Any] | None = None) -> tuple[dict[str, Any], str]:
+def build_spec(
+    task: SourceTask, name: str, decisions: list[Decision], extra: dict[str, Any] | None = None
+) -> tuple[dict[str, Any], str]:
     """The task spec and the comment block that records the import and its restore decisions."""
-    check: dict[str, Any] = {"type": "python", "name": "reward", "script": "reward/check.py",
-                             "args": ["${CLAWGYM_WORKSPACE}"], "copy_to": "reward",
-                             "restore": [d.path for d in decisions if d.restore],
-                             "protocol": "reward.sh", "subscores": {"aggregate": "mean"}}
+    check: dict[str, Any] = {
+        "type": "python",
+        "name": "reward",
+        "script": "reward/check.py",
+        "args": ["${CLAWGYM_WORKSPACE}"],
+        "copy_to": "reward",
+        "restore": [d.path for d in decisions if d.restore],
+        "protocol": "reward.sh",
+        "subscores": {"aggregate": "mean"},
+    }
     if task.wants_payload():
         check["payload"] = {"task_id": task.task_id, "user_query": task.query, "metadata": task.metadata}
     first = re.split(r"(?<=[.!?])\s|\n", task.query.strip(), maxsplit=1)[0]
     spec: dict[str, Any] = {
-        "apiVersion": "clawgym/v1", "kind": "Task", "name": name,
+        "apiVersion": "clawgym/v1",
+        "kind": "Task",
+        "name": name,
         "title": first if len(first) <= 100 else first[:97] + "...",
         "description": f"Imported from the published ClawGym format (task {task.task_id}).",
     }
     if task.category:
         spec["category"] = task.category
-    spec["tags"] = ["imported", "clawgym-format"] + ([str(task.metadata["grading_type"])]
-                                                     if task.metadata.get("grading_type") else [])
+    spec["tags"] = ["imported", "clawgym-format"] + (
+        [str(task.metadata["grading_type"])] if task.metadata.get("grading_type") else []
+    )
     extra = dict(extra or {})
     for key in ("subcategory", "difficulty"):
         if key in extra:
@@ -103,19 +113,29 @@ def build_spec(task: SourceTask, name: str, decisions: list[Decision],
     if check["restore"]:
         # Changing an input the task does not ask to change zeroes the reward; weight 0 keeps the mean
         # of the sub-scores exactly what reward.sh prints whenever the inputs are intact.
-        spec["checks"].append({"type": "unchanged", "name": "inputs unchanged", "paths": literal(list(check["restore"])),
-                               "gate": True, "weight": 0})
+        spec["checks"].append(
+            {
+                "type": "unchanged",
+                "name": "inputs unchanged",
+                "paths": literal(list(check["restore"])),
+                "gate": True,
+                "weight": 0,
+            }
+        )
     if extra.get("rubric"):  # hybrid: the published 0.7 x code + 0.3 x rubric
         spec["rubric"] = literal([dict(c) for c in extra.pop("rubric")])
         spec["rubric_weight"] = extra.pop("rubric_weight", 0.3)
-    lines = [f"Imported from the published ClawGym format: task {task.task_id}.",
-             "data_entry.json, input_files/, reward/ and solution/ beside this file are the source, unchanged;",
-             "'clawgym export clawgym' writes them back. Grading runs reward/check.py and reads its output",
-             "exactly as reward.sh does (protocol: reward.sh); each sub-score is shown with weight 0. The",
-             f"workspace starts as OpenClaw 2026.4.1 seeds one ({SEEDED_WORKSPACE}). The gate 'inputs unchanged'",
-             "(weight 0) gives 0 to an agent that changes an input the instruction does not ask it to change.",
-             "", "Input files restored from the pristine copy before grading and guarded by that gate",
-             "(edit `restore` and the gate's `paths` to override):"]
+    lines = [
+        f"Imported from the published ClawGym format: task {task.task_id}.",
+        "data_entry.json, input_files/, reward/ and solution/ beside this file are the source, unchanged;",
+        "'clawgym export clawgym' writes them back. Grading runs reward/check.py and reads its output",
+        "exactly as reward.sh does (protocol: reward.sh); each sub-score is shown with weight 0. The",
+        f"workspace starts as OpenClaw 2026.4.1 seeds one ({SEEDED_WORKSPACE}). The gate 'inputs unchanged'",
+        "(weight 0) gives 0 to an agent that changes an input the instruction does not ask it to change.",
+        "",
+        "Input files restored from the pristine copy before grading and guarded by that gate",
+        "(edit `restore` and the gate's `paths` to override):",
+    ]
     lines += [f"  {d.path}: {d.why}" for d in decisions] or ["  (no input files)"]
     return spec, "\n".join(lines)
 
@@ -132,8 +152,9 @@ class _Pending:
     warnings: list[str]
 
 
-def import_one(folder: Path, out: Path, name: str | None = None, smoke: bool = True,
-               extra: dict[str, Any] | None = None) -> Outcome:
+def import_one(
+    folder: Path, out: Path, name: str | None = None, smoke: bool = True, extra: dict[str, Any] | None = None
+) -> Outcome:
     """Import one source folder into `out/<name>/`; never raises for a bad folder.
 
     The spec is written to a staging folder and, with `smoke`, its grader run once on the untouched
@@ -154,23 +175,32 @@ def import_many(work: list[tuple]) -> list[Outcome]:
     return [p if isinstance(p, Outcome) else _finish(p, results.get(id(p))) for p in prepared]
 
 
-def _prepare(folder: Path, out: Path, name: str | None = None, smoke: bool = True,
-             extra: dict[str, Any] | None = None) -> _Pending | Outcome:
+def _prepare(
+    folder: Path, out: Path, name: str | None = None, smoke: bool = True, extra: dict[str, Any] | None = None
+) -> _Pending | Outcome:
     outcome = Outcome(source=folder.name, task_id=None, status="rejected")
     try:
         task = read_task(folder)
         outcome.task_id = task.task_id
         if task.portable_grader():
-            decisions = [Decision(p, False, "kept: the grader compares with its own pristine copy (reward/original/)")
-                         for p in task.inputs]
+            decisions = [
+                Decision(p, False, "kept: the grader compares with its own pristine copy (reward/original/)")
+                for p in task.inputs
+            ]
         else:
             decisions = decide(task.inputs, task.query, task.grader_text)
         outcome.decisions = [asdict(d) for d in decisions]
         name = name or spec_name(task.task_id)
         spec, comment = build_spec(task, name, decisions, extra)
         target = out / name
-        return _Pending(outcome, task, _write_folder(task, target, dump_spec(spec, comment)), target,
-                        spec["persona"], list(task.warnings))
+        return _Pending(
+            outcome,
+            task,
+            _write_folder(task, target, dump_spec(spec, comment)),
+            target,
+            spec["persona"],
+            list(task.warnings),
+        )
     except Rejected as e:
         outcome.reasons.append(str(e))
     except (OSError, UnicodeDecodeError) as e:
@@ -202,8 +232,20 @@ def _finish(p: _Pending, smoked: float | Rejected | None) -> Outcome:
 
 
 _SEEDS: dict[tuple[str, str], tuple[dict[str, bytes], set[str]]] = {}  # (library, persona) -> seed files
-_SEED_NAMES = {"AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "HEARTBEAT.md", "BOOTSTRAP.md", "MEMORY.md",
-               "memory", "skills", ".git", ".openclaw"}
+_SEED_NAMES = {
+    "AGENTS.md",
+    "SOUL.md",
+    "TOOLS.md",
+    "IDENTITY.md",
+    "USER.md",
+    "HEARTBEAT.md",
+    "BOOTSTRAP.md",
+    "MEMORY.md",
+    "memory",
+    "skills",
+    ".git",
+    ".openclaw",
+}
 
 
 def _untouched(task: SourceTask, spec_file: Path, persona: str) -> tuple[dict[str, bytes], set[str]]:
@@ -220,8 +262,10 @@ def _untouched(task: SourceTask, spec_file: Path, persona: str) -> tuple[dict[st
     if seed is None:
         compiled = _compile(spec_file)
         inputs = set(task.inputs)
-        seed = ({k: v for k, v in compiled.files.items() if k not in inputs},
-                {e for e in compiled.executables if e not in inputs})
+        seed = (
+            {k: v for k, v in compiled.files.items() if k not in inputs},
+            {e for e in compiled.executables if e not in inputs},
+        )
         _SEEDS.setdefault(key, seed)
     files = dict(seed[0])
     for rel in task.inputs:
@@ -268,6 +312,7 @@ def _confine_worker() -> None:
     """A worker process grades one task at a time: one memory cgroup for it (and the grader it runs)
     bounds the host as a cgroup per grading sandbox would, without a cgroup move per grader."""
     from ..sandbox.host import confine_worker
+
     confine_worker("import", WORKER_MEMORY)
 
 
@@ -275,7 +320,7 @@ def run_imports(work: list[tuple], jobs: int | None, smoke: bool) -> Iterator[Ou
     """`import_one(*args)` for every args tuple of `work`, in worker processes, outcomes in order."""
     # a grader run mostly waits on its sandbox (start-up, cgroup moves), so twice the cores keep them busy
     jobs = max(1, jobs or (os.cpu_count() or 1) * (2 if smoke else 1))
-    chunks = [work[i:i + BATCH] for i in range(0, len(work), BATCH)]
+    chunks = [work[i : i + BATCH] for i in range(0, len(work), BATCH)]
     if jobs == 1 or len(chunks) < 2:
         for chunk in chunks:
             yield from _import_chunk(chunk)
@@ -288,14 +333,14 @@ def run_imports(work: list[tuple], jobs: int | None, smoke: bool) -> Iterator[Ou
         sweep_worker_cgroups()
 
 
-
-
 def import_dataset(source: Path, out: Path, *, jobs: int | None = None, smoke: bool = True) -> Iterator[Outcome]:
     """Import every task folder under `source` into `out`, yielding outcomes in source order."""
     folders = discover(source)
     if not folders:
-        raise ClawgymError(f"{source} holds no task folders",
-                           hint="give a folder of published ClawGym task folders (each with data_entry.json)")
+        raise ClawgymError(
+            f"{source} holds no task folders",
+            hint="give a folder of published ClawGym task folders (each with data_entry.json)",
+        )
     out.mkdir(parents=True, exist_ok=True)
     ensure_library(out)
     names = _unique_names(folders)
@@ -319,8 +364,9 @@ def _unique_names(folders: list[Path]) -> dict[Path, str]:
     return names
 
 
-def import_command(source: Path, out: Path, *, jobs: int | None = None, quiet: bool = False,
-                   console: Any = None, smoke: bool = True) -> list[Outcome]:
+def import_command(
+    source: Path, out: Path, *, jobs: int | None = None, quiet: bool = False, console: Any = None, smoke: bool = True
+) -> list[Outcome]:
     """The CLI: import, print each warning and rejection, write the report, print the summary."""
     outcomes: list[Outcome] = []
     for outcome in import_dataset(source, out, jobs=jobs, smoke=smoke):

@@ -23,8 +23,16 @@ from pathlib import Path
 
 from ..errors import ClawgymError, PrerequisiteError
 
-__all__ = ["Build", "DockerfileError", "Instruction", "build_workspace", "network_word", "parse_dockerfile",
-           "plan_build", "plan_environment"]
+__all__ = [
+    "Build",
+    "DockerfileError",
+    "Instruction",
+    "build_workspace",
+    "network_word",
+    "parse_dockerfile",
+    "plan_build",
+    "plan_environment",
+]
 
 RUN_TIMEOUT = 300.0
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -32,11 +40,14 @@ _NETWORK = re.compile(
     r"(?<![\w.-])(apt-get|apt|aptitude|apk|yum|dnf|microdnf|zypper|pacman|pip3?(?:\.\d+)?|pipx|uv|uvx|poetry|"
     r"conda|mamba|micromamba|npm|npx|yarn|pnpm|bun|curl|wget|git\s+(?:clone|fetch|pull|submodule|ls-remote)|"
     r"go\s+(?:get|install|mod\s+download)|cargo\s+(?:install|fetch|build|add)|gem\s+install|cpanm?|composer|"
-    r"rustup|add-apt-repository|nvm|sdk\s+install)(?![\w-])")
+    r"rustup|add-apt-repository|nvm|sdk\s+install)(?![\w-])"
+)
 _ARCHIVE = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
 _URL = re.compile(r"^(https?|ftp|git)://|^git@")
-_VAR = re.compile(r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)(?::?-(?P<default>[^}]*))?\}"
-                  r"|(?P<plain>[A-Za-z_][A-Za-z0-9_]*))")
+_VAR = re.compile(
+    r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)(?::?-(?P<default>[^}]*))?\}"
+    r"|(?P<plain>[A-Za-z_][A-Za-z0-9_]*))"
+)
 
 
 class DockerfileError(Exception):
@@ -50,7 +61,7 @@ class Instruction:
     line: int
     op: str
     args: str
-    heredocs: list[tuple[str, str]] = field(default_factory=list)   # (delimiter, body)
+    heredocs: list[tuple[str, str]] = field(default_factory=list)  # (delimiter, body)
 
 
 def parse_dockerfile(text: str) -> list[Instruction]:
@@ -100,6 +111,7 @@ def _expand(text: str, variables: dict[str, str]) -> str:
         if name in variables and variables[name] != "":
             return variables[name]
         return m["default"] if m["default"] is not None else variables.get(name, "")
+
     return _VAR.sub(sub, text)
 
 
@@ -154,8 +166,11 @@ def plan_build(text: str) -> Build:
                 args.setdefault(name, variables[name])
         elif ins.op == "ENV":
             words = _words(ins.args)
-            pairs = ([(words[0], " ".join(words[1:]))] if words and "=" not in words[0]
-                     else [tuple(w.split("=", 1)) for w in words if "=" in w])
+            pairs = (
+                [(words[0], " ".join(words[1:]))]
+                if words and "=" not in words[0]
+                else [tuple(w.split("=", 1)) for w in words if "=" in w]
+            )
             for name, value in pairs:
                 value = _expand(value, {**variables, "PATH": variables.get("PATH", DEFAULT_PATH)})
                 variables[name] = value
@@ -192,8 +207,10 @@ def plan_build(text: str) -> Build:
             command = re.sub(r"^--\S+\s+", "", command)  # RUN --mount=... flags
             word = network_word(command)
             if word:
-                raise DockerfileError(f"{where}: RUN {_clip(command)} needs the network at build time ({word}), "
-                                      "so the workspace cannot be built here")
+                raise DockerfileError(
+                    f"{where}: RUN {_clip(command)} needs the network at build time ({word}), "
+                    "so the workspace cannot be built here"
+                )
             build.steps.append((ins, workdir, {"run": command, "env": {**args, **build.env}}))
         elif ins.op == "USER" and ins.args.split(":")[0] not in ("root", "0"):
             build.warnings.append(f"{where}: USER {ins.args} ignored (the agent and the tests run as root here)")
@@ -224,7 +241,7 @@ def plan_environment(environment: Path) -> Build:
 
 def _clip(text: str, limit: int = 60) -> str:
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _inside(path: str, workdir: str, cwd: str, where: str, what: str) -> str:
@@ -233,9 +250,10 @@ def _inside(path: str, workdir: str, cwd: str, where: str, what: str) -> str:
     if full == workdir:
         return ""
     if not full.startswith(workdir.rstrip("/") + "/"):
-        raise DockerfileError(f"{where}: {what} {full} lies outside the WORKDIR {workdir}; only the workspace is "
-                              "carried over")
-    return full[len(workdir.rstrip("/")) + 1:]
+        raise DockerfileError(
+            f"{where}: {what} {full} lies outside the WORKDIR {workdir}; only the workspace is carried over"
+        )
+    return full[len(workdir.rstrip("/")) + 1 :]
 
 
 def _copy_into(src: Path, dest: Path, chmod: str | None) -> None:
@@ -298,24 +316,27 @@ def build_workspace(build: Build, context: Path, workspace: Path, sandbox: dict 
                 _copy_into(src, dest / src.name if as_dir else dest, chmod)
 
 
-def _run_step(build: Build, ins: Instruction, cwd: str, command: str, env: dict[str, str], workspace: Path,
-              sandbox: dict | None) -> None:
+def _run_step(
+    build: Build, ins: Instruction, cwd: str, command: str, env: dict[str, str], workspace: Path, sandbox: dict | None
+) -> None:
     """Run one offline RUN step in the local sandbox (no network) with `workspace` mounted at WORKDIR."""
     where = f"Dockerfile line {ins.line}"
     inside = cwd == build.workdir or cwd.startswith(build.workdir.rstrip("/") + "/")
-    rel = cwd[len(build.workdir.rstrip("/")) + 1:] if inside else "/tmp"  # e.g. RUN mkdir -p /app before WORKDIR
+    rel = cwd[len(build.workdir.rstrip("/")) + 1 :] if inside else "/tmp"  # e.g. RUN mkdir -p /app before WORKDIR
     from ..errors import InfraError
     from ..sandbox import SandboxLimits, create_sandbox
 
     env = {k: v for k, v in env.items() if k not in ("PATH", "HOME")}
     try:
-        with create_sandbox(sandbox, workspace, limits=SandboxLimits(wall_seconds=RUN_TIMEOUT + 30),
-                            network=False, mount=build.workdir) as box:
+        with create_sandbox(
+            sandbox, workspace, limits=SandboxLimits(wall_seconds=RUN_TIMEOUT + 30), network=False, mount=build.workdir
+        ) as box:
             res = box.exec(["/bin/sh", "-c", command], timeout=RUN_TIMEOUT, env=env, workdir=rel or None)
     except (PrerequisiteError, InfraError) as e:
         raise DockerfileError(f"{where}: RUN steps need the local sandbox to build the workspace: {e}") from None
     if res.timed_out or res.exit_code != 0:
         last = next((ln for ln in reversed(res.output.splitlines()) if ln.strip()), "")
         status = f"timed out after {RUN_TIMEOUT:g}s" if res.timed_out else f"exit status {res.exit_code}"
-        raise DockerfileError(f"{where}: RUN {_clip(command)} failed at import ({status})"
-                              + (f": {_clip(last, 160)}" if last else ""))
+        raise DockerfileError(
+            f"{where}: RUN {_clip(command)} failed at import ({status})" + (f": {_clip(last, 160)}" if last else "")
+        )

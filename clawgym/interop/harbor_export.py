@@ -44,9 +44,9 @@ class Outcome:
     """What happened to one spec."""
 
     spec: str
-    status: str                      # exported | refused
-    name: str | None = None          # the folder under OUT
-    reasons: list[str] = field(default_factory=list)   # refusal reasons, or notes on an export
+    status: str  # exported | refused
+    name: str | None = None  # the folder under OUT
+    reasons: list[str] = field(default_factory=list)  # refusal reasons, or notes on an export
 
 
 # ---------------------------------------------------------------------------------------------
@@ -59,8 +59,10 @@ def refusal_reasons(task: Task) -> list[str]:
     for i, step in enumerate(task.solution):
         for kind in ("message", "cron"):
             if kind in step:
-                reasons.append(f"solution step {i + 1} is a `{kind}` step (a simulated tool call recorded in "
-                               "the trajectory), which solution/solve.sh cannot express")
+                reasons.append(
+                    f"solution step {i + 1} is a `{kind}` step (a simulated tool call recorded in "
+                    "the trajectory), which solution/solve.sh cannot express"
+                )
     reasons += grading_refusals(task, payload_ok=False)
     if task.tools.get("corpus"):
         reasons.append("the task's offline web (tools.corpus) has no Harbor counterpart")
@@ -85,14 +87,31 @@ def task_toml(task: Task, spec_rel: str, tags: Iterable[str] = ()) -> str:
     limits = task.limits
     sections: list[tuple[str, dict[str, Any]]] = [
         ("task", {"name": task.name}),
-        ("metadata", {"author": AUTHOR, "title": task.title or task.name, "category": task.category or None,
-                      "subcategory": task.subcategory or None, "difficulty": task.difficulty or None,
-                      "tags": [*dict.fromkeys([*map(str, tags), "clawgym"])],
-                      "clawgym_spec": spec_rel, "clawgym_seed": task.seed, "clawgym_hash": task.hash}),
+        (
+            "metadata",
+            {
+                "author": AUTHOR,
+                "title": task.title or task.name,
+                "category": task.category or None,
+                "subcategory": task.subcategory or None,
+                "difficulty": task.difficulty or None,
+                "tags": [*dict.fromkeys([*map(str, tags), "clawgym"])],
+                "clawgym_spec": spec_rel,
+                "clawgym_seed": task.seed,
+                "clawgym_hash": task.hash,
+            },
+        ),
         ("verifier", {"timeout_sec": float(limits.get("verify_seconds", 300))}),
         ("agent", {"timeout_sec": float(limits.get("seconds", 600))}),
-        ("environment", {"cpus": 1, "memory_mb": int(limits.get("memory_mb", 2048)), "gpus": 0,
-                         "allow_internet": bool(task.network)}),
+        (
+            "environment",
+            {
+                "cpus": 1,
+                "memory_mb": int(limits.get("memory_mb", 2048)),
+                "gpus": 0,
+                "allow_internet": bool(task.network),
+            },
+        ),
     ]
     lines = [f"# Exported by ClawGym from {spec_rel} (seed {task.seed}).", 'version = "1.0"']
     for title, values in sections:
@@ -120,9 +139,13 @@ def _heredoc(command: str, body: str, kind: str, i: int) -> str:
 def solve_script(task: Task) -> str:
     """The reference solution as one bash script; each step in a subshell starting at the mount."""
     mount = shlex.quote(task.mount)
-    out = ["#!/bin/bash", f"# Reference solution of {task.id}, exported by ClawGym.",
-           "# Each step runs in its own subshell in the workspace, as the oracle agent runs it.",
-           'fail() { echo "solve.sh: step $1 failed (exit status $2)" >&2; exit 1; }', ""]
+    out = [
+        "#!/bin/bash",
+        f"# Reference solution of {task.id}, exported by ClawGym.",
+        "# Each step runs in its own subshell in the workspace, as the oracle agent runs it.",
+        'fail() { echo "solve.sh: step $1 failed (exit status $2)" >&2; exit 1; }',
+        "",
+    ]
     for i, step in enumerate(task.solution, 1):
         label = str(step.get("name") or "").replace("\n", " ")
         if "exec" in step:
@@ -138,30 +161,43 @@ def solve_script(task: Task) -> str:
             if content.endswith("\n") or not content:
                 write = _heredoc(f"cat > {q}", content, "FILE", i) if content else f": > {q}"
             else:  # a heredoc always ends with a newline: strip the one the file does not have
-                write = "printf '%s' \"$(" + _heredoc("cat", content, "FILE", i) + "\n)\" > " + q
+                write = "printf '%s' \"$(" + _heredoc("cat", content, "FILE", i) + '\n)" > ' + q
             body, kind = f'mkdir -p "$(dirname {q})" && {write}', f"write {path}"
-        out += [f"# step {i}: {kind}" + (f" ({label})" if label else ""), f"cd {mount} || exit 1", "(",
-                body, f") </dev/null || fail {i} $?", ""]
+        out += [
+            f"# step {i}: {kind}" + (f" ({label})" if label else ""),
+            f"cd {mount} || exit 1",
+            "(",
+            body,
+            f") </dev/null || fail {i} $?",
+            "",
+        ]
     out.append("exit 0")
     return "\n".join(out) + "\n"
 
 
 def test_script(task: Task) -> str:
     mount = shlex.quote(task.mount)
-    return "\n".join([
-        "#!/bin/bash",
-        f"# Grades the final workspace with the ClawGym checks of {task.id} (clawgym export harbor).",
-        "# clawgym.zip holds the clawgym package, task.json the compiled checks and expected values,",
-        "# original/ the pristine workspace, task_files/ the grading scripts. Only python3 is needed.",
-        "mkdir -p /logs/verifier",
-        'TESTS="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"',
-        f'exec python3 "$TESTS/clawgym.zip" --tests "$TESTS" --workspace {mount} --logs /logs/verifier',
-    ]) + "\n"
+    return (
+        "\n".join(
+            [
+                "#!/bin/bash",
+                f"# Grades the final workspace with the ClawGym checks of {task.id} (clawgym export harbor).",
+                "# clawgym.zip holds the clawgym package, task.json the compiled checks and expected values,",
+                "# original/ the pristine workspace, task_files/ the grading scripts. Only python3 is needed.",
+                "mkdir -p /logs/verifier",
+                'TESTS="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"',
+                f'exec python3 "$TESTS/clawgym.zip" --tests "$TESTS" --workspace {mount} --logs /logs/verifier',
+            ]
+        )
+        + "\n"
+    )
 
 
 def dockerfile(task: Task, needs_jsonschema: bool, spec_rel: str) -> str:
-    lines = [f"# Exported by ClawGym from {spec_rel} (seed {task.seed}): the agent's workspace, nothing else.",
-             f"FROM {IMAGE}"]
+    lines = [
+        f"# Exported by ClawGym from {spec_rel} (seed {task.seed}): the agent's workspace, nothing else.",
+        f"FROM {IMAGE}",
+    ]
     if needs_jsonschema:
         lines.append(f"RUN pip install --no-cache-dir {JSONSCHEMA_PIN}")
     lines += [f"WORKDIR {task.mount}", f"COPY workspace/ {task.mount.rstrip('/')}/"]
@@ -177,14 +213,17 @@ def write_folder(task: Task, target: Path, spec_rel: str, tags: Iterable[str] = 
     if task.rubric:
         notes.append(f"rubric ({len(task.rubric)} criteria) left out: Harbor's reward is the code checks' reward")
     if needs_jsonschema:
-        notes.append(f"the image installs {JSONSCHEMA_PIN} with pip for json_schema checks, so importing this "
-                     "folder back into ClawGym is refused (its build needs the network)")
+        notes.append(
+            f"the image installs {JSONSCHEMA_PIN} with pip for json_schema checks, so importing this "
+            "folder back into ClawGym is refused (its build needs the network)"
+        )
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     try:
         (tmp / "environment").mkdir(parents=True)
-        (tmp / "instruction.md").write_text(task.instruction if task.instruction.endswith("\n")
-                                            else task.instruction + "\n", encoding="utf-8")
+        (tmp / "instruction.md").write_text(
+            task.instruction if task.instruction.endswith("\n") else task.instruction + "\n", encoding="utf-8"
+        )
         (tmp / "task.toml").write_text(task_toml(task, spec_rel, tags), encoding="utf-8")
         (tmp / "environment" / "Dockerfile").write_text(dockerfile(task, needs_jsonschema, spec_rel), encoding="utf-8")
         write_files(task.files, task.executables, tmp / "environment" / "workspace")
@@ -231,8 +270,9 @@ def export_one(spec_path: Path, out: Path, seed: int, taken: set[str]) -> Outcom
         if reasons:
             outcome.reasons = reasons
             return outcome
-        outcome.reasons = write_folder(task, out / task.name, _spec_rel(task, spec.library.root),
-                                       spec.data.get("tags") or ())
+        outcome.reasons = write_folder(
+            task, out / task.name, _spec_rel(task, spec.library.root), spec.data.get("tags") or ()
+        )
         taken.add(task.name)
     except Refused as e:
         outcome.reasons = [str(e)]
@@ -248,8 +288,10 @@ def export_command(specs: list[Path], out: Path, *, seed: int = 0, console: Any 
     """The CLI: export every spec, print refusals and notes, write the report, print the summary."""
     paths = find_specs(specs)
     if not paths:
-        raise ClawgymError(f"no task specs found in {', '.join(map(str, specs))}",
-                           hint="give task spec files (kind: Task) or folders holding them")
+        raise ClawgymError(
+            f"no task specs found in {', '.join(map(str, specs))}",
+            hint="give task spec files (kind: Task) or folders holding them",
+        )
     out.mkdir(parents=True, exist_ok=True)
     outcomes, taken = [], set()
     for path in paths:
@@ -257,15 +299,24 @@ def export_command(specs: list[Path], out: Path, *, seed: int = 0, console: Any 
         outcomes.append(outcome)
         if console is not None:
             label = "exported" if outcome.status == "exported" else "refused "
-            console.print(f"{label} {outcome.name or path}" + (f" → {out / outcome.name}"
-                          if outcome.status == "exported" else ""), highlight=False, markup=False)
+            console.print(
+                f"{label} {outcome.name or path}"
+                + (f" → {out / outcome.name}" if outcome.status == "exported" else ""),
+                highlight=False,
+                markup=False,
+            )
             for reason in outcome.reasons:
-                console.print(f"  {'note' if outcome.status == 'exported' else 'why '}: {reason}",
-                              highlight=False, markup=False)
+                console.print(
+                    f"  {'note' if outcome.status == 'exported' else 'why '}: {reason}", highlight=False, markup=False
+                )
     report = out / REPORT
     write_lines(report, (asdict(o) for o in outcomes))
     done = sum(o.status == "exported" for o in outcomes)
     if console is not None:
-        console.print(f"{len(outcomes)} spec(s): {done} exported, {len(outcomes) - done} refused; "
-                      f"Harbor folders in {out}, report in {report}", highlight=False, markup=False)
+        console.print(
+            f"{len(outcomes)} spec(s): {done} exported, {len(outcomes) - done} refused; "
+            f"Harbor folders in {out}, report in {report}",
+            highlight=False,
+            markup=False,
+        )
     return outcomes

@@ -43,18 +43,45 @@ BOOTSTRAP_NAMES = ("AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "HEARTBEAT
 
 # Harbor / Terminal-Bench categories → ours (unknown ones are left out and kept as a tag)
 CATEGORIES = {
-    "software": "software", "software-engineering": "software", "software-development": "software",
-    "programming": "software", "coding": "software", "debugging": "software", "build": "software",
-    "compilation": "software", "web-development": "software", "testing": "software",
-    "systems": "systems", "system-administration": "systems", "sysadmin": "systems", "devops": "systems",
-    "file-operations": "systems", "file-system": "systems", "automation": "systems", "networking": "systems",
-    "security": "systems", "scripting": "systems",
-    "analysis": "analysis", "data-analysis": "analysis", "data-science": "analysis", "data-processing": "analysis",
-    "mathematics": "analysis", "math": "analysis", "statistics": "analysis", "machine-learning": "analysis",
+    "software": "software",
+    "software-engineering": "software",
+    "software-development": "software",
+    "programming": "software",
+    "coding": "software",
+    "debugging": "software",
+    "build": "software",
+    "compilation": "software",
+    "web-development": "software",
+    "testing": "software",
+    "systems": "systems",
+    "system-administration": "systems",
+    "sysadmin": "systems",
+    "devops": "systems",
+    "file-operations": "systems",
+    "file-system": "systems",
+    "automation": "systems",
+    "networking": "systems",
+    "security": "systems",
+    "scripting": "systems",
+    "analysis": "analysis",
+    "data-analysis": "analysis",
+    "data-science": "analysis",
+    "data-processing": "analysis",
+    "mathematics": "analysis",
+    "math": "analysis",
+    "statistics": "analysis",
+    "machine-learning": "analysis",
     "scientific-computing": "analysis",
-    "content": "content", "writing": "content", "text-processing": "content", "documentation": "content",
-    "planning": "planning", "research": "planning", "knowledge": "planning",
-    "productivity": "productivity", "office": "productivity", "spreadsheets": "productivity",
+    "content": "content",
+    "writing": "content",
+    "text-processing": "content",
+    "documentation": "content",
+    "planning": "planning",
+    "research": "planning",
+    "knowledge": "planning",
+    "productivity": "productivity",
+    "office": "productivity",
+    "spreadsheets": "productivity",
 }
 
 
@@ -67,8 +94,8 @@ class Outcome:
     """What happened to one source folder."""
 
     source: str
-    status: str                      # imported | warned | rejected
-    name: str | None = None          # the spec folder under OUT
+    status: str  # imported | warned | rejected
+    name: str | None = None  # the spec folder under OUT
     reasons: list[str] = field(default_factory=list)
 
 
@@ -86,8 +113,9 @@ def read_toml(folder: Path) -> dict[str, Any]:
         try:
             import tomli as tomllib  # type: ignore[no-redef]
         except ModuleNotFoundError:
-            raise PrerequisiteError("reading task.toml needs Python 3.11 or the tomli package",
-                                    hint="pip install tomli") from None
+            raise PrerequisiteError(
+                "reading task.toml needs Python 3.11 or the tomli package", hint="pip install tomli"
+            ) from None
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as e:
@@ -143,8 +171,9 @@ def _tree(folder: Path) -> tuple[list[str], set[str], list[str]]:
 def build_spec(folder: Path, name: str, meta: dict, build: Build, workspace: Path) -> tuple[dict, list[str]]:
     """The task spec for an imported folder (its workspace already built) and the warnings."""
     warnings = list(build.warnings)
-    task_sec, md, verifier, agent, env = (_section(meta, s) for s in ("task", "metadata", "verifier", "agent",
-                                                                        "environment"))
+    task_sec, md, verifier, agent, env = (
+        _section(meta, s) for s in ("task", "metadata", "verifier", "agent", "environment")
+    )
     info = {**task_sec, **md}
     spec: dict[str, Any] = {"apiVersion": "clawgym/v1", "kind": "Task", "name": name}
     title = md.get("title")
@@ -192,11 +221,17 @@ def build_spec(folder: Path, name: str, meta: dict, build: Build, workspace: Pat
     if (folder / "solution" / "solve.sh").is_file():
         spec["solution"] = [{"name": "solution/solve.sh", "script": "solution/solve.sh"}]
     else:
-        warnings.append("no solution/solve.sh: imported without a reference solution (the oracle agent has "
-                        "nothing to run)")
+        warnings.append(
+            "no solution/solve.sh: imported without a reference solution (the oracle agent has nothing to run)"
+        )
     verify_timeout = _positive(verifier.get("timeout_sec")) or DEFAULT_VERIFIER_TIMEOUT
-    check: dict[str, Any] = {"type": "harbor_tests", "name": "Harbor tests", "script": "tests/test.sh",
-                             "workdir": build.workdir, "timeout": min(verify_timeout, 7200.0)}
+    check: dict[str, Any] = {
+        "type": "harbor_tests",
+        "name": "Harbor tests",
+        "script": "tests/test.sh",
+        "workdir": build.workdir,
+        "timeout": min(verify_timeout, 7200.0),
+    }
     env_vars = {k: v for k, v in build.env.items() if k not in ("PATH", "HOME")}
     if env_vars:
         check["env"] = literal(env_vars)
@@ -219,8 +254,10 @@ def build_spec(folder: Path, name: str, meta: dict, build: Build, workspace: Pat
     test_sh = (folder / "tests" / "test.sh").read_text(encoding="utf-8", errors="replace")
     word = network_word(test_sh)
     if word:
-        warnings.append(f"tests/test.sh looks like it needs the network ({word}), but the Harbor tests run "
-                        "offline here: without it the check scores 0")
+        warnings.append(
+            f"tests/test.sh looks like it needs the network ({word}), but the Harbor tests run "
+            "offline here: without it the check scores 0"
+        )
     return spec, warnings
 
 
@@ -235,8 +272,9 @@ def import_one(folder: Path, out: Path, name: str | None = None, sandbox: dict |
         if not (folder / "tests" / "test.sh").is_file():
             raise Rejected("no tests/test.sh (the verifier that writes the reward)")
         build = plan_environment(folder / "environment")
-        name = name or spec_name(str(_section(meta, "task").get("name") or _section(meta, "metadata").get("name")
-                                     or folder.name))
+        name = name or spec_name(
+            str(_section(meta, "task").get("name") or _section(meta, "metadata").get("name") or folder.name)
+        )
         target = out / name
         ensure_library(out)
         tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=out))
@@ -248,9 +286,11 @@ def import_one(folder: Path, out: Path, name: str | None = None, sandbox: dict |
         for sub in ("tests", "solution"):
             if (folder / sub).is_dir():
                 shutil.copytree(folder / sub, tmp / sub, symlinks=True)
-        comment = (f"Imported from the Harbor task folder {folder.name!r} by 'clawgym import harbor'.\n"
-                   "workspace/ is what the Dockerfile puts into WORKDIR; tests/ and solution/ are the source\n"
-                   "folders, unchanged. Grading runs tests/test.sh (check harbor_tests) after the agent stopped.")
+        comment = (
+            f"Imported from the Harbor task folder {folder.name!r} by 'clawgym import harbor'.\n"
+            "workspace/ is what the Dockerfile puts into WORKDIR; tests/ and solution/ are the source\n"
+            "folders, unchanged. Grading runs tests/test.sh (check harbor_tests) after the agent stopped."
+        )
         (tmp / "task.yaml").write_text(dump_spec(spec, comment), encoding="utf-8")
         _validate(tmp / "task.yaml")
         swap_in(tmp, target)
@@ -285,8 +325,9 @@ def _validate(spec_file: Path) -> None:
 
 
 def is_task_folder(folder: Path) -> bool:
-    return folder.is_dir() and any((folder / n).exists() for n in ("instruction.md", "task.toml", "environment",
-                                                                       "tests"))
+    return folder.is_dir() and any(
+        (folder / n).exists() for n in ("instruction.md", "task.toml", "environment", "tests")
+    )
 
 
 def discover(source: Path) -> list[Path]:
@@ -296,14 +337,16 @@ def discover(source: Path) -> list[Path]:
     return [d for d in sorted(source.iterdir()) if not d.name.startswith(".") and is_task_folder(d)]
 
 
-def import_command(source: Path, out: Path, *, quiet: bool = False, console: Any = None,
-                   sandbox: dict | None = None) -> list[Outcome]:
+def import_command(
+    source: Path, out: Path, *, quiet: bool = False, console: Any = None, sandbox: dict | None = None
+) -> list[Outcome]:
     """The CLI: import, print each warning and rejection, write the report, print the summary."""
     folders = discover(source)
     if not folders:
-        raise ClawgymError(f"{source} holds no Harbor task folders",
-                           hint="give a task folder (instruction.md, task.toml, environment/, tests/) "
-                                "or a folder of them")
+        raise ClawgymError(
+            f"{source} holds no Harbor task folders",
+            hint="give a task folder (instruction.md, task.toml, environment/, tests/) or a folder of them",
+        )
     out.mkdir(parents=True, exist_ok=True)
     ensure_library(out)
     outcomes: list[Outcome] = []
@@ -313,8 +356,9 @@ def import_command(source: Path, out: Path, *, quiet: bool = False, console: Any
             meta = read_toml(folder)
         except (Rejected, ClawgymError):
             meta = {}
-        base = spec_name(str(_section(meta, "task").get("name") or _section(meta, "metadata").get("name")
-                             or folder.name))
+        base = spec_name(
+            str(_section(meta, "task").get("name") or _section(meta, "metadata").get("name") or folder.name)
+        )
         seen[base] = seen.get(base, 0) + 1
         name = base if seen[base] == 1 else f"{base[:60]}-{seen[base]}"
         outcome = import_one(folder, out, name, sandbox)

@@ -71,8 +71,12 @@ def decide(inputs: list[str], instruction: str, grader_source: str = "") -> list
             previous = clause.antecedent
     kept = {p for p, (_, restore, _) in verdicts.items() if not restore}
     for quote in rest_bans:  # "leave everything else untouched": every input no clause asks to change
-        say([p for p in inputs if p not in kept], 40, True,
-            f"restored: the instruction says to leave the rest alone: \"{quote}\"")
+        say(
+            [p for p in inputs if p not in kept],
+            40,
+            True,
+            f'restored: the instruction says to leave the rest alone: "{quote}"',
+        )
     named = {p for c in clauses for m in c.mentions for p in m.paths}
     out = []
     for path in inputs:
@@ -99,22 +103,36 @@ def _read_clause(clause: Clause, previous: list[Mention], inputs: list[str], say
     if only:
         after = [m for m in mentions if m.start >= only.start()]
         before = [m for m in mentions if m.end <= only.start()]
-        targets = (group_starting_at(mentions, after[0], lower) if after and not re.match(r"\b(?:is|are) the", only.group(0))
-                   else group_ending_at(mentions, before[-1], lower) if before
-                   else [] if mentions else list(previous))
+        targets = (
+            group_starting_at(mentions, after[0], lower)
+            if after and not re.match(r"\b(?:is|are) the", only.group(0))
+            else group_ending_at(mentions, before[-1], lower)
+            if before
+            else []
+            if mentions
+            else list(previous)
+        )
         if targets:
             chosen = [p for m in targets for p in m.paths]
-            say(chosen, 80, False, f"kept: the instruction asks to change only it: \"{quote}\"")
-            say([p for p in inputs if p not in chosen], 65, True,
-                f"restored: the instruction asks to change only {', '.join(chosen)[:80]}: \"{quote}\"")
+            say(chosen, 80, False, f'kept: the instruction asks to change only it: "{quote}"')
+            say(
+                [p for p in inputs if p not in chosen],
+                65,
+                True,
+                f'restored: the instruction asks to change only {", ".join(chosen)[:80]}: "{quote}"',
+            )
             return
     banned = banned_mentions(lower, mentions, previous)
     if banned is not None:
         for m in banned:
-            say(filtered(m, lower), 90 if m.level == "file" else 60, True,
-                f"restored: the instruction says not to change it: \"{quote}\"")
+            say(
+                filtered(m, lower),
+                90 if m.level == "file" else 60,
+                True,
+                f'restored: the instruction says not to change it: "{quote}"',
+            )
         if exc_paths:
-            say(exc_paths, 70, False, f"kept: the instruction excepts it from what must not change: \"{quote}\"")
+            say(exc_paths, 70, False, f'kept: the instruction excepts it from what must not change: "{quote}"')
         if EVERYTHING_ELSE.search(lower):
             rest_bans.append(quote)
         return
@@ -124,8 +142,8 @@ def _read_clause(clause: Clause, previous: list[Mention], inputs: list[str], say
     changed = changed_mentions(text, lower, mentions, previous, inputs)
     for m in changed:
         paths = [p for p in filtered(m, lower) if p not in exc_paths]
-        say(paths, 75 if m.level == "file" else 50, False, f"kept: the instruction asks to change it: \"{quote}\"")
+        say(paths, 75 if m.level == "file" else 50, False, f'kept: the instruction asks to change it: "{quote}"')
     if exc_paths and changed:  # "update every file under docs/ except docs/LICENSE": the exception is not changed
-        say(exc_paths, 72, True, f"restored: the instruction excepts it from the change: \"{quote}\"")
+        say(exc_paths, 72, True, f'restored: the instruction excepts it from the change: "{quote}"')
     elif exc_paths and not changed and CHANGE.search(lower):
-        say(exc_paths, 70, False, f"kept: the instruction asks to change it: \"{quote}\"")
+        say(exc_paths, 70, False, f'kept: the instruction asks to change it: "{quote}"')

@@ -7,30 +7,43 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-_SOURCE_BEFORE = re.compile(r"\b(?:from|using|based on|according to|per|see|following|listed in|described in|"
-                            r"found in|given in|in line with|against|compared? (?:to|with)|with the \w+ (?:in|from)|"
-                            r"translating from|copy in|copies in|(?:is|are) in|(?:is|are) listed in|(?:is|are) kept in)"
-                            r"\s+(?:\S+\s+){0,3}?$")
-_TYPE_WORDS = {r"\b(?:photos?|images?|pictures?|pics|jpe?gs?)\b": (".jpg", ".jpeg", ".png", ".heic", ".gif", ".webp"),
-               r"\bshell scripts?\b": (".sh", ".bash"), r"\bpython (?:files|scripts|modules)\b": (".py",),
-               r"\bpdfs?\b": (".pdf",), r"\bcsv files?\b|\bcsvs\b": (".csv",),
-               r"\bmarkdown (?:files|notes)\b|\b\.md files\b": (".md",), r"\bjson files\b": (".json",),
-               r"\byaml files\b": (".yaml", ".yml"), r"\blog files\b": (".log",), r"\bscans?\b": (".pdf", ".jpg", ".png")}
-FILE_PATH = re.compile(r"(?<![\w/.-])(?:[\w.-]+/)+[\w.-]*\.[A-Za-z0-9]{1,5}\b|(?<![\w/.-])[\w-]+\.[A-Za-z][A-Za-z0-9]{0,4}\b")
+_SOURCE_BEFORE = re.compile(
+    r"\b(?:from|using|based on|according to|per|see|following|listed in|described in|"
+    r"found in|given in|in line with|against|compared? (?:to|with)|with the \w+ (?:in|from)|"
+    r"translating from|copy in|copies in|(?:is|are) in|(?:is|are) listed in|(?:is|are) kept in)"
+    r"\s+(?:\S+\s+){0,3}?$"
+)
+_TYPE_WORDS = {
+    r"\b(?:photos?|images?|pictures?|pics|jpe?gs?)\b": (".jpg", ".jpeg", ".png", ".heic", ".gif", ".webp"),
+    r"\bshell scripts?\b": (".sh", ".bash"),
+    r"\bpython (?:files|scripts|modules)\b": (".py",),
+    r"\bpdfs?\b": (".pdf",),
+    r"\bcsv files?\b|\bcsvs\b": (".csv",),
+    r"\bmarkdown (?:files|notes)\b|\b\.md files\b": (".md",),
+    r"\bjson files\b": (".json",),
+    r"\byaml files\b": (".yaml", ".yml"),
+    r"\blog files\b": (".log",),
+    r"\bscans?\b": (".pdf", ".jpg", ".png"),
+}
+FILE_PATH = re.compile(
+    r"(?<![\w/.-])(?:[\w.-]+/)+[\w.-]*\.[A-Za-z0-9]{1,5}\b|(?<![\w/.-])[\w-]+\.[A-Za-z][A-Za-z0-9]{0,4}\b"
+)
 _ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "approx.", "no.", "fig.", "cf.")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
-_CLAUSES = re.compile(r";\s*|\s+—\s+(?!except|apart|other than|with the exception)|\s+-{1,2}\s+(?!except|apart)|"
-                      r",\s*(?=(?:but|yet|however|though)\b)|"
-                      r",\s+(?=(?:do not|don't|never|leave|keep)\b)|\s+and\s+(?=(?:do not|don't|never|leave|make sure)\b)")
+_CLAUSES = re.compile(
+    r";\s*|\s+—\s+(?!except|apart|other than|with the exception)|\s+-{1,2}\s+(?!except|apart)|"
+    r",\s*(?=(?:but|yet|however|though)\b)|"
+    r",\s+(?=(?:do not|don't|never|leave|keep)\b)|\s+and\s+(?=(?:do not|don't|never|leave|make sure)\b)"
+)
 _COORD = re.compile(r"^\s*(?:,|and|or|&|, and|, or|as well as)\s*$")
 
 
 @dataclass(eq=False)
 class Mention:
-    paths: list[str]        # the inputs it refers to
+    paths: list[str]  # the inputs it refers to
     start: int
     end: int
-    level: str              # "file" or "folder" (or "rest" for "everything else")
+    level: str  # "file" or "folder" (or "rest" for "everything else")
 
 
 @dataclass
@@ -109,14 +122,18 @@ def _mentions(text: str, inputs: list[str]) -> list[Mention]:
         for i in range(1, len(parts) + 1):
             folders.setdefault("/".join(parts[:i]), []).append(path)
     for folder, paths in sorted(folders.items(), key=lambda kv: -len(kv[0])):
-        pattern = (rf"(?<![\w./-])(?:\./)?{re.escape(folder)}(?:/(?![\w-]|\.\w)|\s+(?:folder|directory|dir)\b)"
-                   rf"|\b(?:the|in|under|inside|within|from|of)\s+(?:the\s+)?{re.escape(folder)}\s+"
-                   rf"(?:folder|directory|dir|files)\b|(?<![\w./-]){re.escape(folder)}(?=/\*)")
+        pattern = (
+            rf"(?<![\w./-])(?:\./)?{re.escape(folder)}(?:/(?![\w-]|\.\w)|\s+(?:folder|directory|dir)\b)"
+            rf"|\b(?:the|in|under|inside|within|from|of)\s+(?:the\s+)?{re.escape(folder)}\s+"
+            rf"(?:folder|directory|dir|files)\b|(?<![\w./-]){re.escape(folder)}(?=/\*)"
+        )
         if "/" in folder:
             pattern += rf"|(?<![\w./-]){re.escape(folder)}(?![\w/-]|\.\w)"
         else:  # a bare word ("tests", "data") counts where it can only mean the folder
-            pattern += (rf"|\b(?:in|under|inside|within)\s+(?:the\s+)?{re.escape(folder)}\b(?![\w/.-])"
-                        rf"|\bthe\s+{re.escape(folder)}\s+themselves\b|\bmy\s+{re.escape(folder)}\s+folder\b")
+            pattern += (
+                rf"|\b(?:in|under|inside|within)\s+(?:the\s+)?{re.escape(folder)}\b(?![\w/.-])"
+                rf"|\bthe\s+{re.escape(folder)}\s+themselves\b|\bmy\s+{re.escape(folder)}\s+folder\b"
+            )
         for m in re.finditer(pattern, text, re.I):
             add(paths, m, "folder")
     return sorted(found, key=lambda m: m.start)
@@ -128,14 +145,14 @@ def _quote(sentence: str) -> str:
 
 
 def is_source(lower: str, m: Mention) -> bool:
-    return bool(_SOURCE_BEFORE.search(lower[:m.start]))
+    return bool(_SOURCE_BEFORE.search(lower[: m.start]))
 
 
 def group_starting_at(mentions: list[Mention], first: Mention, lower: str) -> list[Mention]:
     """`first` and the mentions listed right after it ("a.md, b.md and c.md")."""
     out = [first]
     i = mentions.index(first)
-    while i + 1 < len(mentions) and _COORD.match(lower[mentions[i].end:mentions[i + 1].start]):
+    while i + 1 < len(mentions) and _COORD.match(lower[mentions[i].end : mentions[i + 1].start]):
         i += 1
         out.append(mentions[i])
     return out
@@ -145,7 +162,7 @@ def group_ending_at(mentions: list[Mention], last: Mention, lower: str) -> list[
     """`last` and the mentions listed right before it."""
     out = [last]
     i = mentions.index(last)
-    while i > 0 and _COORD.match(lower[mentions[i - 1].end:mentions[i].start]):
+    while i > 0 and _COORD.match(lower[mentions[i - 1].end : mentions[i].start]):
         i -= 1
         out.insert(0, mentions[i])
     return out
@@ -155,7 +172,7 @@ def filtered(m: Mention, lower: str) -> list[str]:
     """A folder mention narrowed by the kind of file the clause speaks of ("the photos in downloads/")."""
     if m.level != "folder":
         return list(m.paths)
-    near = lower[max(0, m.start - 60):m.start]
+    near = lower[max(0, m.start - 60) : m.start]
     for pattern, suffixes in _TYPE_WORDS.items():
         if re.search(pattern, near):
             narrowed = [p for p in m.paths if p.lower().endswith(suffixes)]

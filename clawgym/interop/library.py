@@ -14,8 +14,12 @@ from pathlib import Path
 from ..spec.library import find_root
 
 SHIPPED = Path(__file__).with_name("library")
-NEEDED = ("personas/workspace-owner.yaml", "workspaces/blank/workspace.yaml",
-          "workspaces/openclaw-2026-4-1/workspace.yaml", "workspaces/openclaw-2026-4-1/seed.tar")
+NEEDED = (
+    "personas/workspace-owner.yaml",
+    "workspaces/blank/workspace.yaml",
+    "workspaces/openclaw-2026-4-1/workspace.yaml",
+    "workspaces/openclaw-2026-4-1/seed.tar",
+)
 
 
 def ensure_library(out: Path) -> list[str]:
@@ -33,8 +37,9 @@ def ensure_library(out: Path) -> list[str]:
         target.parent.mkdir(parents=True, exist_ok=True)
         if rel.endswith(".yaml"):
             lines = (SHIPPED / rel).read_text(encoding="utf-8").splitlines(keepends=True)
-            target.write_text("".join(ln for ln in lines if not ln.startswith("# yaml-language-server")),
-                              encoding="utf-8")
+            target.write_text(
+                "".join(ln for ln in lines if not ln.startswith("# yaml-language-server")), encoding="utf-8"
+            )
         else:
             target.write_bytes((SHIPPED / rel).read_bytes())
         written.append(rel)

@@ -35,9 +35,12 @@ def finish_import(outcomes: Sequence[Any], out: Path, report_name: str, what: st
             console.print(f"{label} by reason:", highlight=False, markup=False)
             for kind, n in groups.most_common(12):
                 console.print(f"  {n:>6}  {kind}", highlight=False, markup=False)
-    console.print(f"{len(outcomes)} {what}(s): {counts['imported']} imported, {counts['warned']} imported "
-                  f"with warnings, {counts['rejected']} rejected; specs in {out}, report in {report}",
-                  highlight=False, markup=False)
+    console.print(
+        f"{len(outcomes)} {what}(s): {counts['imported']} imported, {counts['warned']} imported "
+        f"with warnings, {counts['rejected']} rejected; specs in {out}, report in {report}",
+        highlight=False,
+        markup=False,
+    )
 
 
 _SPECIFIC = re.compile(r"""(?:'[^']*'|"[^"]*"|`[^`]*`|\([^()]*\)|[\w.-]*/[\w./-]*|\b\d[\d.,]*\b)""")

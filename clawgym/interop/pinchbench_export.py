@@ -114,8 +114,9 @@ def _fixtures(task: Task, spec: dict[str, Any], task_id: str, out: Path) -> list
     declared = [str(e.get("path", "")) for e in spec.get("files") or []] if spec.get("files") else None
     entries = []
     for rel, data in sorted(task.files.items()):
-        if rel in NOT_FIXTURES or (declared is not None and not any(
-                rel == d or rel.startswith(d.rstrip("/") + "/") for d in declared)):
+        if rel in NOT_FIXTURES or (
+            declared is not None and not any(rel == d or rel.startswith(d.rstrip("/") + "/") for d in declared)
+        ):
             continue
         try:
             text = data.decode("utf-8")
@@ -133,16 +134,26 @@ def _fixtures(task: Task, spec: dict[str, Any], task_id: str, out: Path) -> list
 def task_file(task: Task, spec: dict[str, Any], spec_dir: Path, task_id: str, out: Path) -> str:
     """The PinchBench task file of `task` (writes its portable grader and binary fixtures under out/assets/)."""
     kind, grader = _grading_type(task)
-    front: dict[str, Any] = {"id": task_id, "name": task.title or task.name,
-                             "category": spec.get("subcategory") or task.category or "productivity",
-                             "grading_type": kind, "timeout_seconds": int(task.limits.get("seconds", 120)),
-                             "workspace_files": _fixtures(task, spec, task_id, out)}
+    front: dict[str, Any] = {
+        "id": task_id,
+        "name": task.title or task.name,
+        "category": spec.get("subcategory") or task.category or "productivity",
+        "grading_type": kind,
+        "timeout_seconds": int(task.limits.get("seconds", 120)),
+        "workspace_files": _fixtures(task, spec, task_id, out),
+    }
     if kind == "hybrid":
-        front["grading_weights"] = {"automated": round(1 - task.rubric_weight, 6), "llm_judge": round(task.rubric_weight, 6)}
-    parts = ["---\n" + dump_spec(front) + "---\n",
-             "## Prompt\n\n" + task.instruction.strip() + "\n",
-             "## Expected Behavior\n\n" + (str(spec.get("description") or "").strip()
-                                           or "The task's checks describe what counts as done.") + "\n"]
+        front["grading_weights"] = {
+            "automated": round(1 - task.rubric_weight, 6),
+            "llm_judge": round(task.rubric_weight, 6),
+        }
+    parts = [
+        "---\n" + dump_spec(front) + "---\n",
+        "## Prompt\n\n" + task.instruction.strip() + "\n",
+        "## Expected Behavior\n\n"
+        + (str(spec.get("description") or "").strip() or "The task's checks describe what counts as done.")
+        + "\n",
+    ]
     bullets = [f"- [ ] {c.get('name') or c.get('type')}" for c in task.checks if float(c.get("weight", 1) or 0) > 0]
     bullets += [f"- [ ] {str(c['criterion']).splitlines()[0]}" for c in task.rubric]
     parts.append("## Grading Criteria\n\n" + "\n".join(bullets) + "\n")
@@ -200,8 +211,9 @@ def export_command(paths: list[Path], out: Path, console: Any = None) -> list[Ex
     """The CLI: export every task spec found under `paths`; the original manifest when a whole import goes out."""
     specs = find_specs(paths)
     if not specs:
-        raise ClawgymError("no task specs found in " + ", ".join(map(str, paths)),
-                           hint="give task spec files or folders holding them")
+        raise ClawgymError(
+            "no task specs found in " + ", ".join(map(str, paths)), hint="give task spec files or folders holding them"
+        )
     (out / TASKS).mkdir(parents=True, exist_ok=True)
     results = [export_one(s, out) for s in specs]
     for folder in {Path(p).resolve() for p in paths if Path(p).is_dir()}:
@@ -217,6 +229,10 @@ def export_command(paths: list[Path], out: Path, console: Any = None) -> list[Ex
                 console.print(f"refused  {r.spec}: {r.reason}", highlight=False, markup=False)
         ok = sum(1 for r in results if r.file)
         same = sum(1 for r in results if r.verbatim)
-        console.print(f"{len(results)} spec(s): {ok} exported ({same} unchanged from their import), "
-                      f"{len(results) - ok} refused; task files in {out / TASKS}", highlight=False, markup=False)
+        console.print(
+            f"{len(results)} spec(s): {ok} exported ({same} unchanged from their import), "
+            f"{len(results) - ok} refused; task files in {out / TASKS}",
+            highlight=False,
+            markup=False,
+        )
     return results

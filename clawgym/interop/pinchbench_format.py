@@ -29,8 +29,14 @@ TEMPLATE = "TASK_TEMPLATE.md"
 GRADING_TYPES = ("automated", "llm_judge", "hybrid")
 DEFAULT_TIMEOUT = 120
 DEFAULT_WEIGHTS = (0.5, 0.5)  # automated, llm_judge
-SECTIONS = ("prompt", "expected behavior", "grading criteria", "automated checks", "llm judge rubric",
-            "additional notes")
+SECTIONS = (
+    "prompt",
+    "expected behavior",
+    "grading criteria",
+    "automated checks",
+    "llm judge rubric",
+    "additional notes",
+)
 # bootstrap files the runner keeps when it wipes the workspace before a task
 BOOTSTRAP_FILES = ("SOUL.md", "BOOTSTRAP.md", "USER.md", "IDENTITY.md", "HEARTBEAT.md", "TOOLS.md")
 
@@ -89,8 +95,8 @@ class PinchTask:
     files: list[WorkspaceFile]
     sessions: list[Session]
     prerequisites: list[str]
-    grader: str | None                    # the first python block of Automated Checks, verbatim
-    grader_line: int | None               # its first line in the file
+    grader: str | None  # the first python block of Automated Checks, verbatim
+    grader_line: int | None  # its first line in the file
     rubric: list[Criterion]
     warnings: list[str] = field(default_factory=list)
 
@@ -146,11 +152,13 @@ def split_front_matter(text: str, where: str) -> tuple[str, str, int]:
     """(front matter YAML, markdown body, line of the body's first line); Rejected without front matter."""
     lines = text.split("\n")
     if not lines or lines[0].strip() != "---":
-        raise Rejected(f"{where}:1: no YAML front matter (the file must start with a line '---', then the "
-                       "front matter with id, name, category, grading_type, then a line '---')")
+        raise Rejected(
+            f"{where}:1: no YAML front matter (the file must start with a line '---', then the "
+            "front matter with id, name, category, grading_type, then a line '---')"
+        )
     for i in range(1, len(lines)):
         if lines[i].strip() in ("---", "..."):
-            return "\n".join(lines[1:i]), "\n".join(lines[i + 1:]), i + 2
+            return "\n".join(lines[1:i]), "\n".join(lines[i + 1 :]), i + 2
     raise Rejected(f"{where}:1: the front matter is never closed (add a line '---' after it)")
 
 
@@ -202,8 +210,8 @@ def first_python_block(text: str) -> tuple[str, int] | None:
             for j in range(i + 1, len(lines)):
                 g = _FENCE.match(lines[j])
                 if g and g.group(1)[0] == fence[0] and len(g.group(1)) >= len(fence) and not g.group(2):
-                    return "\n".join(lines[i + 1:j]) + "\n", i + 1
-            return "\n".join(lines[i + 1:]) + "\n", i + 1
+                    return "\n".join(lines[i + 1 : j]) + "\n", i + 1
+            return "\n".join(lines[i + 1 :]) + "\n", i + 1
     return None
 
 
@@ -264,8 +272,9 @@ def _sessions(front: dict[str, Any], where: str) -> list[Session]:
     if not front.get("multi_session") and raw is None:
         return []
     if not isinstance(raw, list) or not raw:
-        raise Rejected(f"{where}: multi_session is set but `sessions` is {raw!r}, expected a list of "
-                       "{id, prompt, new_session?}")
+        raise Rejected(
+            f"{where}: multi_session is set but `sessions` is {raw!r}, expected a list of {{id, prompt, new_session?}}"
+        )
     out = []
     for i, s in enumerate(raw):
         if not isinstance(s, dict) or not isinstance(s.get("prompt"), str) or not s["prompt"].strip():
@@ -289,14 +298,18 @@ def read_task_file(path: Path, repo: Path) -> PinchTask:
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         line = mark.line + 2 if mark is not None else 1
-        raise Rejected(f"{where}:{line}: the front matter is not valid YAML ({getattr(e, 'problem', None) or e}); "
-                       "fix it so it parses") from None
+        raise Rejected(
+            f"{where}:{line}: the front matter is not valid YAML ({getattr(e, 'problem', None) or e}); "
+            "fix it so it parses"
+        ) from None
     if not isinstance(front, dict):
         raise Rejected(f"{where}:2: the front matter is a {type(front).__name__}, expected a mapping")
     for key in ("id", "grading_type"):
         if not isinstance(front.get(key), (str, int)) or not str(front.get(key)).strip():
-            raise Rejected(f"{where}: front matter `{key}` is {'missing' if key not in front else repr(front[key])}, "
-                           "expected a non-empty string")
+            raise Rejected(
+                f"{where}: front matter `{key}` is {'missing' if key not in front else repr(front[key])}, "
+                "expected a non-empty string"
+            )
     front["id"] = str(front["id"]).strip()
     if front["grading_type"] not in GRADING_TYPES:
         raise Rejected(f"{where}: grading_type {front['grading_type']!r} is none of {', '.join(GRADING_TYPES)}")
@@ -304,9 +317,13 @@ def read_task_file(path: Path, repo: Path) -> PinchTask:
     if isinstance(t, bool) or not isinstance(t, (int, float)) or t <= 0:
         raise Rejected(f"{where}: timeout_seconds is {t!r}, expected a positive number of seconds")
     w = front.get("grading_weights")
-    if w is not None and (not isinstance(w, dict) or any(
+    if w is not None and (
+        not isinstance(w, dict)
+        or any(
             isinstance(w.get(k), bool) or not isinstance(w.get(k, 0), (int, float)) or w.get(k, 0) < 0
-            for k in ("automated", "llm_judge"))):
+            for k in ("automated", "llm_judge")
+        )
+    ):
         raise Rejected(f"{where}: grading_weights is {w!r}, expected {{automated: W, llm_judge: W}} with W >= 0")
     prereq = front.get("prerequisites") or []
     if isinstance(prereq, str):
@@ -314,18 +331,32 @@ def read_task_file(path: Path, repo: Path) -> PinchTask:
     if not isinstance(prereq, list):
         raise Rejected(f"{where}: prerequisites is {prereq!r}, expected a list such as ['npm:<package>', 'cli:gh']")
     sections = split_sections(body, body_line)
-    task = PinchTask(path=path, raw=raw, front=front, sections=sections, files=_files(front.get("workspace_files"), where),
-                     sessions=_sessions(front, where), prerequisites=[str(p) for p in prereq], grader=None,
-                     grader_line=None, rubric=parse_rubric(sections["llm judge rubric"].body)
-                     if "llm judge rubric" in sections else [])
+    task = PinchTask(
+        path=path,
+        raw=raw,
+        front=front,
+        sections=sections,
+        files=_files(front.get("workspace_files"), where),
+        sessions=_sessions(front, where),
+        prerequisites=[str(p) for p in prereq],
+        grader=None,
+        grader_line=None,
+        rubric=parse_rubric(sections["llm judge rubric"].body) if "llm judge rubric" in sections else [],
+    )
     checks = sections.get("automated checks")
     if checks is not None:
         block = first_python_block(checks.body)
         if block is not None:
             task.grader = block[0]
             lines = text.split("\n")  # the block's first line in the file, for messages
-            start = next((i for i in range(checks.line, len(lines)) if (f := _FENCE.match(lines[i]))
-                          and f.group(2).lower() in _PYTHON), checks.line)
+            start = next(
+                (
+                    i
+                    for i in range(checks.line, len(lines))
+                    if (f := _FENCE.match(lines[i])) and f.group(2).lower() in _PYTHON
+                ),
+                checks.line,
+            )
             task.grader_line = start + 2
     return task
 
@@ -347,8 +378,11 @@ class Manifest:
 
 def _ids(value: Any) -> list[str]:
     if isinstance(value, list):
-        return [str(v["id"] if isinstance(v, dict) and "id" in v else v) for v in value
-                if isinstance(v, (str, int)) or (isinstance(v, dict) and "id" in v)]
+        return [
+            str(v["id"] if isinstance(v, dict) and "id" in v else v)
+            for v in value
+            if isinstance(v, (str, int)) or (isinstance(v, dict) and "id" in v)
+        ]
     return []
 
 
@@ -372,10 +406,10 @@ def read_manifest(tasks_dir: Path) -> tuple[Manifest, list[str]]:
     cats = data.get("categories")
     if isinstance(cats, dict):
         for k, v in cats.items():
-            if isinstance(v, list):       # category: [ids]
+            if isinstance(v, list):  # category: [ids]
                 for tid in _ids(v):
                     m.categories[tid] = str(k)
-            elif isinstance(v, str):      # id: category
+            elif isinstance(v, str):  # id: category
                 m.categories[str(k)] = v
     return m, []
 

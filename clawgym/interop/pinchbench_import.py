@@ -34,25 +34,45 @@ from .folders import spec_name, staging, swap_in
 from .input_roles import decide
 from .library import ensure_library
 from .outcomes import finish_import, print_reasons
-from .pinchbench_format import (ASSETS, MANIFEST, Manifest, PinchTask, find_tasks_dir, read_manifest, read_task_file,
-                                task_files)
+from .pinchbench_format import (
+    ASSETS,
+    MANIFEST,
+    Manifest,
+    PinchTask,
+    find_tasks_dir,
+    read_manifest,
+    read_task_file,
+    task_files,
+)
 
 REPORT = "import-report.jsonl"
 SUITE = "pinchbench-suite.json"
 SUITE_FORMAT = "clawgym.pinchbench-suite/v1"
-SOURCE = "pinchbench"          # in each spec folder: the task file and grade.py
-IMPORTED = "imported.json"     # in SOURCE: what the import wrote (to tell an unedited spec from an edited one)
+SOURCE = "pinchbench"  # in each spec folder: the task file and grade.py
+IMPORTED = "imported.json"  # in SOURCE: what the import wrote (to tell an unedited spec from an edited one)
 WORKSPACE = "blank"
 CLOCK = "2026-03-02T09:00:00Z"
 OFFLINE = ("npm:", "pip:", "cli:", "brew:", "apt:", "env:", "api:")
 
 # PinchBench's categories -> ours (the six); PinchBench's own name is kept as the subcategory
 CATEGORIES = {
-    "productivity": "productivity", "meeting_analysis": "productivity", "calendar": "productivity",
-    "email": "productivity", "research": "planning", "memory": "planning", "writing": "content",
-    "creative": "content", "coding": "software", "analysis": "analysis", "csv_analysis": "analysis",
-    "data_analysis": "analysis", "comprehension": "analysis", "log_analysis": "systems", "skills": "systems",
-    "integrations": "systems", "file_ops": "systems",
+    "productivity": "productivity",
+    "meeting_analysis": "productivity",
+    "calendar": "productivity",
+    "email": "productivity",
+    "research": "planning",
+    "memory": "planning",
+    "writing": "content",
+    "creative": "content",
+    "coding": "software",
+    "analysis": "analysis",
+    "csv_analysis": "analysis",
+    "data_analysis": "analysis",
+    "comprehension": "analysis",
+    "log_analysis": "systems",
+    "skills": "systems",
+    "integrations": "systems",
+    "file_ops": "systems",
 }
 
 
@@ -60,10 +80,10 @@ CATEGORIES = {
 class Outcome:
     """What happened to one task file."""
 
-    source: str                     # the file, relative to the repository
+    source: str  # the file, relative to the repository
     task_id: str | None
-    status: str                     # imported | warned | rejected
-    name: str | None = None         # the spec folder under OUT
+    status: str  # imported | warned | rejected
+    name: str | None = None  # the spec folder under OUT
     grading_type: str | None = None
     reasons: list[str] = field(default_factory=list)
     decisions: list[dict[str, Any]] = field(default_factory=list)
@@ -78,32 +98,48 @@ def check_grader(task: PinchTask, where: str) -> None:
     if task.grading_type == "llm_judge":
         return
     if task.grader is None:
-        raise Rejected(f"{where}: grading_type is {task.grading_type} but `## Automated Checks` holds no ```python "
-                       "block defining grade(transcript, workspace_path); add one or set grading_type: llm_judge")
+        raise Rejected(
+            f"{where}: grading_type is {task.grading_type} but `## Automated Checks` holds no ```python "
+            "block defining grade(transcript, workspace_path); add one or set grading_type: llm_judge"
+        )
     try:
         tree = ast.parse(task.grader, filename=where)
     except SyntaxError as e:
         line = (task.grader_line or 1) + (e.lineno or 1) - 1
-        raise Rejected(f"{where}:{line}: the grader does not compile ({e.msg}); every run would score 0, "
-                       "fix the python block") from None
+        raise Rejected(
+            f"{where}:{line}: the grader does not compile ({e.msg}); every run would score 0, fix the python block"
+        ) from None
     if not any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "grade" for n in tree.body):
-        raise Rejected(f"{where}:{task.grader_line}: the python block of `## Automated Checks` defines no "
-                       "grade(transcript, workspace_path) function")
+        raise Rejected(
+            f"{where}:{task.grader_line}: the python block of `## Automated Checks` defines no "
+            "grade(transcript, workspace_path) function"
+        )
 
 
 def _warnings(task: PinchTask, where: str) -> list[str]:
     out = []
     prompt = task.sections.get("prompt")
     if prompt is not None and prompt.inner_headings:
-        out.append(f"{where}:{prompt.line}: the prompt holds '## ' headings ({', '.join(prompt.inner_headings[:3])}); "
-                   "imported whole, while the original runner's parser cuts the prompt at the first one")
+        out.append(
+            f"{where}:{prompt.line}: the prompt holds '## ' headings ({', '.join(prompt.inner_headings[:3])}); "
+            "imported whole, while the original runner's parser cuts the prompt at the first one"
+        )
     for p in task.prerequisites:
         if p.startswith(OFFLINE) or ":" in p:
-            out.append(f"prerequisite {p!r} cannot be met offline (no network or installs in the sandbox): "
-                       "imported and tagged 'prerequisite-unmet'; expect low scores")
-    if task.grader and "params" in task.grader and '"arguments"' not in task.grader and "'arguments'" not in task.grader:
-        out.append("the grader reads tool-call `params`, which OpenClaw transcripts do not carry (they use "
-                   "`arguments`): those criteria score as they would under OpenClaw")
+            out.append(
+                f"prerequisite {p!r} cannot be met offline (no network or installs in the sandbox): "
+                "imported and tagged 'prerequisite-unmet'; expect low scores"
+            )
+    if (
+        task.grader
+        and "params" in task.grader
+        and '"arguments"' not in task.grader
+        and "'arguments'" not in task.grader
+    ):
+        out.append(
+            "the grader reads tool-call `params`, which OpenClaw transcripts do not carry (they use "
+            "`arguments`): those criteria score as they would under OpenClaw"
+        )
     if task.grading_type != "automated" and not task.rubric and not task.criteria_bullets:
         out.append("no LLM Judge Rubric and no Grading Criteria: the judge has nothing to score against")
     return out
@@ -117,8 +153,9 @@ def instruction(task: PinchTask) -> str:
 def followups(task: PinchTask) -> list[dict[str, Any]]:
     """A multi-session task's later prompts, each sent when the agent ends its previous turn; a
     session marked `new_session` starts a fresh conversation, as in the original runner."""
-    return [{"message": literal(s.prompt), **({"new_session": True} if s.new_session else {})}
-            for s in task.sessions[1:]]
+    return [
+        {"message": literal(s.prompt), **({"new_session": True} if s.new_session else {})} for s in task.sessions[1:]
+    ]
 
 
 def rubric(task: PinchTask) -> list[dict[str, Any]]:
@@ -133,12 +170,18 @@ def rubric(task: PinchTask) -> list[dict[str, Any]]:
 # One task
 
 
-def build_spec(task: PinchTask, name: str, category: str, tags: list[str], restore: list[str],
-               where: str) -> dict[str, Any]:
+def build_spec(
+    task: PinchTask, name: str, category: str, tags: list[str], restore: list[str], where: str
+) -> dict[str, Any]:
     """The task spec of one PinchBench task."""
     ours = CATEGORIES.get(category.lower())
-    spec: dict[str, Any] = {"apiVersion": "clawgym/v1", "kind": "Task", "name": name, "title": task.name[:100],
-                            "description": f"Imported from PinchBench: {where} (id {task.id}, {task.grading_type})."}
+    spec: dict[str, Any] = {
+        "apiVersion": "clawgym/v1",
+        "kind": "Task",
+        "name": name,
+        "title": task.name[:100],
+        "description": f"Imported from PinchBench: {where} (id {task.id}, {task.grading_type}).",
+    }
     if ours:
         spec["category"] = ours
     if category:
@@ -146,8 +189,11 @@ def build_spec(task: PinchTask, name: str, category: str, tags: list[str], resto
     spec.update(tags=tags, persona="workspace-owner", workspace=WORKSPACE)
     files = []
     for f in task.files:
-        files.append({"path": f.dest, "source": f"{ASSETS}/{f.source}"} if f.source is not None
-                     else {"path": f.dest, "content": f.content})
+        files.append(
+            {"path": f.dest, "source": f"{ASSETS}/{f.source}"}
+            if f.source is not None
+            else {"path": f.dest, "content": f.content}
+        )
     if files:
         spec["files"] = files
     text = instruction(task)
@@ -156,13 +202,18 @@ def build_spec(task: PinchTask, name: str, category: str, tags: list[str], resto
         spec["followups"] = followups(task)
     check: dict[str, Any] = {"type": "pinchbench_grade", "name": "automated"}
     if task.grader is not None and task.grading_type != "llm_judge":
-        check.update(grader=f"{SOURCE}/grade.py", clock=CLOCK,
-                     prompt=[s.prompt for s in task.sessions] or [task.prompt], restore=restore,
-                     timeout=max(60.0, task.timeout))
+        check.update(
+            grader=f"{SOURCE}/grade.py",
+            clock=CLOCK,
+            prompt=[s.prompt for s in task.sessions] or [task.prompt],
+            restore=restore,
+            timeout=max(60.0, task.timeout),
+        )
     spec["checks"] = [check]
     if restore and "grader" in check:
-        spec["checks"].append({"type": "unchanged", "name": "fixtures unchanged", "paths": list(restore),
-                               "gate": True, "weight": 0})
+        spec["checks"].append(
+            {"type": "unchanged", "name": "fixtures unchanged", "paths": list(restore), "gate": True, "weight": 0}
+        )
     if task.grading_type != "automated":
         spec["rubric"] = literal(rubric(task))
         spec["rubric_weight"] = 1.0 if task.grading_type == "llm_judge" else round(judge_share(task.weights), 6)
@@ -172,12 +223,14 @@ def build_spec(task: PinchTask, name: str, category: str, tags: list[str], resto
 
 
 def _comment(task: PinchTask, where: str, restore: list[str]) -> str:
-    lines = [f"Imported from PinchBench: {where} (id {task.id}, grading_type {task.grading_type}).",
-             f"{SOURCE}/ beside this file holds the task file unchanged and its grader (grade.py);",
-             "'clawgym export pinchbench' writes the task file back byte for byte while this spec is unedited.",
-             "The check 'automated' calls grade(transcript, workspace_path) in a grading sandbox with the",
-             "transcript in OpenClaw's session-JSONL shape and the clock frozen at `clock`; its score is the",
-             "mean of the values grade() returns (an exception or {} scores 0)."]
+    lines = [
+        f"Imported from PinchBench: {where} (id {task.id}, grading_type {task.grading_type}).",
+        f"{SOURCE}/ beside this file holds the task file unchanged and its grader (grade.py);",
+        "'clawgym export pinchbench' writes the task file back byte for byte while this spec is unedited.",
+        "The check 'automated' calls grade(transcript, workspace_path) in a grading sandbox with the",
+        "transcript in OpenClaw's session-JSONL shape and the clock frozen at `clock`; its score is the",
+        "mean of the values grade() returns (an exception or {} scores 0).",
+    ]
     if task.grading_type == "hybrid":
         w_a, w_j = task.weights
         lines.append(f"Hybrid: reward = ({w_a:g} x automated + {w_j:g} x judge) / {w_a + w_j:g} (rubric_weight).")
@@ -199,8 +252,10 @@ def _asset_files(repo: Path, task: PinchTask, where: str) -> list[tuple[str, Pat
         if path.is_symlink() or not resolved.is_relative_to(root):
             raise Rejected(f"{where}: workspace_files[{i}]: {ASSETS}/{f.source} is a link or leaves {ASSETS}/")
         if not path.exists():
-            raise Rejected(f"{where}: workspace_files[{i}]: {ASSETS}/{f.source} not found (the fixture the task "
-                           "copies to " + f.dest + "); add it to the clone")
+            raise Rejected(
+                f"{where}: workspace_files[{i}]: {ASSETS}/{f.source} not found (the fixture the task "
+                "copies to " + f.dest + "); add it to the clone"
+            )
         out.append((f.source, path))
     return out
 
@@ -237,9 +292,16 @@ def import_one(path: Path, repo: Path, out: Path, manifest: Manifest, name: str 
         outcome.decisions = [{"path": d.path, "restore": d.restore, "why": d.why} for d in decisions]
         restore = [d.path for d in decisions if d.restore]
         tags = ["imported", "pinchbench", task.grading_type]
-        tags += [t for t, on in (("run-first", task.id in manifest.run_first), ("core", task.id in manifest.core),
-                                 ("multi-session", bool(task.sessions)),
-                                 ("prerequisite-unmet", bool(task.prerequisites))) if on]
+        tags += [
+            t
+            for t, on in (
+                ("run-first", task.id in manifest.run_first),
+                ("core", task.id in manifest.core),
+                ("multi-session", bool(task.sessions)),
+                ("prerequisite-unmet", bool(task.prerequisites)),
+            )
+            if on
+        ]
         name = name or spec_name(task.id)
         spec = build_spec(task, name, category, tags, restore, where)
         text = dump_spec(spec, _comment(task, where, restore))
@@ -258,9 +320,14 @@ def import_one(path: Path, repo: Path, out: Path, manifest: Manifest, name: str 
                 else:
                     shutil.copy2(p, dest)
             (tmp / "task.yaml").write_text(text, encoding="utf-8")
-            (tmp / SOURCE / IMPORTED).write_text(json.dumps(
-                {"file": path.name, "id": task.id, "spec_sha256": hashlib.sha256(text.encode()).hexdigest()},
-                indent=1) + "\n", encoding="utf-8")
+            (tmp / SOURCE / IMPORTED).write_text(
+                json.dumps(
+                    {"file": path.name, "id": task.id, "spec_sha256": hashlib.sha256(text.encode()).hexdigest()},
+                    indent=1,
+                )
+                + "\n",
+                encoding="utf-8",
+            )
             swap_in(tmp, target)
         finally:
             if tmp.exists():
@@ -269,7 +336,7 @@ def import_one(path: Path, repo: Path, out: Path, manifest: Manifest, name: str 
         outcome.status = "warned" if warnings else "imported"
     except Rejected as e:
         reason = str(e)
-        outcome.reasons.append(reason[len(where) + 2:] if reason.startswith(where + ": ") else reason)
+        outcome.reasons.append(reason[len(where) + 2 :] if reason.startswith(where + ": ") else reason)
     except (OSError, UnicodeDecodeError) as e:
         outcome.reasons.append(f"cannot read or write the task: {e}")
     return outcome
@@ -306,8 +373,10 @@ def import_repo(repo: Path, out: Path, *, console: Any = None, quiet: bool = Fal
     root = tasks_dir.parent if tasks_dir.name == "tasks" else repo
     files = task_files(tasks_dir)
     if not files:
-        raise ClawgymError(f"{repo} holds no PinchBench task files (tasks/task_*.md)",
-                           hint="give the root of a PinchBench clone (with tasks/ and assets/) or its tasks/ folder")
+        raise ClawgymError(
+            f"{repo} holds no PinchBench task files (tasks/task_*.md)",
+            hint="give the root of a PinchBench clone (with tasks/ and assets/) or its tasks/ folder",
+        )
     manifest, notes = read_manifest(tasks_dir)
     out.mkdir(parents=True, exist_ok=True)
     ensure_library(out)
@@ -336,10 +405,17 @@ def import_repo(repo: Path, out: Path, *, console: Any = None, quiet: bool = Fal
 def _write_suite(out: Path, outcomes: list[Outcome], manifest: Manifest) -> None:
     if manifest.raw is not None:
         (out / f"pinchbench-{MANIFEST}").write_bytes(manifest.raw)
-    suite = {"format": SUITE_FORMAT, "size": len(outcomes), "run_first": manifest.run_first, "core": manifest.core,
-             "order": [o.task_id for o in outcomes if o.task_id],
-             "tasks": [{"id": o.task_id, "spec": o.name, "file": o.source, "grading_type": o.grading_type,
-                        "status": o.status} for o in outcomes]}
+    suite = {
+        "format": SUITE_FORMAT,
+        "size": len(outcomes),
+        "run_first": manifest.run_first,
+        "core": manifest.core,
+        "order": [o.task_id for o in outcomes if o.task_id],
+        "tasks": [
+            {"id": o.task_id, "spec": o.name, "file": o.source, "grading_type": o.grading_type, "status": o.status}
+            for o in outcomes
+        ],
+    }
     (out / SUITE).write_text(json.dumps(suite, indent=1) + "\n", encoding="utf-8")
 
 

@@ -41,22 +41,28 @@ def grading_refusals(task: Task, *, payload_ok: bool) -> list[str]:
     for i, check in enumerate(task.checks):
         ctype, name = str(check.get("type")), str(check.get("name") or f"{check.get('type')} #{i + 1}")
         if ctype in TRAJECTORY_CHECKS:
-            reasons.append(f"check {name!r} ({ctype}) grades the agent's recorded tool calls, "
-                           "which Harbor does not record")
+            reasons.append(
+                f"check {name!r} ({ctype}) grades the agent's recorded tool calls, which Harbor does not record"
+            )
         elif ctype == "python" and check.get("payload") is not None and not payload_ok:
-            reasons.append(f"check {name!r} grades the agent's final message (python check with a payload), "
-                           "which Harbor does not record")
+            reasons.append(
+                f"check {name!r} grades the agent's final message (python check with a payload), "
+                "which Harbor does not record"
+            )
         elif ctype == "harbor_tests":
-            reasons.append(f"check {name!r} already runs Harbor tests (harbor_tests): "
-                           "export the original Harbor folder instead")
+            reasons.append(
+                f"check {name!r} already runs Harbor tests (harbor_tests): export the original Harbor folder instead"
+            )
         else:
             try:
                 module = check_class(ctype).__module__
             except ClawgymError:
                 module = ""
             if not module.startswith("clawgym."):
-                reasons.append(f"check {name!r} has the plugin type {ctype!r}, which the exported grader "
-                               "cannot carry (only built-in checks are vendored)")
+                reasons.append(
+                    f"check {name!r} has the plugin type {ctype!r}, which the exported grader "
+                    "cannot carry (only built-in checks are vendored)"
+                )
     return reasons
 
 
@@ -75,8 +81,11 @@ def _paths_in(value: Any) -> Iterable[str]:
 def grader_needs(checks: list[dict]) -> tuple[bool, bool]:
     """(needs pyyaml, needs jsonschema) for the grader."""
     yaml_ext = (".yaml", ".yml")
-    needs_yaml = any(c.get("type") == "yaml_field_equals" or any(p.lower().endswith(yaml_ext) for p in _paths_in(
-        {k: v for k, v in c.items() if k in ("path", "paths")})) for c in checks)
+    needs_yaml = any(
+        c.get("type") == "yaml_field_equals"
+        or any(p.lower().endswith(yaml_ext) for p in _paths_in({k: v for k, v in c.items() if k in ("path", "paths")}))
+        for c in checks
+    )
     return needs_yaml, any(c.get("type") == "json_schema" for c in checks)
 
 
@@ -85,8 +94,9 @@ def grader_zip(with_yaml: bool) -> bytes:
     """The clawgym package (Python sources and data files) as a runnable zip; pyyaml's pure-Python
     modules too when a check reads YAML. Same bytes every time, so exports are reproducible."""
     root = Path(__file__).resolve().parents[1]
-    entries: list[tuple[str, bytes]] = [("__main__.py", b"import sys\nfrom clawgym.interop.portable_grade import main\n"
-                                                         b"sys.exit(main())\n")]
+    entries: list[tuple[str, bytes]] = [
+        ("__main__.py", b"import sys\nfrom clawgym.interop.portable_grade import main\nsys.exit(main())\n")
+    ]
     trees = [(root, "clawgym")]
     if with_yaml:
         spec = importlib.util.find_spec("yaml")
@@ -120,8 +130,10 @@ def copy_scripts(task: Task, dest: Path) -> None:
             continue
         src = (root / script).resolve()
         if not src.is_file() or not src.is_relative_to(root):
-            raise Refused(f"grading script {script!r} of check {check.get('name') or check.get('type')!r} "
-                          "was not found in the task folder")
+            raise Refused(
+                f"grading script {script!r} of check {check.get('name') or check.get('type')!r} "
+                "was not found in the task folder"
+            )
         rel = src.relative_to(root)
         if len(rel.parts) > 1:  # its own folder: take the folder (helpers, data files)
             top = rel.parts[0]
@@ -141,10 +153,25 @@ def write_bundle(task: Task, dest: Path) -> None:
     write_files(task.files, task.executables, dest / "original")
     (dest / "task_files").mkdir(parents=True, exist_ok=True)
     copy_scripts(task, dest / "task_files")
-    (dest / "task.json").write_text(json.dumps(
-        {"format": "clawgym.portable-grade/v1", "id": task.id, "name": task.name, "seed": task.seed,
-         "hash": task.hash, "mount": task.mount, "params": thaw(task.params), "checks": checks},
-        indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+    (dest / "task.json").write_text(
+        json.dumps(
+            {
+                "format": "clawgym.portable-grade/v1",
+                "id": task.id,
+                "name": task.name,
+                "seed": task.seed,
+                "hash": task.hash,
+                "mount": task.mount,
+                "params": thaw(task.params),
+                "checks": checks,
+            },
+            indent=1,
+            ensure_ascii=False,
+            default=str,
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     (dest / "clawgym.zip").write_bytes(grader_zip(needs_yaml))
 
 

@@ -39,14 +39,26 @@ def _inline_sandbox() -> type:
     class InlineSandbox(Sandbox):
         """Commands as plain processes (own process group, killed at the end) in the workspace folder."""
 
-        def __init__(self, workspace: Path | str, *, limits: SandboxLimits | None = None, network: bool = False,
-                     mount: str = DEFAULT_MOUNT) -> None:
+        def __init__(
+            self,
+            workspace: Path | str,
+            *,
+            limits: SandboxLimits | None = None,
+            network: bool = False,
+            mount: str = DEFAULT_MOUNT,
+        ) -> None:
             self.workspace, self.limits = Path(workspace).resolve(), limits or SandboxLimits()
             self.network, self.mount = network, mount
 
-        def exec(self, command: str | Sequence[str], *, timeout: float | None = None,
-                 env: Mapping[str, str] | None = None, workdir: str | None = None,
-                 stdin: str | bytes | None = None) -> ExecResult:
+        def exec(
+            self,
+            command: str | Sequence[str],
+            *,
+            timeout: float | None = None,
+            env: Mapping[str, str] | None = None,
+            workdir: str | None = None,
+            stdin: str | bytes | None = None,
+        ) -> ExecResult:
             if stdin is not None:
                 raise ClawgymError("the inline sandbox of the Harbor grader takes no stdin")
             argv, run_env = self.command_env(command, env, "/bin/bash" if os.path.exists("/bin/bash") else "/bin/sh")
@@ -54,9 +66,13 @@ def _inline_sandbox() -> type:
             cwd = self.workspace if inside == "." or inside.startswith("..") else self.workspace / inside
             limit = self.limits.wall_seconds if timeout is None else float(timeout)
             code, out, err, timed_out = run_process(argv, cwd=cwd, env=run_env, timeout=limit)
-            output = (out + err)[-self.limits.output_bytes:]
-            return ExecResult(exit_code=None if timed_out else code, output=output, timed_out=timed_out,
-                              killed_reason="timeout" if timed_out else None)
+            output = (out + err)[-self.limits.output_bytes :]
+            return ExecResult(
+                exit_code=None if timed_out else code,
+                output=output,
+                timed_out=timed_out,
+                killed_reason="timeout" if timed_out else None,
+            )
 
         def close(self) -> None:
             pass
@@ -83,12 +99,21 @@ def grade(tests: Path, workspace: Path | None = None, trajectory: dict[str, Any]
     with tempfile.TemporaryDirectory(prefix="clawgym-grade-") as tmp:
         if tests.is_relative_to(folder):
             inside = tests.relative_to(folder).as_posix()
-            shutil.copytree(folder, Path(tmp) / "workspace", symlinks=True,
-                            ignore=lambda d, names: [n for n in names
-                                                     if os.path.relpath(os.path.join(d, n), folder) == inside])
+            shutil.copytree(
+                folder,
+                Path(tmp) / "workspace",
+                symlinks=True,
+                ignore=lambda d, names: [n for n in names if os.path.relpath(os.path.join(d, n), folder) == inside],
+            )
             folder = Path(tmp) / "workspace"
-        ctx = CheckContext(workspace=folder, original=tests / "original", task_dir=tests / "task_files",
-                           params=task.get("params") or {}, trajectory=trajectory, sandbox={"type": "inline"})
+        ctx = CheckContext(
+            workspace=folder,
+            original=tests / "original",
+            task_dir=tests / "task_files",
+            params=task.get("params") or {},
+            trajectory=trajectory,
+            sandbox={"type": "inline"},
+        )
         results = run_checks(list(task["checks"]), ctx, check_timeout=60.0)
     verdict = combine(results)
     return {"task": task.get("id"), **verdict.to_dict()}
@@ -104,15 +129,17 @@ def write_reward(verdict: dict[str, Any], logs: Path) -> None:
         metrics[name] = float(r["score"])
     (logs / "reward.txt").write_text(f"{reward:.6g}\n", encoding="utf-8")
     (logs / "reward.json").write_text(json.dumps(metrics, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    (logs / "verdict.json").write_text(json.dumps(verdict, indent=2, ensure_ascii=False, default=str) + "\n",
-                                       encoding="utf-8")
+    (logs / "verdict.json").write_text(
+        json.dumps(verdict, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     here = Path(sys.argv[0]).resolve().parent if sys.argv and sys.argv[0] else Path.cwd()
     parser = argparse.ArgumentParser(prog="clawgym.zip", description="Grade the final workspace with ClawGym checks.")
-    parser.add_argument("--tests", type=Path, default=here,
-                        help="The task's tests folder (default: this zip's folder).")
+    parser.add_argument(
+        "--tests", type=Path, default=here, help="The task's tests folder (default: this zip's folder)."
+    )
     parser.add_argument("--workspace", type=Path, help="The final workspace (default: the task's mount).")
     parser.add_argument("--logs", type=Path, default=Path(LOGS), help=f"Where the reward goes (default: {LOGS}).")
     args = parser.parse_args(argv)

@@ -31,12 +31,20 @@ from ..records.trajectory import FORMAT, OUTCOMES, Trajectory
 def metadata_of(t: Trajectory) -> dict[str, Any]:
     """The flat provenance object written with every row (the same keys on every row)."""
     task, verdict, agent = t.task or {}, t.verdict or {}, t.agent or {}
-    return {"format": t.format or FORMAT, "task_id": task.get("id") or task.get("name"),
-            "task_name": task.get("name"), "task_hash": task.get("hash"), "seed": task.get("seed"),
-            "category": task.get("category"), "reward": reward_of(t),
-            "status": status_of(t) or ("error" if t.outcome == "error" else None), "outcome": t.outcome,
-            "agent": agent.get("name") or agent.get("type"), "agent_type": agent.get("type"),
-            "trial_id": verdict.get("trial_id")}
+    return {
+        "format": t.format or FORMAT,
+        "task_id": task.get("id") or task.get("name"),
+        "task_name": task.get("name"),
+        "task_hash": task.get("hash"),
+        "seed": task.get("seed"),
+        "category": task.get("category"),
+        "reward": reward_of(t),
+        "status": status_of(t) or ("error" if t.outcome == "error" else None),
+        "outcome": t.outcome,
+        "agent": agent.get("name") or agent.get("type"),
+        "agent_type": agent.get("type"),
+        "trial_id": verdict.get("trial_id"),
+    }
 
 
 def where_label(file: str | None, line: int | None, key: str | None) -> str:
@@ -44,8 +52,15 @@ def where_label(file: str | None, line: int | None, key: str | None) -> str:
     return f"{file}:{line}" if line else f"{file} {key}" if key else str(file)
 
 
-def build_trajectory(messages: list[dict[str, Any]], tools: list[dict[str, Any]], metadata: Any, *,
-                     file: str | None = None, line: int | None = None, key: str | None = None) -> Trajectory:
+def build_trajectory(
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]],
+    metadata: Any,
+    *,
+    file: str | None = None,
+    line: int | None = None,
+    key: str | None = None,
+) -> Trajectory:
     """A Trajectory from chat messages, tools and (optional) provenance metadata."""
     meta = metadata if isinstance(metadata, dict) else {}
     task_id, name, seed = meta.get("task_id") or None, meta.get("task_name") or None, meta.get("seed")
@@ -54,16 +69,24 @@ def build_trajectory(messages: list[dict[str, Any]], tools: list[dict[str, Any]]
         if not name:  # clawgym ids are name@seed
             name = task_id.rsplit("@", 1)[0] if seed is not None and task_id.endswith(f"@{seed}") else task_id
         task = {"name": name, "id": task_id or name}
-        task.update({k: meta[src] for k, src in (("hash", "task_hash"), ("seed", "seed"), ("category", "category"))
-                     if meta.get(src) not in (None, "")})
+        task.update(
+            {
+                k: meta[src]
+                for k, src in (("hash", "task_hash"), ("seed", "seed"), ("category", "category"))
+                if meta.get(src) not in (None, "")
+            }
+        )
     else:
         stem = Path(file).stem if file else "imported"
-        task = {"name": stem, "id": f"{stem}:{line or key}",
-                "source": where_label(file, line, key)}
+        task = {"name": stem, "id": f"{stem}:{line or key}", "source": where_label(file, line, key)}
     agent_type = meta.get("agent_type") or meta.get("agent") or "imported"
-    t = Trajectory(task=task, agent={"type": agent_type, "name": meta.get("agent") or agent_type},
-                   messages=messages, tools=tools,
-                   outcome=meta.get("outcome") if meta.get("outcome") in OUTCOMES else "completed")
+    t = Trajectory(
+        task=task,
+        agent={"type": agent_type, "name": meta.get("agent") or agent_type},
+        messages=messages,
+        tools=tools,
+        outcome=meta.get("outcome") if meta.get("outcome") in OUTCOMES else "completed",
+    )
     if meta.get("reward") is not None or meta.get("status"):
         t.verdict = {"status": meta.get("status"), "reward": meta.get("reward")}
         if meta.get("trial_id"):
@@ -82,13 +105,17 @@ def parse_tools(tools: Any, **where: Any) -> list[dict[str, Any]]:
         try:
             tools = json.loads(tools)
         except json.JSONDecodeError as e:
-            raise ClawgymError(f"tools is not JSON: {e.msg} (column {e.colno})",
-                               hint="tools must be a list of function-tool schemas, or a JSON string of one",
-                               **where) from None
+            raise ClawgymError(
+                f"tools is not JSON: {e.msg} (column {e.colno})",
+                hint="tools must be a list of function-tool schemas, or a JSON string of one",
+                **where,
+            ) from None
     if not isinstance(tools, list) or not all(isinstance(x, dict) for x in tools):
-        raise ClawgymError(f"tools must be a list of objects, got {type(tools).__name__}",
-                           hint='e.g. [{"type": "function", "function": {"name": ..., "parameters": {...}}}]',
-                           **where)
+        raise ClawgymError(
+            f"tools must be a list of objects, got {type(tools).__name__}",
+            hint='e.g. [{"type": "function", "function": {"name": ..., "parameters": {...}}}]',
+            **where,
+        )
     return tools
 
 

@@ -33,13 +33,22 @@ from typing import Any
 
 from ..errors import ClawgymError
 from ..records.trajectory import Trajectory
-from .rows import (arguments_text, build_trajectory, chat_messages, metadata_of, parse_tools, row_shape,
-                   text_of)
+from .rows import arguments_text, build_trajectory, chat_messages, metadata_of, parse_tools, row_shape, text_of
 
-TAGS = {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant", "function_call": "call",
-        "observation": "tool", "tool": "tool", "system": "system"}
-SHAPE = ('a ShareGPT row is {"conversations": [{"from": "human"|"gpt"|"function_call"|"observation", '
-         '"value": "..."}], "system": "...", "tools": "[...]"}')
+TAGS = {
+    "human": "user",
+    "user": "user",
+    "gpt": "assistant",
+    "assistant": "assistant",
+    "function_call": "call",
+    "observation": "tool",
+    "tool": "tool",
+    "system": "system",
+}
+SHAPE = (
+    'a ShareGPT row is {"conversations": [{"from": "human"|"gpt"|"function_call"|"observation", '
+    '"value": "..."}], "system": "...", "tools": "[...]"}'
+)
 CALL_SHAPE = 'a function_call value is JSON {"name": ..., "arguments": {...}}, or a list of those'
 
 
@@ -78,8 +87,9 @@ def to_sharegpt_row(t: Trajectory) -> dict[str, Any]:
             while i < len(messages) and messages[i]["role"] == "tool":
                 results.append(messages[i])
                 i += 1
-            order = sorted(ids.index(r.get("tool_call_id")) if r.get("tool_call_id") in ids else len(ids)
-                           for r in results)
+            order = sorted(
+                ids.index(r.get("tool_call_id")) if r.get("tool_call_id") in ids else len(ids) for r in results
+            )
             if order != list(range(len(results))):
                 raise ClawgymError("tool results do not answer the calls before them one to one")
             results.sort(key=lambda r: ids.index(r["tool_call_id"]))
@@ -101,22 +111,28 @@ def _calls(value: Any, **where: Any) -> list[dict[str, Any]]:
     try:
         parsed = json.loads(value) if isinstance(value, str) else value
     except json.JSONDecodeError as e:
-        raise ClawgymError(f"function_call value is not JSON: {e.msg} (column {e.colno})", hint=CALL_SHAPE,
-                           **where) from None
+        raise ClawgymError(
+            f"function_call value is not JSON: {e.msg} (column {e.colno})", hint=CALL_SHAPE, **where
+        ) from None
     calls = parsed if isinstance(parsed, list) else [parsed]
     if not calls or not all(isinstance(c, dict) and isinstance(c.get("name"), str) and c["name"] for c in calls):
         raise ClawgymError("function_call value has no function name", hint=CALL_SHAPE, **where)
     return calls
 
 
-def from_sharegpt_row(d: Any, *, file: str | None = None, line: int | None = None,
-                      key: str | None = None) -> Trajectory:
+def from_sharegpt_row(
+    d: Any, *, file: str | None = None, line: int | None = None, key: str | None = None
+) -> Trajectory:
     """A Trajectory from a ShareGPT row (tool calls get ids `call_<turn>_<k>`, results linked in order)."""
     where = {"file": file, "line": line}
     prefix = f"{key}." if key else ""
     if not isinstance(d, dict) or not isinstance(d.get("conversations"), list):
-        raise ClawgymError(f"expected an object with a \"conversations\" list, got {row_shape(d, 'conversations')}",
-                           hint=SHAPE, key=key, **where)
+        raise ClawgymError(
+            f'expected an object with a "conversations" list, got {row_shape(d, "conversations")}',
+            hint=SHAPE,
+            key=key,
+            **where,
+        )
     messages: list[dict[str, Any]] = []
     if d.get("system"):
         messages.append({"role": "system", "content": text_of(d["system"])})
@@ -139,16 +155,24 @@ def from_sharegpt_row(d: Any, *, file: str | None = None, line: int | None = Non
             own = messages[-1].setdefault("tool_calls", [])
             for c in calls:
                 call_id = f"call_{turns - 1}_{len(own)}"
-                own.append({"id": call_id, "type": "function",
-                            "function": {"name": c["name"], "arguments": arguments_text(c.get("arguments"))}})
+                own.append(
+                    {
+                        "id": call_id,
+                        "type": "function",
+                        "function": {"name": c["name"], "arguments": arguments_text(c.get("arguments"))},
+                    }
+                )
                 pending.append(call_id)
         elif role == "tool":
             if not pending:
-                raise ClawgymError("observation answers no function_call",
-                                   hint="each observation must follow the function_call it answers", **at)
+                raise ClawgymError(
+                    "observation answers no function_call",
+                    hint="each observation must follow the function_call it answers",
+                    **at,
+                )
             messages.append({"role": "tool", "tool_call_id": pending.pop(0), "content": value})
         elif role == "system" and messages:
-            raise ClawgymError("a system entry after the start", hint="give the system prompt as \"system\"", **at)
+            raise ClawgymError("a system entry after the start", hint='give the system prompt as "system"', **at)
         else:
             messages.append({"role": role, "content": value})
             if role == "assistant":

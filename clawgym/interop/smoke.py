@@ -19,8 +19,15 @@ from typing import Any
 
 from ..checks.base import CheckContext
 from ..checks.exec import parse_reward_sh
-from ..checks.grading import (GRADER_OUTPUT_BYTES, GraderRun, frames, grader_run, grading_folder, put_private,
-                              run_in_sandbox)
+from ..checks.grading import (
+    GRADER_OUTPUT_BYTES,
+    GraderRun,
+    frames,
+    grader_run,
+    grading_folder,
+    put_private,
+    run_in_sandbox,
+)
 from ..checks.script import place_scripts
 from ..compile.workspace import write_files
 from .clawgym_format import DEFAULT_MOUNT, Rejected, SourceTask
@@ -57,8 +64,11 @@ def _outcome(run: GraderRun, timeout: float) -> float | Rejected:
         return Rejected(f"grader did not finish within {timeout:g} s on the untouched workspace")
     if run.failure is not None:
         tail = " | ".join(ln.strip() for ln in run.stderr.strip().splitlines()[-3:])
-        return Rejected(f"grader fails on the untouched workspace ({run.failure}"
-                        + (f"; stderr: {tail[:300]}" if tail else "") + "); fix reward/check.py")
+        return Rejected(
+            f"grader fails on the untouched workspace ({run.failure}"
+            + (f"; stderr: {tail[:300]}" if tail else "")
+            + "); fix reward/check.py"
+        )
     score, reason, _ = parse_reward_sh(run.stdout)
     if "reward.sh scores 0" in reason or "reward.sh fails" in reason:
         return Rejected(f"grader output is not what reward.sh reads, so every rollout would score 0: {reason}")
@@ -69,9 +79,19 @@ def _env(item: SmokeItem, g: Any, n: int) -> dict[str, str]:
     env = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8"}
     task = item.task
     if task.wants_payload():
-        env["OPENCLAW_REWARD_PAYLOAD"] = put_private(g, f"payload-{n}.json", json.dumps(
-            {"task_id": task.task_id, "user_query": task.query, "metadata": task.metadata,
-             "final_message": "", "transcript": []}))
+        env["OPENCLAW_REWARD_PAYLOAD"] = put_private(
+            g,
+            f"payload-{n}.json",
+            json.dumps(
+                {
+                    "task_id": task.task_id,
+                    "user_query": task.query,
+                    "metadata": task.metadata,
+                    "final_message": "",
+                    "transcript": [],
+                }
+            ),
+        )
     return env
 
 
@@ -83,8 +103,14 @@ def _run_single(item: SmokeItem, timeout: float, confined: bool) -> GraderRun:
     from ..checks.grading import run_python_grader
 
     task = item.task
-    ctx = CheckContext(workspace=task.folder, original=task.folder, task_dir=task.folder, params={}, mount=task.mount,
-                       sandbox=_sandbox(confined))
+    ctx = CheckContext(
+        workspace=task.folder,
+        original=task.folder,
+        task_dir=task.folder,
+        params={},
+        mount=task.mount,
+        sandbox=_sandbox(confined),
+    )
     with grading_folder(ctx, "import", files=(item.files, item.executables)) as g:
         script = f"{g.workspace_inside}/{place_scripts(task.folder / 'reward' / 'check.py', g.workspace, 'reward')}"
         return run_python_grader(ctx, g, script, [g.workspace_inside], timeout=timeout, env=_env(item, g, 0))
@@ -94,20 +120,42 @@ def _run_batch(items: list[SmokeItem], timeout: float, confined: bool) -> list[G
     """All `items` (same mount) in one sandbox; None for a grader the batch did not reach."""
     mount = DEFAULT_MOUNT
     parent = posixpath.dirname(mount)
-    ctx = CheckContext(workspace=items[0].task.folder, original=items[0].task.folder, task_dir=items[0].task.folder,
-                       params={}, mount=parent, sandbox=_sandbox(confined))
+    ctx = CheckContext(
+        workspace=items[0].task.folder,
+        original=items[0].task.folder,
+        task_dir=items[0].task.folder,
+        params={},
+        mount=parent,
+        sandbox=_sandbox(confined),
+    )
     with grading_folder(ctx, "import", files=({}, set())) as g:
         plan = []
         for n, item in enumerate(items):
             folder = g.workspace / f"task-{n}"
             write_files(item.files, item.executables, folder)
             place_scripts(item.task.folder / "reward" / "check.py", folder, "reward")
-            plan.append({"mount": mount, "folder": f"{parent}/task-{n}", "script": f"{mount}/reward/check.py",
-                         "args": [mount], "env": _env(item, g, n), "timeout": timeout})
-        launcher = put_private(g, "launch.py", package_files("clawgym.checks").joinpath("grader_launch.py").read_bytes())
+            plan.append(
+                {
+                    "mount": mount,
+                    "folder": f"{parent}/task-{n}",
+                    "script": f"{mount}/reward/check.py",
+                    "args": [mount],
+                    "env": _env(item, g, n),
+                    "timeout": timeout,
+                }
+            )
+        launcher = put_private(
+            g, "launch.py", package_files("clawgym.checks").joinpath("grader_launch.py").read_bytes()
+        )
         nonce = "clawgym-frame-" + secrets.token_hex(16)
-        res = run_in_sandbox(ctx, g, ["python3", "-I", launcher], timeout=timeout * len(items) + 30,
-                             stdin=nonce + "\n" + json.dumps(plan) + "\n", mount=parent,
-                             output_bytes=GRADER_OUTPUT_BYTES * len(items))
+        res = run_in_sandbox(
+            ctx,
+            g,
+            ["python3", "-I", launcher],
+            timeout=timeout * len(items) + 30,
+            stdin=nonce + "\n" + json.dumps(plan) + "\n",
+            mount=parent,
+            output_bytes=GRADER_OUTPUT_BYTES * len(items),
+        )
     by_index = {f.get("index"): f for f in frames(res.output, nonce)}
     return [grader_run(by_index[n]) if n in by_index else None for n in range(len(items))]

@@ -35,14 +35,25 @@ from ..records.trajectory import Trajectory
 EXPORT_FORMATS = ("clawgym", "openai", "sharegpt")
 IMPORT_FORMATS = ("clawgym", "openai", "sharegpt", "hf")
 ROLES = ("system", "developer", "user", "assistant", "tool")
-ACCEPTED = ("clawgym trajectories (lines with format/task/agent), OpenAI rows ({\"messages\": [...]}), "
-            "ShareGPT rows ({\"conversations\": [...]}), as JSONL or a JSON array, "
-            "or a Hugging Face dataset folder written by save_to_disk")
+ACCEPTED = (
+    'clawgym trajectories (lines with format/task/agent), OpenAI rows ({"messages": [...]}), '
+    'ShareGPT rows ({"conversations": [...]}), as JSONL or a JSON array, '
+    "or a Hugging Face dataset folder written by save_to_disk"
+)
 OPENAI_SHAPE = 'an OpenAI row is {"messages": [{"role": "user", "content": "..."}, ...], "tools": [...]}'
 
 
-from .rows import (arguments_text, build_trajectory, chat_message, chat_messages, metadata_of,  # noqa: F401
-                   parse_tools, row_shape, text_of, where_label)
+from .rows import (
+    arguments_text,  # noqa: F401
+    build_trajectory,
+    chat_message,  # noqa: F401
+    chat_messages,
+    metadata_of,  # noqa: F401
+    parse_tools,
+    row_shape,
+    text_of,  # noqa: F401
+    where_label,  # noqa: F401
+)
 from .sharegpt import from_sharegpt_row, to_sharegpt_row  # noqa: F401 - one place for every format
 
 
@@ -55,25 +66,36 @@ def to_openai_row(t: Trajectory) -> dict[str, Any]:
     return {"messages": chat_messages(t.messages), "tools": list(t.tools or []), "metadata": metadata_of(t)}
 
 
-def from_openai_row(d: Any, *, file: str | None = None, line: int | None = None,
-                    key: str | None = None) -> Trajectory:
+def from_openai_row(d: Any, *, file: str | None = None, line: int | None = None, key: str | None = None) -> Trajectory:
     """A Trajectory from an OpenAI row (`messages`, optional `tools` and `metadata`)."""
     where = {"file": file, "line": line}
     prefix = f"{key}." if key else ""
     if not isinstance(d, dict) or not isinstance(d.get("messages"), list):
-        raise ClawgymError(f"expected an object with a \"messages\" list, got {row_shape(d, 'messages')}",
-                           hint=OPENAI_SHAPE, key=key, **where)
+        raise ClawgymError(
+            f'expected an object with a "messages" list, got {row_shape(d, "messages")}',
+            hint=OPENAI_SHAPE,
+            key=key,
+            **where,
+        )
     for i, m in enumerate(d["messages"]):
         if not isinstance(m, dict) or m.get("role") not in ROLES:
             what = f"unknown role {m.get('role')!r}" if isinstance(m, dict) else f"not an object ({type(m).__name__})"
-            raise ClawgymError(what, key=f"{prefix}messages[{i}]", hint=f"a message is {{\"role\": one of "
-                               f"{', '.join(ROLES)}, \"content\": ...}}", **where)
+            raise ClawgymError(
+                what,
+                key=f"{prefix}messages[{i}]",
+                hint=f'a message is {{"role": one of {", ".join(ROLES)}, "content": ...}}',
+                **where,
+            )
         for k, call in enumerate(m.get("tool_calls") or []):
             fn = call.get("function") if isinstance(call, dict) else None
             if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or not fn["name"]:
-                raise ClawgymError("a tool call needs a function name", key=f"{prefix}messages[{i}].tool_calls[{k}]",
-                                   hint='a tool call is {"id": ..., "type": "function", "function": '
-                                        '{"name": ..., "arguments": "{...}"}}', **where)
+                raise ClawgymError(
+                    "a tool call needs a function name",
+                    key=f"{prefix}messages[{i}].tool_calls[{k}]",
+                    hint='a tool call is {"id": ..., "type": "function", "function": '
+                    '{"name": ..., "arguments": "{...}"}}',
+                    **where,
+                )
     tools = parse_tools(d.get("tools"), key=f"{prefix}tools", **where)
     return build_trajectory(chat_messages(d["messages"]), tools, d.get("metadata"), key=key, **where)
 
@@ -88,8 +110,11 @@ def detect_format(path: Path) -> str:
     if path.is_dir():
         if any((path / n).is_file() for n in ("dataset_info.json", "state.json", "dataset_dict.json")):
             return "hf"
-        raise ClawgymError("unknown trajectory format: a folder without dataset_info.json, state.json or "
-                           "dataset_dict.json", file=str(path), hint=f"accepted: {ACCEPTED}")
+        raise ClawgymError(
+            "unknown trajectory format: a folder without dataset_info.json, state.json or dataset_dict.json",
+            file=str(path),
+            hint=f"accepted: {ACCEPTED}",
+        )
     for row, where in _json_rows(path):
         if isinstance(row, dict):
             if str(row.get("format") or "").startswith("clawgym.trajectory/") or {"task", "agent"} <= set(row):
@@ -99,8 +124,9 @@ def detect_format(path: Path) -> str:
             if "conversations" in row:
                 return "sharegpt"
         got = f"keys {', '.join(sorted(row)) or 'none'}" if isinstance(row, dict) else type(row).__name__
-        raise ClawgymError(f"unknown trajectory format (first row has {got})", hint=f"accepted: {ACCEPTED}",
-                           file=str(path), **where)
+        raise ClawgymError(
+            f"unknown trajectory format (first row has {got})", hint=f"accepted: {ACCEPTED}", file=str(path), **where
+        )
     return "clawgym"  # an empty file: nothing to read in any format
 
 
@@ -117,8 +143,12 @@ def _json_rows(path: Path) -> Iterator[tuple[Any, dict[str, Any]]]:
             try:
                 items = json.load(fh)
             except json.JSONDecodeError as e:
-                raise ClawgymError(f"not a JSON array: {e.msg}", file=str(path), line=e.lineno,
-                                   hint="a .json file must hold one array of rows; or write one row a line") from None
+                raise ClawgymError(
+                    f"not a JSON array: {e.msg}",
+                    file=str(path),
+                    line=e.lineno,
+                    hint="a .json file must hold one array of rows; or write one row a line",
+                ) from None
             for i, item in enumerate(items):
                 yield item, {"key": f"[{i}]"}
             return
@@ -128,8 +158,12 @@ def _json_rows(path: Path) -> Iterator[tuple[Any, dict[str, Any]]]:
             try:
                 row = json.loads(text)
             except json.JSONDecodeError as e:
-                raise ClawgymError(f"not a JSON object: {e.msg} (column {e.colno})", file=str(path), line=lineno,
-                                   hint="each line must hold one whole row") from None
+                raise ClawgymError(
+                    f"not a JSON object: {e.msg} (column {e.colno})",
+                    file=str(path),
+                    line=lineno,
+                    hint="each line must hold one whole row",
+                ) from None
             yield row, {"line": lineno}
 
 
@@ -154,26 +188,37 @@ def _read_hf(path: Path) -> Iterator[Trajectory | None]:
     try:
         import datasets
     except ImportError:
-        raise PrerequisiteError("reading a Hugging Face dataset needs the `datasets` package",
-                                hint="pip install datasets") from None
+        raise PrerequisiteError(
+            "reading a Hugging Face dataset needs the `datasets` package", hint="pip install datasets"
+        ) from None
     try:
         loaded = datasets.load_from_disk(str(path))
     except (OSError, ValueError) as e:
-        raise ClawgymError(f"cannot load the dataset: {e}", file=str(path),
-                           hint="pass a folder written by Dataset.save_to_disk") from None
+        raise ClawgymError(
+            f"cannot load the dataset: {e}", file=str(path), hint="pass a folder written by Dataset.save_to_disk"
+        ) from None
     splits = loaded.items() if isinstance(loaded, datasets.DatasetDict) else [("", loaded)]
     for split, ds in splits:
         if "messages" not in ds.column_names:
-            raise ClawgymError(f"dataset has no messages column (columns: {', '.join(ds.column_names)})",
-                               file=str(path), hint="export with `clawgym export --hf`, or save rows in OpenAI form")
+            raise ClawgymError(
+                f"dataset has no messages column (columns: {', '.join(ds.column_names)})",
+                file=str(path),
+                hint="export with `clawgym export --hf`, or save rows in OpenAI form",
+            )
         for i, row in enumerate(ds):
             key = f"{split}[{i}]" if split else f"rows[{i}]"
-            meta = row.get("metadata") if isinstance(row.get("metadata"), dict) else \
-                {k: v for k, v in row.items() if k not in ("messages", "tools")}
-            messages = [{k: v for k, v in m.items() if v is not None or k == "content"}
-                        if isinstance(m, dict) else m for m in row["messages"] or []]
-            t = from_openai_row({"messages": messages, "tools": row.get("tools"), "metadata": meta},
-                                file=str(path), key=key)
+            meta = (
+                row.get("metadata")
+                if isinstance(row.get("metadata"), dict)
+                else {k: v for k, v in row.items() if k not in ("messages", "tools")}
+            )
+            messages = [
+                {k: v for k, v in m.items() if v is not None or k == "content"} if isinstance(m, dict) else m
+                for m in row["messages"] or []
+            ]
+            t = from_openai_row(
+                {"messages": messages, "tools": row.get("tools"), "metadata": meta}, file=str(path), key=key
+            )
             yield t if t.messages else None
 
 
@@ -183,8 +228,11 @@ def _read(path: Path, fmt: str = "auto") -> tuple[str, Iterator[Trajectory | Non
     if fmt not in IMPORT_FORMATS:
         raise ClawgymError(f"unknown trajectory format {fmt!r}", hint=f"use auto, {', '.join(IMPORT_FORMATS)}")
     if (fmt == "hf") != path.is_dir():
-        raise ClawgymError(f"{'a folder' if path.is_dir() else 'a file'} cannot be read as {fmt}", file=str(path),
-                           hint="hf reads a dataset folder; clawgym, openai and sharegpt read JSONL files")
+        raise ClawgymError(
+            f"{'a folder' if path.is_dir() else 'a file'} cannot be read as {fmt}",
+            file=str(path),
+            hint="hf reads a dataset folder; clawgym, openai and sharegpt read JSONL files",
+        )
     return fmt, _read_hf(path) if fmt == "hf" else _read_file(path, fmt)
 
 
@@ -214,9 +262,17 @@ def _rows(trajs: Iterable[Trajectory], fmt: str, skipped: Counter) -> Iterator[d
             skipped[f"{(t.task or {}).get('id')}: {e.problems[0].what}"] += 1
 
 
-def export_command(run_dirs: list[Path], *, out_jsonl: Path | None, fmt: str = "clawgym", hf_dir: Path | None = None,
-                   min_reward: float | None = None, statuses: Iterable[str] = (), categories: Iterable[str] = (),
-                   console: Console) -> None:
+def export_command(
+    run_dirs: list[Path],
+    *,
+    out_jsonl: Path | None,
+    fmt: str = "clawgym",
+    hf_dir: Path | None = None,
+    min_reward: float | None = None,
+    statuses: Iterable[str] = (),
+    categories: Iterable[str] = (),
+    console: Console,
+) -> None:
     """`clawgym export trajectories`: collect finished trials, filter, write JSONL and/or an HF dataset."""
     if not out_jsonl and not hf_dir:
         raise ClawgymError("nothing to write", hint="give --out FILE.jsonl and/or --hf FOLDER")
@@ -224,12 +280,15 @@ def export_command(run_dirs: list[Path], *, out_jsonl: Path | None, fmt: str = "
         raise ClawgymError(f"unknown export format {fmt!r}", hint=f"use {', '.join(EXPORT_FORMATS)}")
     trajs, total = [], 0
     for d in run_dirs:
-        trajs += collect_run(Path(d), min_reward=min_reward, status=tuple(statuses) or None,
-                             category=tuple(categories) or None)
+        trajs += collect_run(
+            Path(d), min_reward=min_reward, status=tuple(statuses) or None, category=tuple(categories) or None
+        )
         total += sum(1 for _ in (Path(d) / "trials").glob("*/record.json"))
     if out_jsonl:
         skipped: Counter = Counter()
-        count = write_jsonl(out_jsonl, trajs) if fmt == "clawgym" else write_lines(out_jsonl, _rows(trajs, fmt, skipped))
+        count = (
+            write_jsonl(out_jsonl, trajs) if fmt == "clawgym" else write_lines(out_jsonl, _rows(trajs, fmt, skipped))
+        )
         console.print(f"wrote {count} trajectories to {out_jsonl} ({fmt})", markup=False, highlight=False)
         for why, n in sorted(skipped.items()):
             console.print(f"skipped {n}: {why}", markup=False, highlight=False)
@@ -255,5 +314,6 @@ def import_command(sources: list[Path], out: Path, *, fmt: str = "auto", console
     for (src, kind, _), (n, skipped) in zip(readers, counts):
         extra = f", skipped {skipped} without messages" if skipped else ""
         console.print(f"imported {n} from {src} ({kind}){extra}", markup=False, highlight=False)
-    console.print(f"wrote {total} trajectories to {out}; skipped {sum(c[1] for c in counts)}",
-                  markup=False, highlight=False)
+    console.print(
+        f"wrote {total} trajectories to {out}; skipped {sum(c[1] for c in counts)}", markup=False, highlight=False
+    )

@@ -20,10 +20,14 @@ from ..registry import get
 COMMON_POLICY_PROPS: dict[str, Any] = {
     "type": {"type": "string", "description": "Policy backend name."},
     "temperature": {"type": "number", "minimum": 0, "default": 0.7, "description": "Sampling temperature."},
-    "top_p": {"type": "number", "exclusiveMinimum": 0, "maximum": 1, "default": 1.0,
-              "description": "Nucleus sampling mass."},
-    "max_tokens": {"type": "integer", "minimum": 1, "default": 1024,
-                   "description": "Most tokens generated per turn."},
+    "top_p": {
+        "type": "number",
+        "exclusiveMinimum": 0,
+        "maximum": 1,
+        "default": 1.0,
+        "description": "Nucleus sampling mass.",
+    },
+    "max_tokens": {"type": "integer", "minimum": 1, "default": 1024, "description": "Most tokens generated per turn."},
     "seed": {"type": ["integer", "null"], "default": None, "description": "Sampling seed, where supported."},
 }
 
@@ -40,11 +44,11 @@ class Completion:
 
     message: dict[str, Any]
     finish_reason: str = "stop"
-    usage: dict[str, int] = field(default_factory=dict)        # prompt_tokens, completion_tokens
+    usage: dict[str, int] = field(default_factory=dict)  # prompt_tokens, completion_tokens
     prompt_token_ids: list[int] | None = None
-    token_ids: list[int] | None = None                          # sampled completion tokens
-    logprobs: list[float] | None = None                         # one per sampled token
-    raw_text: str | None = None                                 # decoded completion before parsing
+    token_ids: list[int] | None = None  # sampled completion tokens
+    logprobs: list[float] | None = None  # one per sampled token
+    raw_text: str | None = None  # decoded completion before parsing
     latency_s: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
@@ -59,8 +63,11 @@ class Policy(ABC):
     """A model backend. Must be safe to call from several threads at once."""
 
     type: ClassVar[str]
-    schema: ClassVar[dict[str, Any]] = {"type": "object", "additionalProperties": False,
-                                        "properties": COMMON_POLICY_PROPS}
+    schema: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": COMMON_POLICY_PROPS,
+    }
 
     def __init__(self, config: dict[str, Any]):
         self.config = dict(config)
@@ -73,8 +80,10 @@ class Policy(ABC):
 
     def sampling(self, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
         """Sampling settings: the config's, with per-call overrides."""
-        out = {k: self.config.get(k, COMMON_POLICY_PROPS[k]["default"])
-               for k in ("temperature", "top_p", "max_tokens", "seed")}
+        out = {
+            k: self.config.get(k, COMMON_POLICY_PROPS[k]["default"])
+            for k in ("temperature", "top_p", "max_tokens", "seed")
+        }
         out.update({k: v for k, v in (overrides or {}).items() if v is not None})
         return out
 
@@ -83,8 +92,9 @@ class Policy(ABC):
         return {k: v for k, v in self.config.items() if "key" not in k.lower()} | {"type": self.type}
 
     @abstractmethod
-    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
-                 **sampling: Any) -> Completion:
+    def complete(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, **sampling: Any
+    ) -> Completion:
         """The next assistant message for `messages`, offered `tools` (OpenAI function schemas)."""
 
     def close(self) -> None:

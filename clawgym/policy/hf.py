@@ -87,11 +87,16 @@ def _libs() -> dict[str, Any]:
                 from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
                 from transformers.utils import logging as hf_logging
             except ImportError as exc:
-                raise PrerequisiteError(f"the hf policy needs PyTorch and transformers ({exc})",
-                                        hint=INSTALL_HINT) from None
+                raise PrerequisiteError(
+                    f"the hf policy needs PyTorch and transformers ({exc})", hint=INSTALL_HINT
+                ) from None
             hf_logging.disable_progress_bar()
-            _IMPORTS.update(torch=torch, AutoModelForCausalLM=AutoModelForCausalLM, AutoTokenizer=AutoTokenizer,
-                            GenerationConfig=GenerationConfig)
+            _IMPORTS.update(
+                torch=torch,
+                AutoModelForCausalLM=AutoModelForCausalLM,
+                AutoTokenizer=AutoTokenizer,
+                GenerationConfig=GenerationConfig,
+            )
         return _IMPORTS
 
 
@@ -132,9 +137,12 @@ def load_model(model: str, device: str = "auto", dtype: str = "auto", *, fresh: 
         with _CACHE_LOCK:
             if model[5:] in _LIVE:
                 return _LIVE[model[5:]]
-        raise ClawgymError(f"no in-memory model is attached as {model!r}", key="policy.model",
-                           hint="live:<name> names a model given to clawgym.policy.hf.attach_model in this "
-                                "process; give a model folder, a hub id or 'embedded' otherwise")
+        raise ClawgymError(
+            f"no in-memory model is attached as {model!r}",
+            key="policy.model",
+            hint="live:<name> names a model given to clawgym.policy.hf.attach_model in this "
+            "process; give a model folder, a hub id or 'embedded' otherwise",
+        )
     libs = _libs()
     torch, AutoModelForCausalLM, AutoTokenizer = libs["torch"], libs["AutoModelForCausalLM"], libs["AutoTokenizer"]
     path = _resolve(model)
@@ -151,9 +159,11 @@ def load_model(model: str, device: str = "auto", dtype: str = "auto", *, fresh: 
                 tokenizer = AutoTokenizer.from_pretrained(path)
                 lm = AutoModelForCausalLM.from_pretrained(path, dtype=getattr(torch, dtype))
             except (OSError, ValueError) as exc:
-                raise ClawgymError(f"cannot load the model {model!r}: {str(exc).splitlines()[0][:300]}",
-                                   key="policy.model",
-                                   hint="give a local Hugging Face model folder, a hub id, or 'embedded'") from None
+                raise ClawgymError(
+                    f"cannot load the model {model!r}: {str(exc).splitlines()[0][:300]}",
+                    key="policy.model",
+                    hint="give a local Hugging Face model folder, a hub id, or 'embedded'",
+                ) from None
             lm.to(device).eval()
             _CACHE[key] = _Loaded(tokenizer, lm, device)
         return _CACHE[key]
@@ -164,31 +174,53 @@ class HFPolicy(Policy):
     """A Hugging Face causal LM run in this process (CPU or GPU)."""
 
     type = "hf"
-    schema = {"type": "object", "additionalProperties": False, "properties": {
-        **COMMON_POLICY_PROPS,
-        "model": {"type": "string", "default": "embedded",
-                  "description": "Local model folder, hub id, 'embedded' (SmolLM2-135M-Instruct), or "
-                                 "live:<name> (a model in memory, see attach_model)."},
-        "device": {"type": "string", "default": "auto", "description": "auto, cpu, cuda or cuda:N."},
-        "dtype": {"enum": ["auto", "float32", "bfloat16", "float16"], "default": "auto",
-                  "description": "Weights dtype; auto: bfloat16 on a GPU that has it, else float32."},
-        "max_new_tokens": {"type": "integer", "minimum": 1, "description": "Alias of max_tokens."},
-        "chat_template": {"type": ["string", "null"], "default": None,
-                          "description": "A Jinja chat template (text or a file path) replacing the model's."},
-        "max_batch": {"type": "integer", "minimum": 1, "default": 1,
-                      "description": "Most concurrent calls on this model generated as one batch (1: each "
-                                     "alone). Above 1, seed is ignored: it applies only when max_batch is 1."},
-        "batch_wait_ms": {"type": "number", "minimum": 0, "default": 5,
-                          "description": "How long a batch waits for more calls after the first arrives."},
-    }}
+    schema = {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            **COMMON_POLICY_PROPS,
+            "model": {
+                "type": "string",
+                "default": "embedded",
+                "description": "Local model folder, hub id, 'embedded' (SmolLM2-135M-Instruct), or "
+                "live:<name> (a model in memory, see attach_model).",
+            },
+            "device": {"type": "string", "default": "auto", "description": "auto, cpu, cuda or cuda:N."},
+            "dtype": {
+                "enum": ["auto", "float32", "bfloat16", "float16"],
+                "default": "auto",
+                "description": "Weights dtype; auto: bfloat16 on a GPU that has it, else float32.",
+            },
+            "max_new_tokens": {"type": "integer", "minimum": 1, "description": "Alias of max_tokens."},
+            "chat_template": {
+                "type": ["string", "null"],
+                "default": None,
+                "description": "A Jinja chat template (text or a file path) replacing the model's.",
+            },
+            "max_batch": {
+                "type": "integer",
+                "minimum": 1,
+                "default": 1,
+                "description": "Most concurrent calls on this model generated as one batch (1: each "
+                "alone). Above 1, seed is ignored: it applies only when max_batch is 1.",
+            },
+            "batch_wait_ms": {
+                "type": "number",
+                "minimum": 0,
+                "default": 5,
+                "description": "How long a batch waits for more calls after the first arrives.",
+            },
+        },
+    }
 
     def __init__(self, config: dict[str, Any]):
         super().__init__({"model": "embedded", **config})
         if "max_new_tokens" in self.config and "max_tokens" not in self.config:
             self.config["max_tokens"] = self.config["max_new_tokens"]
         self._template: str | None = read_template(self.config.get("chat_template"))
-        self._loaded = load_model(self.config["model"], self.config.get("device", "auto"),
-                                  self.config.get("dtype", "auto"))
+        self._loaded = load_model(
+            self.config["model"], self.config.get("device", "auto"), self.config.get("dtype", "auto")
+        )
         self.tokenizer = self._loaded.tokenizer
         self._tools_native: bool | None = None
         self._eos_ids = self._end_ids()
@@ -215,8 +247,14 @@ class HFPolicy(Policy):
     def _render(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> str:
         if tools and self._tools_native is None:
             self._tools_native = tools_supported(self.tokenizer, tools, chat_template=self._template)
-        return render_chat(self.tokenizer, messages, tools, chat_template=self._template, add_generation_prompt=True,
-                           tools_native=bool(self._tools_native))
+        return render_chat(
+            self.tokenizer,
+            messages,
+            tools,
+            chat_template=self._template,
+            add_generation_prompt=True,
+            tools_native=bool(self._tools_native),
+        )
 
     def prompt_ids(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> list[int]:
         """The token ids of the prompt this policy would generate from."""
@@ -227,24 +265,35 @@ class HFPolicy(Policy):
         """Each token id decoded on its own (for OpenAI-style logprobs)."""
         return [self.tokenizer.decode([i]) for i in ids]
 
-    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
-                 **sampling: Any) -> Completion:
+    def complete(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, **sampling: Any
+    ) -> Completion:
         settings = self.sampling(sampling)
         start = time.monotonic()
         prompt = self.prompt_ids(messages, tools)
         key = settings_key(settings["temperature"], settings["top_p"], settings["max_tokens"])
         loaded, max_batch = self._loaded, int(self.config.get("max_batch", 1))
         if max_batch > 1:
-            out = loaded.batcher(max_batch, float(self.config.get("batch_wait_ms", 5)), self._eos_ids,
-                                 self.config["model"]).generate(prompt, key)
+            out = loaded.batcher(
+                max_batch, float(self.config.get("batch_wait_ms", 5)), self._eos_ids, self.config["model"]
+            ).generate(prompt, key)
         else:
             with loaded.lock:
-                out = loaded.generate(_libs(), loaded.model, loaded.device, self._eos_ids, self.config["model"],
-                                    [prompt], key, seed=settings.get("seed"))[0]
+                out = loaded.generate(
+                    _libs(),
+                    loaded.model,
+                    loaded.device,
+                    self._eos_ids,
+                    self.config["model"],
+                    [prompt],
+                    key,
+                    seed=settings.get("seed"),
+                )[0]
         return self._completion(prompt, out, tools, start)
 
-    def _completion(self, prompt: list[int], out: Generated, tools: list[dict[str, Any]] | None,
-                    start: float) -> Completion:
+    def _completion(
+        self, prompt: list[int], out: Generated, tools: list[dict[str, Any]] | None, start: float
+    ) -> Completion:
         """The assistant turn for sampled ids and their logprobs (tool calls parsed from the text)."""
         ids = out.token_ids
         ended = bool(ids) and ids[-1] in self._eos_ids
@@ -254,12 +303,19 @@ class HFPolicy(Policy):
         if calls:
             message["tool_calls"] = calls
         finish = "tool_calls" if calls else ("stop" if ended else "length")
-        return Completion(message=message, finish_reason=finish,
-                          usage={"prompt_tokens": len(prompt), "completion_tokens": len(ids),
-                                 "total_tokens": len(prompt) + len(ids)},
-                          prompt_token_ids=prompt, token_ids=ids, logprobs=out.logprobs, raw_text=text,
-                          latency_s=time.monotonic() - start)
+        return Completion(
+            message=message,
+            finish_reason=finish,
+            usage={"prompt_tokens": len(prompt), "completion_tokens": len(ids), "total_tokens": len(prompt) + len(ids)},
+            prompt_token_ids=prompt,
+            token_ids=ids,
+            logprobs=out.logprobs,
+            raw_text=text,
+            latency_s=time.monotonic() - start,
+        )
 
     def describe(self) -> dict[str, Any]:
-        return super().describe() | {"device": self._loaded.device,
-                                     "dtype": str(self._loaded.model.dtype).replace("torch.", "")}
+        return super().describe() | {
+            "device": self._loaded.device,
+            "dtype": str(self._loaded.model.dtype).replace("torch.", ""),
+        }

@@ -44,8 +44,16 @@ class Generated:
     logprobs: list[float]
 
 
-def generate_rows(libs: dict[str, Any], model: Any, device: str, eos_ids: list[int], name: str,
-                  prompts: list[list[int]], key: Key, seed: int | None = None) -> list[Generated]:
+def generate_rows(
+    libs: dict[str, Any],
+    model: Any,
+    device: str,
+    eos_ids: list[int],
+    name: str,
+    prompts: list[list[int]],
+    key: Key,
+    seed: int | None = None,
+) -> list[Generated]:
     """Generate from `prompts` (left-padded into one batch) with one `model.generate` call, the
     caller holding the model's lock. CUDA OOM becomes PolicyError (`name` is the model's, for the
     message); other errors propagate."""
@@ -53,16 +61,25 @@ def generate_rows(libs: dict[str, Any], model: Any, device: str, eos_ids: list[i
     temperature, top_p, max_tokens = key
     do_sample = temperature > 0
     pad_id = eos_ids[0] if eos_ids else None
-    gen = GenerationConfig(max_new_tokens=max_tokens, do_sample=do_sample,
-                           temperature=temperature if do_sample else 1.0, top_p=top_p, top_k=0,
-                           repetition_penalty=1.0, min_new_tokens=0, eos_token_id=eos_ids, pad_token_id=pad_id,
-                           output_logits=True, return_dict_in_generate=True)
+    gen = GenerationConfig(
+        max_new_tokens=max_tokens,
+        do_sample=do_sample,
+        temperature=temperature if do_sample else 1.0,
+        top_p=top_p,
+        top_k=0,
+        repetition_penalty=1.0,
+        min_new_tokens=0,
+        eos_token_id=eos_ids,
+        pad_token_id=pad_id,
+        output_logits=True,
+        return_dict_in_generate=True,
+    )
     width = max(len(p) for p in prompts)
     inputs = torch.full((len(prompts), width), pad_id or 0, dtype=torch.long)  # masked out: any id does
     mask = torch.zeros((len(prompts), width), dtype=torch.long)
     for row, prompt in enumerate(prompts):
-        inputs[row, width - len(prompt):] = torch.tensor(prompt, dtype=torch.long)
-        mask[row, width - len(prompt):] = 1
+        inputs[row, width - len(prompt) :] = torch.tensor(prompt, dtype=torch.long)
+        mask[row, width - len(prompt) :] = 1
     try:
         with torch.inference_mode():
             if seed is not None:
@@ -71,8 +88,13 @@ def generate_rows(libs: dict[str, Any], model: Any, device: str, eos_ids: list[i
             sampled = out.sequences[:, width:]
             scale = temperature if do_sample else 1.0
             # one step at a time: a (steps, batch, vocab) float32 stack would be large
-            logprobs = torch.stack([torch.log_softmax(step.float() / scale, dim=-1).gather(1, sampled[:, t:t + 1])[:, 0]
-                                    for t, step in enumerate(out.logits)], dim=1)
+            logprobs = torch.stack(
+                [
+                    torch.log_softmax(step.float() / scale, dim=-1).gather(1, sampled[:, t : t + 1])[:, 0]
+                    for t, step in enumerate(out.logits)
+                ],
+                dim=1,
+            )
     except torch.cuda.OutOfMemoryError as exc:
         raise PolicyError(f"hf model {name!r} ran out of GPU memory: {exc}") from None
     ends = set(eos_ids)
@@ -95,8 +117,13 @@ class BatchedGenerator:
     background daemon thread (it never keeps the process alive, and one failing batch fails only
     its own callers). Counters `batches_run` and `rows_run` say how well batching works."""
 
-    def __init__(self, run: Callable[[list[list[int]], Key], list[Generated]], lock: threading.Lock,
-                 max_batch: int, batch_wait_ms: float = 5.0):
+    def __init__(
+        self,
+        run: Callable[[list[list[int]], Key], list[Generated]],
+        lock: threading.Lock,
+        max_batch: int,
+        batch_wait_ms: float = 5.0,
+    ):
         self._run, self._lock = run, lock
         self.max_batch, self.batch_wait_s = max(1, int(max_batch)), max(0.0, float(batch_wait_ms)) / 1000
         self.batches_run = self.rows_run = 0

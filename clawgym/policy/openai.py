@@ -54,10 +54,16 @@ def _normalise_calls(calls: Any) -> list[dict[str, Any]]:
         try:
             json.loads(arguments)
         except (TypeError, ValueError) as exc:
-            raise _Malformed(f"tool call {name!r} has arguments that are not JSON ({exc}): "
-                             f"{str(arguments)[:200]}") from None
-        out.append({"id": call.get("id") or new_call_id(), "type": "function",
-                    "function": {"name": name, "arguments": arguments}})
+            raise _Malformed(
+                f"tool call {name!r} has arguments that are not JSON ({exc}): {str(arguments)[:200]}"
+            ) from None
+        out.append(
+            {
+                "id": call.get("id") or new_call_id(),
+                "type": "function",
+                "function": {"name": name, "arguments": arguments},
+            }
+        )
     return out
 
 
@@ -79,8 +85,11 @@ def parse_response(data: Any) -> Completion:
     calls = _normalise_calls(msg.get("tool_calls"))
     if calls:
         message["tool_calls"] = calls
-    usage = {k: int(v) for k, v in (data.get("usage") or {}).items()
-             if k in ("prompt_tokens", "completion_tokens", "total_tokens") and isinstance(v, int)}
+    usage = {
+        k: int(v)
+        for k, v in (data.get("usage") or {}).items()
+        if k in ("prompt_tokens", "completion_tokens", "total_tokens") and isinstance(v, int)
+    }
     logprobs = None
     entries = (choice.get("logprobs") or {}).get("content") if isinstance(choice.get("logprobs"), dict) else None
     if entries:
@@ -88,10 +97,15 @@ def parse_response(data: Any) -> Completion:
     token_ids = choice.get("token_ids")
     prompt_ids = data.get("prompt_token_ids") or choice.get("prompt_token_ids")
     finish = choice.get("finish_reason") or ("tool_calls" if calls else "stop")
-    return Completion(message=message, finish_reason=finish, usage=usage,
-                      prompt_token_ids=list(prompt_ids) if prompt_ids else None,
-                      token_ids=list(token_ids) if token_ids else None, logprobs=logprobs,
-                      raw_text=content)
+    return Completion(
+        message=message,
+        finish_reason=finish,
+        usage=usage,
+        prompt_token_ids=list(prompt_ids) if prompt_ids else None,
+        token_ids=list(token_ids) if token_ids else None,
+        logprobs=logprobs,
+        raw_text=content,
+    )
 
 
 @register("policy", "openai")
@@ -99,34 +113,64 @@ class OpenAIPolicy(Policy):
     """Chat completions from an OpenAI-compatible endpoint (OpenAI, vLLM, `clawgym serve`...)."""
 
     type = "openai"
-    schema = {"type": "object", "additionalProperties": False, "required": ["model"], "properties": {
-        **COMMON_POLICY_PROPS,
-        "model": {"type": "string", "description": "Model name sent to the endpoint."},
-        "base_url": {"type": ["string", "null"], "default": None,
-                     "description": "Endpoint base URL (…/v1); default $OPENAI_BASE_URL, else OpenAI's."},
-        "api_key_env": {"type": "string", "default": "OPENAI_API_KEY",
-                        "description": "Name of the environment variable holding the API key "
-                                       "(a local endpoint needs none)."},
-        "timeout": {"type": "number", "exclusiveMinimum": 0, "default": 120,
-                    "description": "Seconds per request."},
-        "max_retries": {"type": "integer", "minimum": 0, "default": 4,
-                        "description": "Retries after the first attempt."},
-        "backoff": {"type": "number", "minimum": 0, "default": 1.0,
-                    "description": "First retry delay in seconds; doubles each retry, with jitter."},
-        "max_concurrency": {"type": ["integer", "null"], "minimum": 1, "default": None,
-                            "description": "Most requests in flight per (base_url, model), process-wide "
-                                           "(default: no cap here; a run caps with `max_model_requests`)."},
-        "logprobs": {"type": "boolean", "default": False,
-                     "description": "Ask the endpoint for per-token log-probabilities."},
-        "return_token_ids": {"type": "boolean", "default": False,
-                             "description": "Ask for token ids (vLLM and `clawgym serve` support it)."},
-    }}
+    schema = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["model"],
+        "properties": {
+            **COMMON_POLICY_PROPS,
+            "model": {"type": "string", "description": "Model name sent to the endpoint."},
+            "base_url": {
+                "type": ["string", "null"],
+                "default": None,
+                "description": "Endpoint base URL (…/v1); default $OPENAI_BASE_URL, else OpenAI's.",
+            },
+            "api_key_env": {
+                "type": "string",
+                "default": "OPENAI_API_KEY",
+                "description": "Name of the environment variable holding the API key (a local endpoint needs none).",
+            },
+            "timeout": {"type": "number", "exclusiveMinimum": 0, "default": 120, "description": "Seconds per request."},
+            "max_retries": {
+                "type": "integer",
+                "minimum": 0,
+                "default": 4,
+                "description": "Retries after the first attempt.",
+            },
+            "backoff": {
+                "type": "number",
+                "minimum": 0,
+                "default": 1.0,
+                "description": "First retry delay in seconds; doubles each retry, with jitter.",
+            },
+            "max_concurrency": {
+                "type": ["integer", "null"],
+                "minimum": 1,
+                "default": None,
+                "description": "Most requests in flight per (base_url, model), process-wide "
+                "(default: no cap here; a run caps with `max_model_requests`).",
+            },
+            "logprobs": {
+                "type": "boolean",
+                "default": False,
+                "description": "Ask the endpoint for per-token log-probabilities.",
+            },
+            "return_token_ids": {
+                "type": "boolean",
+                "default": False,
+                "description": "Ask for token ids (vLLM and `clawgym serve` support it).",
+            },
+        },
+    }
 
     def __init__(self, config: dict[str, Any]):
         super().__init__(config)
         if not config.get("model"):
-            raise ClawgymError("the openai policy needs a `model`", key="policy.model",
-                               hint="e.g. model: gpt-4o-mini, or the name `clawgym serve` prints")
+            raise ClawgymError(
+                "the openai policy needs a `model`",
+                key="policy.model",
+                hint="e.g. model: gpt-4o-mini, or the name `clawgym serve` prints",
+            )
         self.model = str(config["model"])
         self.base_url = (config.get("base_url") or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         self.timeout = float(config.get("timeout", 120))
@@ -144,12 +188,12 @@ class OpenAIPolicy(Policy):
 
                 key_env = self.config.get("api_key_env") or "OPENAI_API_KEY"
                 key = os.environ.get(key_env) or "unused"  # local endpoints ignore the key
-                self._client = openai.OpenAI(base_url=self.base_url, api_key=key, timeout=self.timeout,
-                                             max_retries=0)
+                self._client = openai.OpenAI(base_url=self.base_url, api_key=key, timeout=self.timeout, max_retries=0)
             return self._client
 
-    def _request(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
-                 sampling: dict[str, Any]) -> dict[str, Any]:
+    def _request(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
+    ) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.model, "messages": messages}
         if tools:
             body["tools"] = tools
@@ -166,7 +210,7 @@ class OpenAIPolicy(Policy):
             raise _Malformed(f"the response body is not JSON ({exc}): {raw.text[:200]!r}") from None
 
     def _delay(self, attempt: int, exc: Exception | None) -> float:
-        delay = self.backoff * (2 ** attempt) * random.uniform(0.5, 1.5)
+        delay = self.backoff * (2**attempt) * random.uniform(0.5, 1.5)
         retry_after = getattr(getattr(exc, "response", None), "headers", {}).get("retry-after")
         try:
             delay = max(delay, float(retry_after)) if retry_after else delay
@@ -174,8 +218,9 @@ class OpenAIPolicy(Policy):
             pass
         return min(delay, 60.0)
 
-    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
-                 **sampling: Any) -> Completion:
+    def complete(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, **sampling: Any
+    ) -> Completion:
         import openai
 
         settings = self.sampling(sampling)
@@ -206,8 +251,10 @@ class OpenAIPolicy(Policy):
         raise self._error(last, attempts=self.max_retries + 1)
 
     def _error(self, last: str, attempts: int) -> PolicyError:
-        return PolicyError(f"endpoint {self.base_url} (model {self.model!r}) failed after "
-                           f"{attempts} attempt{'s' * (attempts != 1)}: {last}")
+        return PolicyError(
+            f"endpoint {self.base_url} (model {self.model!r}) failed after "
+            f"{attempts} attempt{'s' * (attempts != 1)}: {last}"
+        )
 
     def close(self) -> None:
         with self._client_lock:

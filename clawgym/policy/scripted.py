@@ -13,8 +13,11 @@ from .base import COMMON_POLICY_PROPS, Completion, Policy, PolicyError
 
 def tool_call(name: str, call_id: str | None = None, **arguments: Any) -> dict[str, Any]:
     """An OpenAI-format tool call (helper for writing scripts)."""
-    return {"id": call_id or f"call_{name}", "type": "function",
-            "function": {"name": name, "arguments": json.dumps(arguments)}}
+    return {
+        "id": call_id or f"call_{name}",
+        "type": "function",
+        "function": {"name": name, "arguments": json.dumps(arguments)},
+    }
 
 
 @register("policy", "scripted")
@@ -24,12 +27,20 @@ class ScriptedPolicy(Policy):
     simulate a backend failure. After the last turn it answers "done" with no tool call."""
 
     type = "scripted"
-    schema = {"type": "object", "additionalProperties": False, "properties": {
-        **COMMON_POLICY_PROPS,
-        "turns": {"type": "array", "description": "Assistant turns to replay, in order."},
-        "latency_s": {"type": "number", "minimum": 0, "default": 0,
-                      "description": "Seconds each call waits, to simulate a model's latency (benchmarks)."},
-    }}
+    schema = {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            **COMMON_POLICY_PROPS,
+            "turns": {"type": "array", "description": "Assistant turns to replay, in order."},
+            "latency_s": {
+                "type": "number",
+                "minimum": 0,
+                "default": 0,
+                "description": "Seconds each call waits, to simulate a model's latency (benchmarks).",
+            },
+        },
+    }
 
     def __init__(self, config: dict[str, Any]):
         super().__init__(config)
@@ -37,8 +48,9 @@ class ScriptedPolicy(Policy):
         self.calls: list[dict[str, Any]] = []  # what the policy was asked, for tests
         self._lock = threading.Lock()
 
-    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
-                 **sampling: Any) -> Completion:
+    def complete(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, **sampling: Any
+    ) -> Completion:
         with self._lock:
             index = len(self.calls)
             self.calls.append({"messages": [dict(m) for m in messages], "tools": tools, "sampling": sampling})
@@ -54,6 +66,11 @@ class ScriptedPolicy(Policy):
             if turn.get("tool_calls"):
                 message["tool_calls"] = [dict(c) for c in turn["tool_calls"]]
         text = json.dumps(message)
-        return Completion(message=message, finish_reason="tool_calls" if message.get("tool_calls") else "stop",
-                          usage={"prompt_tokens": sum(len(str(m.get("content") or "")) // 4 for m in messages),
-                                 "completion_tokens": len(text) // 4})
+        return Completion(
+            message=message,
+            finish_reason="tool_calls" if message.get("tool_calls") else "stop",
+            usage={
+                "prompt_tokens": sum(len(str(m.get("content") or "")) // 4 for m in messages),
+                "completion_tokens": len(text) // 4,
+            },
+        )

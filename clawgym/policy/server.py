@@ -35,8 +35,13 @@ class _BadRequest(Exception):
 
 def _error_body(message: str, status: int, param: str | None = None) -> dict[str, Any]:
     kind = "invalid_request_error" if status < 500 else "server_error"
-    code = {404: "not_found", 405: "method_not_allowed", 411: "length_required",
-            413: "request_too_large", 429: "budget_exhausted"}.get(status)
+    code = {
+        404: "not_found",
+        405: "method_not_allowed",
+        411: "length_required",
+        413: "request_too_large",
+        429: "budget_exhausted",
+    }.get(status)
     return {"error": {"message": message, "type": kind, "param": param, "code": code}}
 
 
@@ -64,7 +69,9 @@ def _validate(body: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | N
     if body.get("n", 1) != 1:
         raise _BadRequest("only n=1 is supported", param="n")
     tools = body.get("tools") or None
-    if tools is not None and (not isinstance(tools, list) or not all(isinstance(t, dict) and "function" in t for t in tools)):
+    if tools is not None and (
+        not isinstance(tools, list) or not all(isinstance(t, dict) and "function" in t for t in tools)
+    ):
         raise _BadRequest("'tools' must be a list of {type: function, function: {...}} objects", param="tools")
     if body.get("tool_choice") == "none":
         tools = None
@@ -99,10 +106,20 @@ class ChatServing:
         return None
 
     def completion_body(self, body: dict[str, Any], out: Completion) -> dict[str, Any]:
-        choice: dict[str, Any] = {"index": 0, "message": out.message, "finish_reason": out.finish_reason,
-                                  "logprobs": self._logprobs(out) if body.get("logprobs") else None}
-        result = {"id": "chatcmpl-" + uuid.uuid4().hex, "object": "chat.completion", "created": int(time.time()),
-                  "model": self.model_name, "choices": [choice], "usage": self._usage(out)}
+        choice: dict[str, Any] = {
+            "index": 0,
+            "message": out.message,
+            "finish_reason": out.finish_reason,
+            "logprobs": self._logprobs(out) if body.get("logprobs") else None,
+        }
+        result = {
+            "id": "chatcmpl-" + uuid.uuid4().hex,
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": self.model_name,
+            "choices": [choice],
+            "usage": self._usage(out),
+        }
         if body.get("return_token_ids"):
             choice["token_ids"] = out.token_ids
             result["prompt_token_ids"] = out.prompt_token_ids
@@ -116,16 +133,28 @@ class ChatServing:
         if not out.token_ids or out.logprobs is None:
             return None
         strings = getattr(self.policy, "token_strings", lambda ids: [str(i) for i in ids])(out.token_ids)
-        return {"content": [{"token": s, "logprob": lp, "bytes": list(s.encode()), "top_logprobs": []}
-                            for s, lp in zip(strings, out.logprobs)]}
+        return {
+            "content": [
+                {"token": s, "logprob": lp, "bytes": list(s.encode()), "top_logprobs": []}
+                for s, lp in zip(strings, out.logprobs)
+            ]
+        }
 
     def stream_chunks(self, body: dict[str, Any], out: Completion) -> list[dict[str, Any]]:
         """The whole completion as chat.completion.chunk objects (generated first, then sent)."""
-        base = {"id": "chatcmpl-" + uuid.uuid4().hex, "object": "chat.completion.chunk",
-                "created": int(time.time()), "model": self.model_name}
+        base = {
+            "id": "chatcmpl-" + uuid.uuid4().hex,
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": self.model_name,
+        }
 
         def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> dict[str, Any]:
-            return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}], **extra}
+            return {
+                **base,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
+                **extra,
+            }
 
         chunks = [chunk({"role": "assistant", "content": ""})]
         if out.message.get("content"):
@@ -166,8 +195,20 @@ class ChatHandler(BaseHTTPRequestHandler):
         if path == "/health":
             self._send(200, {"status": "ok", "model": self.server.model_name})
         elif path in ("/v1/models", "/models"):
-            self._send(200, {"object": "list", "data": [{"id": self.server.model_name, "object": "model",
-                                                          "created": self.server.created, "owned_by": "clawgym"}]})
+            self._send(
+                200,
+                {
+                    "object": "list",
+                    "data": [
+                        {
+                            "id": self.server.model_name,
+                            "object": "model",
+                            "created": self.server.created,
+                            "owned_by": "clawgym",
+                        }
+                    ],
+                },
+            )
         else:
             self._send(404, _error_body(f"no route GET {path}", 404))
 
@@ -235,7 +276,7 @@ class ChatHandler(BaseHTTPRequestHandler):
             if reload is None:
                 raise _BadRequest(f"the {self.server.policy.type} policy cannot load weights", 400)
             if not isinstance(folder, str) or not folder:
-                raise _BadRequest("expected {\"path\": \"MODEL_FOLDER\"}", 400, "path")
+                raise _BadRequest('expected {"path": "MODEL_FOLDER"}', 400, "path")
             reload(folder)
         except ValueError as exc:
             self._send(400, _error_body(f"the request body is not JSON: {exc}", 400))
@@ -270,16 +311,24 @@ class ServerThread:
     """Run the server in a background thread (port 0 picks a free one): `.url` is the root,
     `.base_url` the OpenAI base URL (…/v1); `.stop()` shuts it down. Usable as a context manager."""
 
-    def __init__(self, model: str | None = None, host: str = "127.0.0.1", port: int = 0,
-                 policy: Policy | None = None, served_name: str | None = None, **policy_config: Any):
+    def __init__(
+        self,
+        model: str | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        policy: Policy | None = None,
+        served_name: str | None = None,
+        **policy_config: Any,
+    ):
         self.policy, name = _make(model, policy, policy_config)
         self.server = ChatServer((host, port), self.policy, served_name or name)
         self.host, self.port = self.server.server_address[0], self.server.server_address[1]
         self.url = f"http://{self.host}:{self.port}"
         self.base_url = self.url + "/v1"
         self.model_name = self.server.model_name
-        self._thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="clawgym-serve", daemon=True)
+        self._thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, name="clawgym-serve", daemon=True
+        )
         self._thread.start()
 
     def stop(self) -> None:
@@ -300,8 +349,10 @@ def serve(model: str, host: str = "127.0.0.1", port: int = 8000, **policy_config
     try:
         server = ChatServer((host, port), policy, name)
     except OSError as exc:
-        raise ClawgymError(f"cannot listen on {host}:{port}: {exc.strerror or exc}",
-                           hint="pick another --port, or stop what is using this one") from None
+        raise ClawgymError(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc}",
+            hint="pick another --port, or stop what is using this one",
+        ) from None
     print(f"serving {name!r} at http://{host}:{server.server_address[1]}/v1 (Ctrl-C stops)", flush=True)
     try:
         server.serve_forever()

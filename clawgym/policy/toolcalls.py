@@ -171,8 +171,7 @@ def _embedded_calls(text: str, tool_names: set[str]) -> tuple[str, list[dict[str
     return "".join(kept), calls
 
 
-def parse_tool_calls(text: str | None, tool_names: Iterable[str] | None = None
-                     ) -> tuple[str, list[dict[str, Any]]]:
+def parse_tool_calls(text: str | None, tool_names: Iterable[str] | None = None) -> tuple[str, list[dict[str, Any]]]:
     """Split raw model text into (content without the calls, OpenAI tool-call dicts)."""
     if not text:
         return "", []
@@ -181,6 +180,7 @@ def parse_tool_calls(text: str | None, tool_names: Iterable[str] | None = None
     calls: list[dict[str, Any]] = []
 
     if "<tool_call>" in text:
+
         def take(match: re.Match[str]) -> str:
             body = match.group(1)
             found = _xml_calls(body) if "<function=" in body else _calls_from_json_text(body)
@@ -188,6 +188,7 @@ def parse_tool_calls(text: str | None, tool_names: Iterable[str] | None = None
                 return match.group(0)  # junk inside the tags: leave it visible
             calls.extend(found)
             return ""
+
         text = _TAG_BLOCK.sub(take, text)
         return text.replace("</tool_call>", "").strip(), calls
 

@@ -98,8 +98,10 @@ def _shown(text: str, multiline: bool = True) -> str:
 
 # In JSON text (non-ASCII kept): what `_shown` could change. Escaped backslashes can match too: that only
 # costs the slow path.
-_MAYBE_UNSAFE = re.compile(r"\\[rbf]|\\u00[01]"
-                           r"|[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_MAYBE_UNSAFE = re.compile(
+    r"\\[rbf]|\\u00[01]"
+    r"|[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
 _MAYBE_UNSAFE_LINE = re.compile(_MAYBE_UNSAFE.pattern + r"|\\[nt]")
 
 
@@ -136,8 +138,13 @@ def _message(msg: dict[str, Any], s: _Strings) -> dict[str, Any]:
     calls = []
     for call in msg.get("tool_calls") or []:
         fn = call.get("function") or {}
-        calls.append({"id": call.get("id"), "name": fn.get("name", call.get("name", "?")),
-                      "arguments": s.ref(_short(fn.get("arguments", call.get("arguments", "")), MAX_STRING))})
+        calls.append(
+            {
+                "id": call.get("id"),
+                "name": fn.get("name", call.get("name", "?")),
+                "arguments": s.ref(_short(fn.get("arguments", call.get("arguments", "")), MAX_STRING)),
+            }
+        )
     if calls:
         out["tool_calls"] = calls
     for key in ("tool_call_id", "name"):
@@ -160,10 +167,16 @@ def _step(step: dict[str, Any], s: _Strings) -> dict[str, Any]:
 
 def _check(result: dict[str, Any], s: _Strings) -> dict[str, Any]:
     details = {k: v for k, v in (result.get("details") or {}).items() if k != "duration_s"}
-    return {"name": s.ref(str(result.get("name", ""))), "type": s.ref(result.get("type")),
-            "score": _num(result.get("score")), "weight": _num(result.get("weight")),
-            "gate": bool(result.get("gate")), "passed": result.get("passed"),
-            "reason": s.ref(result.get("reason") or ""), "details": s.ref(_short(details)) if details else None}
+    return {
+        "name": s.ref(str(result.get("name", ""))),
+        "type": s.ref(result.get("type")),
+        "score": _num(result.get("score")),
+        "weight": _num(result.get("weight")),
+        "gate": bool(result.get("gate")),
+        "passed": result.get("passed"),
+        "reason": s.ref(result.get("reason") or ""),
+        "details": s.ref(_short(details)) if details else None,
+    }
 
 
 def trial_usage(traj: dict[str, Any] | None) -> tuple[int, int]:
@@ -176,8 +189,7 @@ def trial_usage(traj: dict[str, Any] | None) -> tuple[int, int]:
         return 0, 0
     tokens = _int(usage.get("prompt_tokens")) + _int(usage.get("completion_tokens"))
     if not tokens and turns:
-        tokens = sum(_int(((t.get("usage") if isinstance(t, dict) else None) or {}).get("total_tokens"))
-                     for t in turns)
+        tokens = sum(_int(((t.get("usage") if isinstance(t, dict) else None) or {}).get("total_tokens")) for t in turns)
     return tokens, _int(usage.get("turns") or len(turns))
 
 
@@ -188,23 +200,36 @@ def _detail(rec: dict[str, Any], traj: dict[str, Any] | None, diff: str | None, 
         "task": _visible({k: task.get(k) for k in ("name", "id", "seed", "category", "persona", "hash")}, False),
         "params": s.ref(_short(task.get("params") or {}, MAX_STRING)),
         "agent": s.ref(_short(rec.get("agent") or {}, MAX_STRING)),
-        "error": s.ref(rec.get("error")), "traceback": s.ref(rec.get("traceback")),
-        "note": s.ref(rec.get("note")), "timings": rec.get("timings") or {},
-        "verdict": {"reward": _num(verdict.get("reward")), "passed": verdict.get("passed"),
-                    "gate_failed": verdict.get("gate_failed"), "error": s.ref(verdict.get("error")),
-                    "checks": [_check(r, s) for r in verdict.get("results") or []]} if verdict else None,
+        "error": s.ref(rec.get("error")),
+        "traceback": s.ref(rec.get("traceback")),
+        "note": s.ref(rec.get("note")),
+        "timings": rec.get("timings") or {},
+        "verdict": {
+            "reward": _num(verdict.get("reward")),
+            "passed": verdict.get("passed"),
+            "gate_failed": verdict.get("gate_failed"),
+            "error": s.ref(verdict.get("error")),
+            "checks": [_check(r, s) for r in verdict.get("results") or []],
+        }
+        if verdict
+        else None,
         "diff": s.ref(diff, MAX_DIFF) if diff else "",
     }
     if traj:
-        out.update(outcome=traj.get("outcome"), final_message=s.ref(traj.get("final_message")),
-                   messages=[_message(m, s) for m in traj.get("messages") or []],
-                   steps=[_step(st, s) for st in traj.get("steps") or []],
-                   turns=[{k: t.get(k) for k in ("index", "finish_reason", "usage", "latency_s")}
-                          for t in traj.get("turns") or []],
-                   usage=traj.get("usage") or {},
-                   tools=[(t.get("function") or t).get("name", "?") for t in traj.get("tools") or []],
-                   side_effects=s.ref(_short(traj.get("side_effects"), MAX_STRING)) if traj.get("side_effects")
-                   and any(traj["side_effects"].values()) else None)
+        out.update(
+            outcome=traj.get("outcome"),
+            final_message=s.ref(traj.get("final_message")),
+            messages=[_message(m, s) for m in traj.get("messages") or []],
+            steps=[_step(st, s) for st in traj.get("steps") or []],
+            turns=[
+                {k: t.get(k) for k in ("index", "finish_reason", "usage", "latency_s")} for t in traj.get("turns") or []
+            ],
+            usage=traj.get("usage") or {},
+            tools=[(t.get("function") or t).get("name", "?") for t in traj.get("tools") or []],
+            side_effects=s.ref(_short(traj.get("side_effects"), MAX_STRING))
+            if traj.get("side_effects") and any(traj["side_effects"].values())
+            else None,
+        )
     return out
 
 
@@ -212,8 +237,10 @@ def build_report_data(run_dirs: Sequence[Path], *, ks: Sequence[int] = DEFAULT_K
     """The page's data: `index` (columns for the list and plots), `details` (one per trial), stats."""
     labels = run_labels(run_dirs)
     s = _Strings()
-    cols: dict[str, list] = {k: [] for k in ("id", "run", "agent", "cat", "status", "reward", "tokens", "turns",
-                                              "task", "seed", "attempt", "secs")}
+    cols: dict[str, list] = {
+        k: []
+        for k in ("id", "run", "agent", "cat", "status", "reward", "tokens", "turns", "task", "seed", "attempt", "secs")
+    }
     details: list[dict[str, Any]] = []
     has_trajectory: list[bool] = []
     stats: dict[str, list] = {}
@@ -254,16 +281,26 @@ def build_report_data(run_dirs: Sequence[Path], *, ks: Sequence[int] = DEFAULT_K
     except ImportError as exc:  # matplotlib missing: the page says so where the plots would be
         plots, svgs = {"error": f"plots need matplotlib ({exc}): pip install matplotlib"}, {}
     # Names, ids and labels are one line each; messages, outputs and diffs keep their line breaks.
-    one_line = _visible({"runs": labels, "run_dirs": [str(d) for d in run_dirs], "stats": stats, "index": cols,
-                         "plots": plots}, multiline=False)
-    return {**one_line, "ks": list(ks), "categories": CATEGORY_LABELS, "details": [_visible(d) for d in details],
-            "strings": _visible(s.items), "generated_at": time.strftime("%Y-%m-%d %H:%M:%S"), "plot_svg": svgs}
+    one_line = _visible(
+        {"runs": labels, "run_dirs": [str(d) for d in run_dirs], "stats": stats, "index": cols, "plots": plots},
+        multiline=False,
+    )
+    return {
+        **one_line,
+        "ks": list(ks),
+        "categories": CATEGORY_LABELS,
+        "details": [_visible(d) for d in details],
+        "strings": _visible(s.items),
+        "generated_at": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "plot_svg": svgs,
+    }
 
 
 # In a <script> block only "</script" (and "<!--") can end the data early; the rest keeps old
 # parsers and JavaScript string rules (U+2028/9 were line ends before ES2019) from surprises.
-_JSON_ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
-                               "\u2028": "\\u2028", "\u2029": "\\u2029"})
+_JSON_ESCAPES = str.maketrans(
+    {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+)
 _PLACEHOLDER = re.compile(r"\{\{(TITLE|DATA|CSP|PLOT-\w+)\}\}")
 _INLINE_SCRIPT = re.compile(r"<script>(.*?)</script>", re.DOTALL)
 _INLINE_STYLE = re.compile(r"<style>(.*?)</style>", re.DOTALL)
@@ -286,8 +323,10 @@ def content_security_policy(page: str) -> str:
     """
     scripts = " ".join(_sha256(m) for m in _INLINE_SCRIPT.findall(page)) or "'none'"
     styles = " ".join(_sha256(m) for m in _INLINE_STYLE.findall(page)) or "'none'"
-    return (f"default-src 'none'; script-src {scripts}; style-src {styles}; img-src data:; "
-            "base-uri 'none'; form-action 'none'")
+    return (
+        f"default-src 'none'; script-src {scripts}; style-src {styles}; img-src data:; "
+        "base-uri 'none'; form-action 'none'"
+    )
 
 
 def render_html(data: dict[str, Any]) -> str:
@@ -296,9 +335,13 @@ def render_html(data: dict[str, Any]) -> str:
     title = "ClawGym report: " + ", ".join(printable(str(r)) for r in data["runs"])
     template = TEMPLATE.read_text(encoding="utf-8")
     csp = html.escape(content_security_policy(template), quote=False).replace('"', "&quot;")
-    values = {"TITLE": html.escape(title), "CSP": csp,
-              "DATA": json_script("data-index", head) + "\n"
-              + json_script("data-details", {"details": data["details"], "strings": data["strings"]})}
+    values = {
+        "TITLE": html.escape(title),
+        "CSP": csp,
+        "DATA": json_script("data-index", head)
+        + "\n"
+        + json_script("data-details", {"details": data["details"], "strings": data["strings"]}),
+    }
     svgs = data.get("plot_svg") or {}
     for name in PLOTS:  # the SVG is markup made here from numbers and our own words (see plots.py)
         values[f"PLOT-{name}"] = svgs.get(f"plot-{name}") or '<p class="muted">no plot</p>'
@@ -315,5 +358,8 @@ def write_html(run_dirs: Sequence[Path], out: Path, *, ks: Sequence[int] = DEFAU
     if out.parent and not out.parent.exists():
         out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")
-    return {"trials": len(data["index"]["id"]), "bytes": len(text.encode("utf-8")),
-            "seconds": round(time.monotonic() - t0, 3)}
+    return {
+        "trials": len(data["index"]["id"]),
+        "bytes": len(text.encode("utf-8")),
+        "seconds": round(time.monotonic() - t0, 3),
+    }

@@ -61,20 +61,49 @@ class Plot:
         width = text_width(text, SMALL)
         upright = width > bar_width_pt + 3
         self.label_room = max(self.label_room, (width if upright else SMALL * 1.25) + 3)
-        self.ax.annotate(text, (x, y), xytext=(0, 2), textcoords="offset points", ha="center", va="bottom",
-                         fontsize=SMALL, color="#333333", rotation=90 if upright else 0, gid=gid,
-                         annotation_clip=False)
+        self.ax.annotate(
+            text,
+            (x, y),
+            xytext=(0, 2),
+            textcoords="offset points",
+            ha="center",
+            va="bottom",
+            fontsize=SMALL,
+            color="#333333",
+            rotation=90 if upright else 0,
+            gid=gid,
+            annotation_clip=False,
+        )
 
     def message(self, text: str) -> None:
         """A message in the middle of an empty plot."""
-        self.ax.text(0.5, 0.5, text, transform=self.ax.transAxes, ha="center", va="center", color="#777777",
-                     fontsize=FONT + 1, gid="empty")
+        self.ax.text(
+            0.5,
+            0.5,
+            text,
+            transform=self.ax.transAxes,
+            ha="center",
+            va="center",
+            color="#777777",
+            fontsize=FONT + 1,
+            gid="empty",
+        )
 
     def finish(self) -> None:
         if self.notes:
             lines = wrap("; ".join(self.notes), AX_W, SMALL, max_lines=4) or ["; ".join(self.notes)]
-            self.ax.text(0, 1.0, "\n".join(lines), transform=self.ax.transAxes, ha="left", va="bottom",
-                         fontsize=SMALL, color="#555555", gid="note", linespacing=1.25)
+            self.ax.text(
+                0,
+                1.0,
+                "\n".join(lines),
+                transform=self.ax.transAxes,
+                ha="left",
+                va="bottom",
+                fontsize=SMALL,
+                color="#555555",
+                gid="note",
+                linespacing=1.25,
+            )
 
     def svg(self) -> str:
         from matplotlib.backends.backend_svg import FigureCanvasSVG
@@ -82,6 +111,11 @@ class Plot:
         self.finish()
         FigureCanvasSVG(self.fig)
         buf = io.StringIO()
-        self.fig.savefig(buf, format="svg", bbox_inches="tight", pad_inches=0.04,
-                         metadata={"Creator": None, "Date": None, "Format": None, "Type": None})
+        self.fig.savefig(
+            buf,
+            format="svg",
+            bbox_inches="tight",
+            pad_inches=0.04,
+            metadata={"Creator": None, "Date": None, "Format": None, "Type": None},
+        )
         return inline_svg(buf.getvalue(), self.name, self.title)

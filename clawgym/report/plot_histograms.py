@@ -9,8 +9,9 @@ from .plot_figure import AX_H, AX_W, SMALL, Plot
 from .plot_scale import FONT, Bins, fmt_number, nice_ticks, outlier_cut, trials
 
 
-def _series_bars(plot: Plot, bins: Bins, counts: list[list[int]], colors: Sequence[str], names: Sequence[str],
-                 unit: str, what: str) -> None:
+def _series_bars(
+    plot: Plot, bins: Bins, counts: list[list[int]], colors: Sequence[str], names: Sequence[str], unit: str, what: str
+) -> None:
     """Grouped histogram bars: counts[s][b], b == bins.n the overflow bin (hatched, after a gap)."""
     ax, S = plot.ax, len(counts)
     inner = 0.9 * bins.width / max(1, S)
@@ -22,9 +23,19 @@ def _series_bars(plot: Plot, bins: Bins, counts: list[list[int]], colors: Sequen
                 continue
             over = b == bins.n
             left = (bins.hi + 1.5 * bins.width if over else bins.lo + b * bins.width) + 0.05 * bins.width + s * inner
-            rect = ax.bar(left, c, inner, align="edge", color=colors[s], linewidth=0.6 if over else 0,
-                          edgecolor="#333333" if over else colors[s], hatch="////" if over else None)[0]
-            plot.tip(rect, f"{'over' if over else 'bar'}-{s}-{b}", f"{names[s]}: {trials(c)} with {bins.describe(b, unit)}")
+            rect = ax.bar(
+                left,
+                c,
+                inner,
+                align="edge",
+                color=colors[s],
+                linewidth=0.6 if over else 0,
+                edgecolor="#333333" if over else colors[s],
+                hatch="////" if over else None,
+            )[0]
+            plot.tip(
+                rect, f"{'over' if over else 'bar'}-{s}-{b}", f"{names[s]}: {trials(c)} with {bins.describe(b, unit)}"
+            )
             if labelled:
                 plot.value_label(left + inner / 2, c, f"{c:,}", inner * px_per_unit, f"value-{s}-{b}")
     right = bins.hi + (2.5 * bins.width if bins.cut is not None else 0)
@@ -43,15 +54,27 @@ def _over_label(plot: Plot, bins: Bins, unit: str, values_over: Sequence[float])
 
     x = bins.hi + 2.0 * bins.width
     trans = offset_copy(plot.ax.get_xaxis_transform(), fig=plot.fig, y=-3.5, units="points")
-    plot.ax.text(x, 0, "> " + fmt_number(bins.cut or 0), transform=trans, ha="center", va="top", fontsize=FONT,
-                 color="#555555", gid="over-label")
+    plot.ax.text(
+        x,
+        0,
+        "> " + fmt_number(bins.cut or 0),
+        transform=trans,
+        ha="center",
+        va="top",
+        fontsize=FONT,
+        color="#555555",
+        gid="over-label",
+    )
     n = len(values_over)
-    plot.notes.append(f"axis cut at {fmt_number(bins.cut or 0)} {unit}: {trials(n)} "
-                      f"above it (up to {fmt_number(max(values_over))}) in the hatched bar")
+    plot.notes.append(
+        f"axis cut at {fmt_number(bins.cut or 0)} {unit}: {trials(n)} "
+        f"above it (up to {fmt_number(max(values_over))}) in the hatched bar"
+    )
 
 
-def reward_plot(rewards: Sequence[float | None], series: Sequence[int], names: Sequence[str],
-                colors: Sequence[str]) -> Plot:
+def reward_plot(
+    rewards: Sequence[float | None], series: Sequence[int], names: Sequence[str], colors: Sequence[str]
+) -> Plot:
     plot = Plot("plot-reward", "Reward distribution of graded trials")
     bins = Bins(1.0, integer=False, width=0.1, lo=0.0, n=10)
     counts = [[0] * bins.n for _ in names]
@@ -72,8 +95,17 @@ def reward_plot(rewards: Sequence[float | None], series: Sequence[int], names: S
     return plot
 
 
-def usage_plot(name: str, title: str, values: Sequence[int], present: Sequence[bool], series: Sequence[int],
-               names: Sequence[str], colors: Sequence[str], unit: str, what: str) -> Plot:
+def usage_plot(
+    name: str,
+    title: str,
+    values: Sequence[int],
+    present: Sequence[bool],
+    series: Sequence[int],
+    names: Sequence[str],
+    colors: Sequence[str],
+    unit: str,
+    what: str,
+) -> Plot:
     """A histogram of tokens or turns per trial: trials without a trajectory or without model calls are
     counted in a note; outliers go to a hatched overflow bar."""
     plot = Plot(name, title)

@@ -14,6 +14,7 @@ OUTLIER_FACTOR = 4.0  # cut the axis only when the largest value is this many ti
 
 # ---- numbers ----
 
+
 def nice_ticks(vmax: float, *, integer: bool = False, nbins: int = 5) -> list[float]:
     """Ticks from 0 to the first one at or above `vmax`, in steps of 1, 2 or 5 × 10^k (>= 1 if `integer`)."""
     from matplotlib.ticker import MaxNLocator
@@ -37,7 +38,7 @@ def nice_step(raw: float, *, integer: bool = False) -> float:
         return 1
     exp = math.floor(math.log10(raw))
     for m in (1, 2, 5, 10):
-        step = _clean(m * 10.0 ** exp)
+        step = _clean(m * 10.0**exp)
         if step >= raw * (1 - 1e-9):
             break
     return max(1, int(round(step))) if integer else step
@@ -98,11 +99,21 @@ def trials(n: int) -> str:
 
 # ---- bins ----
 
+
 class Bins:
     """Histogram bins of a nice width from `lo`; values above `cut` (if any) go to one overflow bin."""
 
-    def __init__(self, upper: float, *, integer: bool, cut: float | None = None, target: int = 20,
-                 width: float | None = None, lo: float | None = None, n: int | None = None) -> None:
+    def __init__(
+        self,
+        upper: float,
+        *,
+        integer: bool,
+        cut: float | None = None,
+        target: int = 20,
+        width: float | None = None,
+        lo: float | None = None,
+        n: int | None = None,
+    ) -> None:
         self.integer = integer
         self.width = width or nice_step(upper / target, integer=integer)
         self.centred = integer and self.width == 1  # one bin per integer, centred on it
@@ -132,6 +143,7 @@ class Bins:
 
 
 # ---- text ----
+
 
 def text_width(text: str, size: float) -> float:
     from matplotlib.font_manager import FontProperties
@@ -173,7 +185,7 @@ def fit_lines(text: str, width: float, size: float = FONT, max_lines: int = 2) -
             current += ch
         lines.append(current)
     if len(lines) > max_lines:
-        lines = lines[:max_lines - 1] + [shorten(" ".join(lines[max_lines - 1:]), width, size)]
+        lines = lines[: max_lines - 1] + [shorten(" ".join(lines[max_lines - 1 :]), width, size)]
     return lines
 
 

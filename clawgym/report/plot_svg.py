@@ -7,11 +7,28 @@ from __future__ import annotations
 import re
 
 # Presentation attributes that may replace matplotlib's style properties (everything it writes).
-_PRESENTATION = {"fill", "fill-opacity", "fill-rule", "stroke", "stroke-width", "stroke-opacity",
-                 "stroke-linecap", "stroke-linejoin", "stroke-miterlimit", "stroke-dasharray",
-                 "stroke-dashoffset", "opacity", "font-family", "font-size", "font-style", "font-weight",
-                 "text-anchor", "dominant-baseline", "clip-path", "color"}
-
+_PRESENTATION = {
+    "fill",
+    "fill-opacity",
+    "fill-rule",
+    "stroke",
+    "stroke-width",
+    "stroke-opacity",
+    "stroke-linecap",
+    "stroke-linejoin",
+    "stroke-miterlimit",
+    "stroke-dasharray",
+    "stroke-dashoffset",
+    "opacity",
+    "font-family",
+    "font-size",
+    "font-style",
+    "font-weight",
+    "text-anchor",
+    "dominant-baseline",
+    "clip-path",
+    "color",
+}
 
 
 def inline_svg(text: str, prefix: str, label: str) -> str:
@@ -22,8 +39,10 @@ def inline_svg(text: str, prefix: str, label: str) -> str:
     text = re.sub(r"<defs>\s*</defs>", "", text)
     head_end = text.index(">") + 1
     view_box = re.search(r'viewBox="([^"]+)"', text[:head_end]).group(1)  # type: ignore[union-attr]
-    head = (f'<svg class="mpl" viewBox="{view_box}" width="100%" role="img" aria-label="{_attr(label)}" '
-            'stroke-linejoin="round" stroke-linecap="butt">')
+    head = (
+        f'<svg class="mpl" viewBox="{view_box}" width="100%" role="img" aria-label="{_attr(label)}" '
+        'stroke-linejoin="round" stroke-linecap="butt">'
+    )
     body = _TAG.sub(lambda m: _tag(m.group(0), prefix), text[head_end:])
     out = head + body.strip()
     if re.search(r"<(script|style|foreignObject|image|a)\b|\sstyle=|\son\w+=|https?:|javascript:", out, re.I):

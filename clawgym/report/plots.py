@@ -32,18 +32,42 @@ from .plot_categories import category_plot
 from .plot_histograms import reward_plot, usage_plot
 from .plot_scale import FONT
 
-PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#17becf", "#8c564b", "#e377c2",
-           "#bcbd22", "#7f7f7f"]  # matplotlib's tab10, blue and red first
+PALETTE = [
+    "#1f77b4",
+    "#d62728",
+    "#2ca02c",
+    "#ff7f0e",
+    "#9467bd",
+    "#17becf",
+    "#8c564b",
+    "#e377c2",
+    "#bcbd22",
+    "#7f7f7f",
+]  # matplotlib's tab10, blue and red first
 PLOTS = ("reward", "category", "tokens", "turns")
 
-_RC = {"svg.fonttype": "none", "svg.hashsalt": "clawgym-report", "font.size": FONT, "font.family": "sans-serif",
-       "font.sans-serif": ["DejaVu Sans", "Bitstream Vera Sans", "Verdana", "Arial", "Helvetica"],
-       "axes.edgecolor": "#888888", "axes.labelcolor": "#333333", "xtick.color": "#555555",
-       "ytick.color": "#555555", "axes.linewidth": 0.8, "hatch.linewidth": 0.8}
+_RC = {
+    "svg.fonttype": "none",
+    "svg.hashsalt": "clawgym-report",
+    "font.size": FONT,
+    "font.family": "sans-serif",
+    "font.sans-serif": ["DejaVu Sans", "Bitstream Vera Sans", "Verdana", "Arial", "Helvetica"],
+    "axes.edgecolor": "#888888",
+    "axes.labelcolor": "#333333",
+    "xtick.color": "#555555",
+    "ytick.color": "#555555",
+    "axes.linewidth": 0.8,
+    "hatch.linewidth": 0.8,
+}
 
 
-def build_plots(index: Mapping[str, Sequence[Any]], stats: Mapping[str, Sequence[Mapping[str, Any]]],
-                runs: Sequence[str], category_labels: Mapping[str, str], has_trajectory: Sequence[bool]) -> dict[str, Any]:
+def build_plots(
+    index: Mapping[str, Sequence[Any]],
+    stats: Mapping[str, Sequence[Mapping[str, Any]]],
+    runs: Sequence[str],
+    category_labels: Mapping[str, str],
+    has_trajectory: Sequence[bool],
+) -> dict[str, Any]:
     """{"svg": {plot id: SVG element}, "tips": {element id: text}, "series": [{"name", "color"}]}.
 
     `index` has the report's columns (run, agent, cat, reward, tokens, turns); `stats` the summary rows
@@ -73,12 +97,32 @@ def build_plots(index: Mapping[str, Sequence[Any]], stats: Mapping[str, Sequence
             rows[(pos[name], cats.index(str(row["category"])))] = row
     with matplotlib.rc_context(_RC), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # glyphs missing from the font are drawn as boxes
-        plots = [reward_plot(index["reward"], series, names, colors),
-                 category_plot(cats, [category_labels.get(c, c) for c in cats], rows, names, colors),
-                 usage_plot("plot-tokens", "Tokens per trial", index["tokens"], has_trajectory, series, names,
-                            colors, "tokens", "tokens per trial (prompt + completion)"),
-                 usage_plot("plot-turns", "Model turns per trial", index["turns"], has_trajectory, series, names,
-                            colors, "turns", "model turns per trial")]
+        plots = [
+            reward_plot(index["reward"], series, names, colors),
+            category_plot(cats, [category_labels.get(c, c) for c in cats], rows, names, colors),
+            usage_plot(
+                "plot-tokens",
+                "Tokens per trial",
+                index["tokens"],
+                has_trajectory,
+                series,
+                names,
+                colors,
+                "tokens",
+                "tokens per trial (prompt + completion)",
+            ),
+            usage_plot(
+                "plot-turns",
+                "Model turns per trial",
+                index["turns"],
+                has_trajectory,
+                series,
+                names,
+                colors,
+                "turns",
+                "model turns per trial",
+            ),
+        ]
         svgs = {p.name: p.svg() for p in plots}
     tips = {f"{p.name}-{gid}": text for p in plots for gid, text in p.tips.items()}
     return {"svg": svgs, "tips": tips, "series": [{"name": n, "color": c} for n, c in zip(names, colors)]}

@@ -34,8 +34,13 @@ def agent_name(rec: TrialRecord | Mapping[str, Any]) -> str:
     return as_record(rec).agent_name
 
 
-def summarize(records: Iterable[TrialRecord | Mapping[str, Any]], *, ks: Sequence[int] = DEFAULT_KS, n_boot: int = DEFAULT_BOOT,
-              seed: int = DEFAULT_SEED) -> list[dict[str, Any]]:
+def summarize(
+    records: Iterable[TrialRecord | Mapping[str, Any]],
+    *,
+    ks: Sequence[int] = DEFAULT_KS,
+    n_boot: int = DEFAULT_BOOT,
+    seed: int = DEFAULT_SEED,
+) -> list[dict[str, Any]]:
     """Rows of (agent, category) with trial counts, mean reward and pass rate; `all` rows per agent.
 
     Each row also has `instances`, `mean_reward_ci`, `pass_rate_ci` and, for each k in `ks`,
@@ -51,10 +56,14 @@ def summarize(records: Iterable[TrialRecord | Mapping[str, Any]], *, ks: Sequenc
         graded = [r for r in recs if not r.is_error]
         rewards = [float(r.reward or 0.0) for r in graded]
         row = {
-            "agent": agent, "category": category, "trials": len(recs), "errors": len(recs) - len(graded),
+            "agent": agent,
+            "category": category,
+            "trials": len(recs),
+            "errors": len(recs) - len(graded),
             "mean_reward": sum(rewards) / len(rewards) if rewards else None,
             "pass_rate": sum(r.passed for r in graded) / len(graded) if graded else None,
-            "min_reward": min(rewards) if rewards else None, "max_reward": max(rewards) if rewards else None,
+            "min_reward": min(rewards) if rewards else None,
+            "max_reward": max(rewards) if rewards else None,
         }
         row.update(group_stats(recs, ks=ks, n_boot=n_boot, seed=seed))
         rows.append(row)
@@ -101,20 +110,34 @@ def summary_table(rows: list[dict[str, Any]], title: str = "Results") -> Table:
     """
     ks = row_ks(rows)
     table = Table(title=_title(title), caption="in brackets: bootstrap 95% CI over task instances" if rows else None)
-    columns = [("agent", "left"), ("category", "left"), ("trials", "right"), ("errors", "right"),
-               ("mean reward", "right"), ("pass rate", "right")]
+    columns = [
+        ("agent", "left"),
+        ("category", "left"),
+        ("trials", "right"),
+        ("errors", "right"),
+        ("mean reward", "right"),
+        ("pass rate", "right"),
+    ]
     columns += [(f"pass@{k}", "right") for k in ks] + [(f"pass^{k}", "right") for k in ks if k > 1]
     columns += [("min", "right"), ("max", "right")]
     agent_width = max([len("agent")] + [len(printable(str(r["agent"]))) for r in rows])
     for col, just in columns:
-        table.add_column(col, justify=just, no_wrap=True,  # type: ignore[arg-type]
-                         min_width=agent_width if col == "agent" else None)
+        table.add_column(
+            col,
+            justify=just,
+            no_wrap=True,  # type: ignore[arg-type]
+            min_width=agent_width if col == "agent" else None,
+        )
     for row in rows:
         style = "bold" if row["category"] == "all" else None
         cells: list[str | Text] = [
-            plain(row["agent"]), plain(category_label(row["category"])), str(row["trials"]), str(row["errors"]),
+            plain(row["agent"]),
+            plain(category_label(row["category"])),
+            str(row["trials"]),
+            str(row["errors"]),
             _two_lines(row["mean_reward"], row.get("mean_reward_ci")),
-            _two_lines(row["pass_rate"], row.get("pass_rate_ci"), pct=True)]
+            _two_lines(row["pass_rate"], row.get("pass_rate_ci"), pct=True),
+        ]
         cells += [_two_lines(row.get(f"pass@{k}"), row.get(f"pass@{k}_ci"), pct=True) for k in ks]
         cells += [_two_lines(row.get(f"pass^{k}"), row.get(f"pass^{k}_ci"), pct=True) for k in ks if k > 1]
         cells += [_fmt(row["min_reward"]), _fmt(row["max_reward"])]
@@ -148,8 +171,9 @@ def compare_rows(runs: Sequence[tuple[str, list[dict[str, Any]]]]) -> list[dict[
                 keys.append((row["agent"], row["category"]))
     keys.sort(key=lambda k: (k[0], k[1] == "all", k[1]))
     index = {label: {(r["agent"], r["category"]): r for r in rows} for label, rows in runs}
-    return [{"agent": a, "category": c, "runs": {label: index[label].get((a, c)) for label, _ in runs}}
-            for a, c in keys]
+    return [
+        {"agent": a, "category": c, "runs": {label: index[label].get((a, c)) for label, _ in runs}} for a, c in keys
+    ]
 
 
 def compare_table(runs: Sequence[tuple[str, list[dict[str, Any]]]], title: str = "Comparison") -> Table:
@@ -179,8 +203,11 @@ def compare_table(runs: Sequence[tuple[str, list[dict[str, Any]]]], title: str =
             if r is None:
                 cells += ["-"] * (3 + len(run_ks[label]))
                 continue
-            cells += [str(r["trials"]), _two_lines(r["mean_reward"], r.get("mean_reward_ci")),
-                      _two_lines(r["pass_rate"], r.get("pass_rate_ci"), pct=True)]
+            cells += [
+                str(r["trials"]),
+                _two_lines(r["mean_reward"], r.get("mean_reward_ci")),
+                _two_lines(r["pass_rate"], r.get("pass_rate_ci"), pct=True),
+            ]
             cells += [_two_lines(r.get(f"pass@{k}"), r.get(f"pass@{k}_ci"), pct=True) for k in run_ks[label]]
         if two:
             a, b = (row["runs"][label] for label, _ in runs)

@@ -6,4 +6,18 @@ the task lint the validator runs (`lint.py`).
 from ..moved import forwarder
 
 # `clawgym.run` was one module until 0.2; its names still resolve here, with a warning
-__getattr__ = forwarder(__name__, "clawgym.run.runner", ['MANIFEST', 'RunEvents', 'TRIALS', 'execute', 'load_records', 'manifest', 'package_versions', 'pending_trials', 'trial_timeout'])
+__getattr__ = forwarder(
+    __name__,
+    "clawgym.run.runner",
+    [
+        "MANIFEST",
+        "RunEvents",
+        "TRIALS",
+        "execute",
+        "load_records",
+        "manifest",
+        "package_versions",
+        "pending_trials",
+        "trial_timeout",
+    ],
+)

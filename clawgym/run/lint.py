@@ -45,19 +45,18 @@ class LintReport:
         return ", ".join(parts)
 
 
-def lint_tasks(tasks: list[Task], *, jobs: int = 4, sandbox: dict | None = None,
-               tamper: bool = False) -> list[Problem]:
+def lint_tasks(tasks: list[Task], *, jobs: int = 4, sandbox: dict | None = None, tamper: bool = False) -> list[Problem]:
     """Problems of every task instance (see `lint_report`)."""
     return lint_report(tasks, jobs=jobs, sandbox=sandbox, tamper=tamper).problems
 
 
-def lint_report(tasks: list[Task], *, jobs: int = 4, sandbox: dict | None = None,
-                tamper: bool = True) -> LintReport:
+def lint_report(tasks: list[Task], *, jobs: int = 4, sandbox: dict | None = None, tamper: bool = True) -> LintReport:
     """Run oracle and nop on every instance, then (with `tamper`) the tamper agent on every
     instance whose reference solution passed; problems point at the spec's lines."""
     report = LintReport()
-    trials = [Trial(t, {"type": agent}) for t in tasks for agent in ("oracle", "nop")
-              if agent == "nop" or t.solution]  # imported tasks may ship no reference solution
+    trials = [
+        Trial(t, {"type": agent}) for t in tasks for agent in ("oracle", "nop") if agent == "nop" or t.solution
+    ]  # imported tasks may ship no reference solution
     records = _execute(trials, jobs, sandbox)
     problems: list[Problem] = []
     nop: dict[int, float] = {}
@@ -77,9 +76,14 @@ def lint_report(tasks: list[Task], *, jobs: int = 4, sandbox: dict | None = None
         for trial, rec in zip(attacks, _execute(attacks, jobs, sandbox)):
             task = trial.task
             if rec["status"] == "error":
-                problems.append(Problem(f"tamper trial on seed {task.seed} could not run: {rec['error']}",
-                                        file=task.spec_file, line=1,
-                                        hint="this is an infrastructure problem; check the sandbox set-up"))
+                problems.append(
+                    Problem(
+                        f"tamper trial on seed {task.seed} could not run: {rec['error']}",
+                        file=task.spec_file,
+                        line=1,
+                        hint="this is an infrastructure problem; check the sandbox set-up",
+                    )
+                )
                 continue
             report.rewards.setdefault(task.spec_file, {}).setdefault("tamper", []).append(float(rec["reward"]))
             if rec["reward"] > nop.get(id(task), 0.0) + EPS:
@@ -134,8 +138,14 @@ def check_index(task: Task, results: list[dict[str, Any]], result: dict[str, Any
 def _judge(task: Task, agent: str, rec: dict[str, Any]) -> list[Problem]:
     file, seed = task.spec_file, task.seed
     if rec["status"] == "error":
-        return [Problem(f"{agent} trial on seed {seed} could not run: {rec['error']}", file=file, line=1,
-                        hint="this is an infrastructure problem; check the sandbox set-up")]
+        return [
+            Problem(
+                f"{agent} trial on seed {seed} could not run: {rec['error']}",
+                file=file,
+                line=1,
+                hint="this is an infrastructure problem; check the sandbox set-up",
+            )
+        ]
     results = _results(rec)
     if agent == "oracle":
         note = rec.get("note")
@@ -143,8 +153,15 @@ def _judge(task: Task, agent: str, rec: dict[str, Any]) -> list[Problem]:
             step = _step_index(note)
             line = task.solution_lines[step] if step is not None and step < len(task.solution_lines) else 1
             key = f"solution[{step}]" if step is not None else "solution"
-            return [Problem(f"reference solution failed on seed {seed}: {note}", file=file, line=line, key=key,
-                            hint="run 'clawgym run SPEC --agent oracle' and read the trial's trajectory")]
+            return [
+                Problem(
+                    f"reference solution failed on seed {seed}: {note}",
+                    file=file,
+                    line=line,
+                    key=key,
+                    hint="run 'clawgym run SPEC --agent oracle' and read the trial's trajectory",
+                )
+            ]
         if rec["reward"] < 1 - EPS:
             out = []
             for r in results:
@@ -152,16 +169,36 @@ def _judge(task: Task, agent: str, rec: dict[str, Any]) -> list[Problem]:
                     continue
                 i = check_index(task, results, r)
                 key = ("checks", i) if i is not None else ("checks",)
-                out.append(Problem(f"the reference solution fails check {r['name']!r} on seed {seed} "
-                                   f"(score {r['score']:.3f}): {r['reason']}", file=file, line=_line(file, key),
-                                   key=_key(key), hint="fix the check or the solution until the oracle passes it"))
-            return out or [Problem(f"reference solution scores {rec['reward']:.3f} on seed {seed}, expected 1.0",
-                                   file=file, line=_line(file, ("checks",)), key="checks",
-                                   hint="fix the solution or the checks until the oracle passes every check")]
+                out.append(
+                    Problem(
+                        f"the reference solution fails check {r['name']!r} on seed {seed} "
+                        f"(score {r['score']:.3f}): {r['reason']}",
+                        file=file,
+                        line=_line(file, key),
+                        key=_key(key),
+                        hint="fix the check or the solution until the oracle passes it",
+                    )
+                )
+            return out or [
+                Problem(
+                    f"reference solution scores {rec['reward']:.3f} on seed {seed}, expected 1.0",
+                    file=file,
+                    line=_line(file, ("checks",)),
+                    key="checks",
+                    hint="fix the solution or the checks until the oracle passes every check",
+                )
+            ]
     elif rec["reward"] > NOP_MAX:
-        return [Problem(f"doing nothing scores {rec['reward']:.3f} on seed {seed}, expected at most {NOP_MAX} "
-                        f"(passing: {_names(results, passing=True)})", file=file, line=_line(file, ("checks",)),
-                        key="checks", hint="gate on the deliverables (gate: true) or weight the checks on outputs more")]
+        return [
+            Problem(
+                f"doing nothing scores {rec['reward']:.3f} on seed {seed}, expected at most {NOP_MAX} "
+                f"(passing: {_names(results, passing=True)})",
+                file=file,
+                line=_line(file, ("checks",)),
+                key="checks",
+                hint="gate on the deliverables (gate: true) or weight the checks on outputs more",
+            )
+        ]
     return []
 
 
@@ -172,14 +209,21 @@ def _tamper_problem(cases: list[tuple[Task, dict, float]]) -> Problem:
     scores = ", ".join(f"{rec['reward']:.3f}" for _, rec, _ in cases)
     nop = max(n for _, _, n in cases)
     passing = _names(_results(cases[0][1]), passing=True)
-    what = (f"the tamper agent (truncates every input file, then runs the reference solution on what is left) "
-            f"scores {scores} on seed{'s' if len(cases) > 1 else ''} {seeds}, more than doing nothing "
-            f"({nop:.3f}); it still passes: {passing}")
+    what = (
+        f"the tamper agent (truncates every input file, then runs the reference solution on what is left) "
+        f"scores {scores} on seed{'s' if len(cases) > 1 else ''} {seeds}, more than doing nothing "
+        f"({nop:.3f}); it still passes: {passing}"
+    )
     ungated = [i for i, c in enumerate(task.checks) if c.get("type") == "unchanged" and not c.get("gate")]
     if ungated:
         i = ungated[0]
-        return Problem(what, file=task.spec_file, line=_line(task.spec_file, ("checks", i)), key=f"checks[{i}]",
-                       hint="make this `unchanged` check a gate (gate: true): rewriting the inputs then scores 0")
+        return Problem(
+            what,
+            file=task.spec_file,
+            line=_line(task.spec_file, ("checks", i)),
+            key=f"checks[{i}]",
+            hint="make this `unchanged` check a gate (gate: true): rewriting the inputs then scores 0",
+        )
     if any(c.get("type") == "unchanged" for c in task.checks):
         hint = "the `unchanged` gate does not cover every input: list them all in its `paths`"
     else:
@@ -189,6 +233,7 @@ def _tamper_problem(cases: list[tuple[Task, dict, float]]) -> Problem:
 
 def _key(path: tuple) -> str:
     from ..errors import key_path
+
     return key_path(path)
 
 
@@ -229,6 +274,7 @@ def static_problems(tasks: list[Task]) -> list[Problem]:
                 ident = (task.spec_file, key, what)
                 if ident not in seen:
                     seen.add(ident)
-                    out.append(Problem(what, file=task.spec_file, line=_line(task.spec_file, key),
-                                       key=_key(key), hint=hint))
+                    out.append(
+                        Problem(what, file=task.spec_file, line=_line(task.spec_file, key), key=_key(key), hint=hint)
+                    )
     return out

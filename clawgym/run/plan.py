@@ -29,13 +29,13 @@ class RunPlan:
     sandbox: dict[str, Any] | None = None
     pass_threshold: float = 1.0
     judge: dict[str, Any] | None = None
-    retries: int = 2                 # extra tries for a trial that ends in `error` (infrastructure)
-    retry_backoff: float = 1.0       # seconds before the first retry, doubled each time
-    max_sandboxes: int | None = None         # live sandboxes at once (default: concurrency)
-    max_model_requests: int | None = None    # model requests in flight at once (default: no cap)
-    trial_timeout: float | None = None       # seconds per trial (default: task limit + 600)
-    executor: dict[str, Any] | None = None   # {type: local|ray, ...}
-    shared_inputs: bool | None = None        # trials of one instance copy one prepared tree (None: when any has several)
+    retries: int = 2  # extra tries for a trial that ends in `error` (infrastructure)
+    retry_backoff: float = 1.0  # seconds before the first retry, doubled each time
+    max_sandboxes: int | None = None  # live sandboxes at once (default: concurrency)
+    max_model_requests: int | None = None  # model requests in flight at once (default: no cap)
+    trial_timeout: float | None = None  # seconds per trial (default: task limit + 600)
+    executor: dict[str, Any] | None = None  # {type: local|ray, ...}
+    shared_inputs: bool | None = None  # trials of one instance copy one prepared tree (None: when any has several)
     source: dict[str, Any] = field(default_factory=dict)
 
     def shares_inputs(self) -> bool:
@@ -97,19 +97,27 @@ def _check_agent_labels(doc: Document, agents: list[dict]) -> None:
     seen: dict[str, int] = {}
     problems = []
     for i, agent in enumerate(agents):
-        for key, kind, value in (((), "agent", agent.get("type")),
-                                 (("policy",), "policy", (agent.get("policy") or {}).get("type"))):
+        for key, kind, value in (
+            ((), "agent", agent.get("type")),
+            (("policy",), "policy", (agent.get("policy") or {}).get("type")),
+        ):
             if isinstance(value, str):
                 try:
                     get(kind, value)
                 except ClawgymError as e:  # an unknown agent or policy type: said now, not by every trial
-                    problems.append(Problem(e.problems[0].what, **doc.where(("agents", i, *key, "type")),
-                                            hint=e.problems[0].hint))
+                    problems.append(
+                        Problem(e.problems[0].what, **doc.where(("agents", i, *key, "type")), hint=e.problems[0].hint)
+                    )
         label = agent_label(agent)
         if label in seen:
-            problems.append(Problem(f"agent {i} has the same label {label!r} as agent {seen[label]}: their trials "
-                                    "would share results folders", **doc.where(("agents", i)),
-                                    hint=f"give each a distinct name, e.g. name: {label}-{i}"))
+            problems.append(
+                Problem(
+                    f"agent {i} has the same label {label!r} as agent {seen[label]}: their trials "
+                    "would share results folders",
+                    **doc.where(("agents", i)),
+                    hint=f"give each a distinct name, e.g. name: {label}-{i}",
+                )
+            )
         seen.setdefault(label, i)
     if problems:
         raise SpecError(problems)
@@ -120,8 +128,11 @@ def _check_agent_binds(doc: Document, agents: list[dict], tasks: list, paths: li
     from ..agent.binds import bind_problems
 
     out_prefix = str(out or doc.data.get("out") or "runs/").split("{{")[0] or "."
-    protected = [*{p.resolve().parent for p in paths}, *{Path(t.task_dir) for t in tasks if t.task_dir},
-                 Path(out_prefix).resolve()]
+    protected = [
+        *{p.resolve().parent for p in paths},
+        *{Path(t.task_dir) for t in tasks if t.task_dir},
+        Path(out_prefix).resolve(),
+    ]
     mounts = sorted({t.mount for t in tasks})
     problems = []
     for i, agent in enumerate(agents):
@@ -146,40 +157,69 @@ def plan_from_run_spec(doc: Document, *, out: str | None = None) -> RunPlan:
     base = doc.folder
     paths = expand_task_paths(data["tasks"], base, data.get("exclude", []))
     if not paths:
-        raise SpecError.one("no task spec files match these patterns", **doc.where(("tasks",)),
-                            hint="patterns are relative to the run spec; '**' matches folders")
+        raise SpecError.one(
+            "no task spec files match these patterns",
+            **doc.where(("tasks",)),
+            hint="patterns are relative to the run spec; '**' matches folders",
+        )
     seeds = parse_seeds(data.get("seeds", [0]))
     agents = data.get("agents") or [{"type": "oracle"}]
     _check_agent_labels(doc, agents)
     tasks = compile_many(paths, seeds)
     _check_agent_binds(doc, agents, tasks, paths, out)
-    trials = [Trial(task, agent, attempt) for task in tasks for agent in agents
-              for attempt in range(int(data.get("attempts", 1)))]
+    trials = [
+        Trial(task, agent, attempt)
+        for task in tasks
+        for agent in agents
+        for attempt in range(int(data.get("attempts", 1)))
+    ]
     try:
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        out_dir = out or render_text(data.get("out", "runs/{{ name }}/{{ timestamp }}"),
-                                     {"name": data["name"], "timestamp": stamp})
+        out_dir = out or render_text(
+            data.get("out", "runs/{{ name }}/{{ timestamp }}"), {"name": data["name"], "timestamp": stamp}
+        )
     except RenderError as exc:
         raise SpecError.one(exc.what, **doc.where(("out",)), hint=exc.hint)
-    return RunPlan(name=data["name"], trials=trials, out=Path(out_dir),
-                   concurrency=int(data.get("concurrency", 4)), sandbox=data.get("sandbox"),
-                   pass_threshold=float(data.get("pass_threshold", 1.0)), judge=data.get("judge"),
-                   retries=int((data.get("retries") or {}).get("max", 2)),
-                   retry_backoff=float((data.get("retries") or {}).get("backoff", 1.0)),
-                   max_sandboxes=data.get("max_sandboxes"), max_model_requests=data.get("max_model_requests"),
-                   trial_timeout=data.get("trial_timeout"), executor=data.get("executor"),
-                   source={"spec_file": doc.file, "spec_sha256": _sha(doc.file), "spec": data})
+    return RunPlan(
+        name=data["name"],
+        trials=trials,
+        out=Path(out_dir),
+        concurrency=int(data.get("concurrency", 4)),
+        sandbox=data.get("sandbox"),
+        pass_threshold=float(data.get("pass_threshold", 1.0)),
+        judge=data.get("judge"),
+        retries=int((data.get("retries") or {}).get("max", 2)),
+        retry_backoff=float((data.get("retries") or {}).get("backoff", 1.0)),
+        max_sandboxes=data.get("max_sandboxes"),
+        max_model_requests=data.get("max_model_requests"),
+        trial_timeout=data.get("trial_timeout"),
+        executor=data.get("executor"),
+        source={"spec_file": doc.file, "spec_sha256": _sha(doc.file), "spec": data},
+    )
 
 
-def plan_for_task(doc: Document, *, agents: list[dict], seeds: list[int], attempts: int = 1,
-                  concurrency: int = 4, out: str | None = None, sandbox: dict | None = None) -> RunPlan:
+def plan_for_task(
+    doc: Document,
+    *,
+    agents: list[dict],
+    seeds: list[int],
+    attempts: int = 1,
+    concurrency: int = 4,
+    out: str | None = None,
+    sandbox: dict | None = None,
+) -> RunPlan:
     """Build the plan for a single task spec run from the command line."""
     tasks = compile_many([Path(doc.file)], seeds, docs={Path(doc.file): doc})
     name = doc.data["name"]
     trials = [Trial(t, a, i) for t in tasks for a in agents for i in range(attempts)]
-    return RunPlan(name=name, trials=trials, out=Path(out or f"runs/{name}"), concurrency=concurrency,
-                   sandbox=sandbox, source={"spec_file": doc.file, "spec_sha256": _sha(doc.file),
-                                            "agents": agents, "seeds": seeds})
+    return RunPlan(
+        name=name,
+        trials=trials,
+        out=Path(out or f"runs/{name}"),
+        concurrency=concurrency,
+        sandbox=sandbox,
+        source={"spec_file": doc.file, "spec_sha256": _sha(doc.file), "agents": agents, "seeds": seeds},
+    )
 
 
 def _sha(path: str) -> str:

@@ -42,17 +42,24 @@ def package_versions() -> dict[str, str]:
 def manifest(plan: RunPlan) -> dict[str, Any]:
     """What makes a run reproducible: specs with hashes, agents, sandbox, seeds and versions."""
     return {
-        "format": "clawgym.run/v1", "name": plan.name, "created_at": time.time(),
-        "source": plan.source, "sandbox": plan.sandbox or {"type": "local"},
-        "pass_threshold": plan.pass_threshold, "concurrency": plan.concurrency,
-        "max_sandboxes": plan.max_sandboxes, "max_model_requests": plan.max_model_requests,
-        "trial_timeout": plan.trial_timeout, "executor": plan.executor or {"type": "local"},
+        "format": "clawgym.run/v1",
+        "name": plan.name,
+        "created_at": time.time(),
+        "source": plan.source,
+        "sandbox": plan.sandbox or {"type": "local"},
+        "pass_threshold": plan.pass_threshold,
+        "concurrency": plan.concurrency,
+        "max_sandboxes": plan.max_sandboxes,
+        "max_model_requests": plan.max_model_requests,
+        "trial_timeout": plan.trial_timeout,
+        "executor": plan.executor or {"type": "local"},
         "judge": {k: v for k, v in (plan.judge or {}).items() if "key" not in k.lower()} or None,
         "agents": _unique([t.agent for t in plan.trials]),
-        "tasks": [{"id": t.id, "hash": t.hash, "spec_file": t.spec_file, "params": thaw(t.params)}
-                  for t in plan.tasks],
+        "tasks": [{"id": t.id, "hash": t.hash, "spec_file": t.spec_file, "params": thaw(t.params)} for t in plan.tasks],
         "trials": [t.id for t in plan.trials],
-        "versions": package_versions(), "platform": platform.platform(), "argv": sys.argv,
+        "versions": package_versions(),
+        "platform": platform.platform(),
+        "argv": sys.argv,
     }
 
 
@@ -83,9 +90,9 @@ def pending_trials(plan: RunPlan, done: dict[str, TrialRecord]) -> list[Trial]:
 class RunEvents:
     """Callbacks a caller (the progress bar) gets while a run executes."""
 
-    on_start: Callable[[int, int], None] | None = None          # (already finished, total)
-    on_trial_start: Callable[[str], None] | None = None         # trial id, each try
-    on_result: Callable[[TrialRecord], None] | None = None   # final record of a trial
+    on_start: Callable[[int, int], None] | None = None  # (already finished, total)
+    on_trial_start: Callable[[str], None] | None = None  # trial id, each try
+    on_result: Callable[[TrialRecord], None] | None = None  # final record of a trial
     on_retry: Callable[[TrialRecord, float], None] | None = None  # errored record, delay
 
 
@@ -96,10 +103,14 @@ def trial_timeout(plan: RunPlan, trial: Trial) -> float:
     return float(trial.task.limits.get("seconds", 600)) + 600.0
 
 
-def execute(plan: RunPlan, *, resume: bool = False,
-            on_result: Callable[[TrialRecord], None] | None = None,
-            on_start: Callable[[int, int], None] | None = None,
-            events: RunEvents | None = None) -> list[TrialRecord]:
+def execute(
+    plan: RunPlan,
+    *,
+    resume: bool = False,
+    on_result: Callable[[TrialRecord], None] | None = None,
+    on_start: Callable[[int, int], None] | None = None,
+    events: RunEvents | None = None,
+) -> list[TrialRecord]:
     """Run the plan's trials and return every record for the plan (old ones included on resume).
 
     Each finished trial's files are written atomically the moment it ends; an interrupted run
@@ -111,8 +122,10 @@ def execute(plan: RunPlan, *, resume: bool = False,
     out = plan.out
     existing = load_records(out) if out.exists() else {}
     if existing and not resume:
-        raise ClawgymError(f"results folder {out} already holds {len(existing)} finished trials",
-                           hint=f"continue it with 'clawgym run --resume {out}' or choose another --out")
+        raise ClawgymError(
+            f"results folder {out} already holds {len(existing)} finished trials",
+            hint=f"continue it with 'clawgym run --resume {out}' or choose another --out",
+        )
     sweep_stale()  # work folders of earlier runs that were killed
     out.mkdir(parents=True, exist_ok=True)
     (out / TRIALS).mkdir(exist_ok=True)

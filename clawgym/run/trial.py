@@ -43,8 +43,12 @@ class Trial:
 
 def sandbox_limits(task: Task) -> SandboxLimits:
     lim = task.limits
-    return SandboxLimits(wall_seconds=float(lim["seconds"]), memory_mb=int(lim["memory_mb"]),
-                         pids=int(lim["pids"]), output_bytes=int(lim["output_bytes"]))
+    return SandboxLimits(
+        wall_seconds=float(lim["seconds"]),
+        memory_mb=int(lim["memory_mb"]),
+        pids=int(lim["pids"]),
+        output_bytes=int(lim["output_bytes"]),
+    )
 
 
 @dataclass
@@ -71,26 +75,56 @@ def write_outcome(trial_dir: Path, outcome: TrialOutcome) -> None:
 
 def error_record(trial: Trial, message: str, *, tries: int = 1, **extra: Any) -> TrialRecord:
     """The record of a trial that ended in an infrastructure error outside `run_trial` (e.g. a timeout)."""
-    return TrialRecord(trial_id=trial.id, task=trial.task.summary(),
-                       agent={**trial.agent, "name": agent_label(trial.agent)}, attempt=trial.attempt, tries=tries,
-                       status="error", error=message, finished_at=time.time(), extra=dict(extra))
+    return TrialRecord(
+        trial_id=trial.id,
+        task=trial.task.summary(),
+        agent={**trial.agent, "name": agent_label(trial.agent)},
+        attempt=trial.attempt,
+        tries=tries,
+        status="error",
+        error=message,
+        finished_at=time.time(),
+        extra=dict(extra),
+    )
 
 
-def execute_trial(trial: Trial, *, sandbox_spec: dict | None = None, pass_threshold: float = 1.0,
-                  trial_dir: Path | None = None, keep_workspace: Path | None = None,
-                  judge: dict[str, Any] | None = None, tries: int = 1) -> TrialRecord:
+def execute_trial(
+    trial: Trial,
+    *,
+    sandbox_spec: dict | None = None,
+    pass_threshold: float = 1.0,
+    trial_dir: Path | None = None,
+    keep_workspace: Path | None = None,
+    judge: dict[str, Any] | None = None,
+    tries: int = 1,
+) -> TrialRecord:
     """Run one trial end to end and return its record (its files also written to `trial_dir` if given)."""
     cache_dir = trial_dir.parent.parent / "judge_cache" if trial_dir is not None else None
-    outcome = run_trial(trial, sandbox_spec=sandbox_spec, pass_threshold=pass_threshold,
-                        keep_workspace=keep_workspace, judge=judge, tries=tries, judge_cache=cache_dir)
+    outcome = run_trial(
+        trial,
+        sandbox_spec=sandbox_spec,
+        pass_threshold=pass_threshold,
+        keep_workspace=keep_workspace,
+        judge=judge,
+        tries=tries,
+        judge_cache=cache_dir,
+    )
     if trial_dir is not None:
         write_outcome(trial_dir, outcome)
     return outcome.record
 
 
-def run_trial(trial: Trial, *, sandbox_spec: dict | None = None, pass_threshold: float = 1.0,
-              keep_workspace: Path | None = None, judge: dict[str, Any] | None = None, tries: int = 1,
-              judge_cache: Path | None = None, shared_inputs: bool = False) -> TrialOutcome:
+def run_trial(
+    trial: Trial,
+    *,
+    sandbox_spec: dict | None = None,
+    pass_threshold: float = 1.0,
+    keep_workspace: Path | None = None,
+    judge: dict[str, Any] | None = None,
+    tries: int = 1,
+    judge_cache: Path | None = None,
+    shared_inputs: bool = False,
+) -> TrialOutcome:
     """Run one trial: materialise, agent in a fresh sandbox, verify, judge. Writes nothing.
 
     With `shared_inputs` the workspace is copied from this process's one prepared tree of the
@@ -111,10 +145,18 @@ def run_trial(trial: Trial, *, sandbox_spec: dict | None = None, pass_threshold:
     tmp = make_temp("trial")
     os.chmod(tmp, 0o711)  # a root-run sandbox resolves the workspace and private binds as its own uid
     original, workspace, private = tmp / "original", tmp / "workspace", tmp / "private"
-    record: dict[str, Any] = {"format": RECORD_FORMAT, "trial_id": trial.id, "task": task.summary(),
-                              "agent": {**trial.agent, "name": agent_label(trial.agent)},
-                              "attempt": trial.attempt, "tries": tries,
-                              "status": "error", "reward": None, "verdict": None, "error": None}
+    record: dict[str, Any] = {
+        "format": RECORD_FORMAT,
+        "trial_id": trial.id,
+        "task": task.summary(),
+        "agent": {**trial.agent, "name": agent_label(trial.agent)},
+        "attempt": trial.attempt,
+        "tries": tries,
+        "status": "error",
+        "reward": None,
+        "verdict": None,
+        "error": None,
+    }
     trajectory: Trajectory | None = None
     workspace_diff: str | None = None
     agent_files: dict[str, bytes] = {}
@@ -135,8 +177,14 @@ def run_trial(trial: Trial, *, sandbox_spec: dict | None = None, pass_threshold:
         spec = {**(sandbox_spec or {"type": "local"}), **extra} if extra else sandbox_spec
         with control.sandbox_slot():
             t1 = time.monotonic()
-            with create_sandbox(spec, workspace, limits=sandbox_limits(task), network=task.network,
-                                mount=task.mount, private_dir=private) as sandbox:
+            with create_sandbox(
+                spec,
+                workspace,
+                limits=sandbox_limits(task),
+                network=task.network,
+                mount=task.mount,
+                private_dir=private,
+            ) as sandbox:
                 unregister = token.on_cancel(sandbox.close)  # a timeout kills what the agent runs
                 try:
                     trajectory = agent.run(task, sandbox)
@@ -154,8 +202,16 @@ def run_trial(trial: Trial, *, sandbox_spec: dict | None = None, pass_threshold:
             trajectory_dict = trajectory.to_dict()
             if pristine is not None:
                 PREPARED.check(pristine, record["inputs_sha256"])
-        verdict = verify_task(task, workspace, trajectory=trajectory_dict, sandbox=sandbox_spec, original=pristine,
-                              pass_threshold=pass_threshold, diff=True, workspace_problem=workspace_problem)
+        verdict = verify_task(
+            task,
+            workspace,
+            trajectory=trajectory_dict,
+            sandbox=sandbox_spec,
+            original=pristine,
+            pass_threshold=pass_threshold,
+            diff=True,
+            workspace_problem=workspace_problem,
+        )
         workspace_diff = verdict.workspace_diff
         timings["verify_s"] = time.monotonic() - t2
         if task.rubric:
@@ -166,11 +222,19 @@ def run_trial(trial: Trial, *, sandbox_spec: dict | None = None, pass_threshold:
                 rubric = _judge(judge, task, trajectory_dict, workspace, original, judge_cache)
                 timings["judge_s"] = time.monotonic() - t3
                 record["judge"] = rubric.judge
-            verdict = combine_hybrid(verdict, rubric, task.rubric_weight, has_rubric=True,
-                                     pass_threshold=pass_threshold)
-        record.update(status="passed" if verdict.passed else "failed", reward=verdict.reward,
-                      verdict=verdict.to_dict(), outcome=trajectory.outcome, note=trajectory.error)
-        refused = [f"{s.get('status')}: {s.get('reason')}" for s in trajectory.steps if s.get("kind") == "proxy_refused"]
+            verdict = combine_hybrid(
+                verdict, rubric, task.rubric_weight, has_rubric=True, pass_threshold=pass_threshold
+            )
+        record.update(
+            status="passed" if verdict.passed else "failed",
+            reward=verdict.reward,
+            verdict=verdict.to_dict(),
+            outcome=trajectory.outcome,
+            note=trajectory.error,
+        )
+        refused = [
+            f"{s.get('status')}: {s.get('reason')}" for s in trajectory.steps if s.get("kind") == "proxy_refused"
+        ]
         if refused:  # e.g. a request body past the proxy's cap
             record["proxy_refused"] = refused[:20]
         if keep_workspace is not None:
@@ -195,20 +259,31 @@ def run_trial(trial: Trial, *, sandbox_spec: dict | None = None, pass_threshold:
     record["finished_at"] = time.time()
     if trajectory is not None:
         record["usage"] = Usage.from_trajectory(trajectory.usage, trajectory.turns).to_dict()
-    return TrialOutcome(TrialRecord.from_dict(record), trajectory.to_dict() if trajectory is not None else None,
-                        workspace_diff, agent_files)
+    return TrialOutcome(
+        TrialRecord.from_dict(record),
+        trajectory.to_dict() if trajectory is not None else None,
+        workspace_diff,
+        agent_files,
+    )
 
 
 def _agent_files(agent: Any) -> dict[str, bytes]:
     """The files an agent keeps beside its trajectory (`trial_files()`), under plain names only."""
     files = agent.trial_files() if callable(getattr(agent, "trial_files", None)) else {}
-    return {name: bytes(data) for name, data in (files or {}).items()
-            if isinstance(name, str) and name and "/" not in name and not name.startswith(".")
-            and name not in ("record.json", "trajectory.json", "workspace.diff")}
+    return {
+        name: bytes(data)
+        for name, data in (files or {}).items()
+        if isinstance(name, str)
+        and name
+        and "/" not in name
+        and not name.startswith(".")
+        and name not in ("record.json", "trajectory.json", "workspace.diff")
+    }
 
 
-def _judge(config: dict[str, Any], task: Task, trajectory: dict, workspace: Path, original: Path,
-           cache: Path | None) -> Any:
+def _judge(
+    config: dict[str, Any], task: Task, trajectory: dict, workspace: Path, original: Path, cache: Path | None
+) -> Any:
     """Score the rubric; any judge failure becomes a JudgeError (an InfraError: the trial is `error`)."""
     from ..verify.judge import JudgeError, judge_policy, judge_rubric, split_judge_config
     from ..policy import PolicyError
@@ -216,8 +291,14 @@ def _judge(config: dict[str, Any], task: Task, trajectory: dict, workspace: Path
     _, options = split_judge_config(config)
     cache_dir = options.get("cache_dir") or cache
     try:
-        return judge_rubric(task, trajectory, workspace, judge_policy(config), original=original,
-                            cache_dir=Path(cache_dir) if cache_dir else None,
-                            **{k: int(v) for k, v in options.items() if k != "cache_dir"})
+        return judge_rubric(
+            task,
+            trajectory,
+            workspace,
+            judge_policy(config),
+            original=original,
+            cache_dir=Path(cache_dir) if cache_dir else None,
+            **{k: int(v) for k, v in options.items() if k != "cache_dir"},
+        )
     except PolicyError as e:
         raise JudgeError(f"the rubric judge failed: {e}") from None

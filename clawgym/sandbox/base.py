@@ -26,11 +26,11 @@ SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
 class SandboxLimits:
     """Resource limits applied to everything a sandbox runs."""
 
-    wall_seconds: float = 600.0      # default timeout of one exec
-    memory_mb: int = 2048            # address space / memory cap for the process tree
-    pids: int = 256                  # max processes/threads in the sandbox at once
-    output_bytes: int = 1_000_000    # captured output cap per exec (more is dropped, flooders killed)
-    file_size_mb: int = 256          # largest file a process may write (RLIMIT_FSIZE)
+    wall_seconds: float = 600.0  # default timeout of one exec
+    memory_mb: int = 2048  # address space / memory cap for the process tree
+    pids: int = 256  # max processes/threads in the sandbox at once
+    output_bytes: int = 1_000_000  # captured output cap per exec (more is dropped, flooders killed)
+    file_size_mb: int = 256  # largest file a process may write (RLIMIT_FSIZE)
     cpu_seconds: float | None = None  # CPU time each process may use (RLIMIT_CPU); None: only the wall time
 
     def __post_init__(self) -> None:
@@ -45,10 +45,10 @@ class SandboxLimits:
 class ExecResult:
     """Outcome of one command run in a sandbox."""
 
-    exit_code: int | None            # None when killed
-    output: str                      # stdout and stderr interleaved, utf-8 with errors="replace"
+    exit_code: int | None  # None when killed
+    output: str  # stdout and stderr interleaved, utf-8 with errors="replace"
     timed_out: bool = False
-    truncated: bool = False          # output went past output_bytes
+    truncated: bool = False  # output went past output_bytes
     duration_s: float = 0.0
     killed_reason: str | None = None  # "timeout", "output limit", "closed"
 
@@ -71,10 +71,24 @@ def check_mount(mount: str) -> str:
         raise ClawgymError(f"sandbox mount must be an absolute path, got {mount!r}")
     norm = posixpath.normpath(mount)
     top = norm.split("/")[1]
-    if norm == "/" or top in {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "proc",
-                              "dev", "sys", "run"}:
-        raise ClawgymError(f"sandbox mount {mount!r} is not allowed",
-                           hint="use a folder such as /root/.openclaw/workspace or /workspace")
+    if norm == "/" or top in {
+        "usr",
+        "bin",
+        "sbin",
+        "lib",
+        "lib32",
+        "lib64",
+        "libx32",
+        "etc",
+        "proc",
+        "dev",
+        "sys",
+        "run",
+    }:
+        raise ClawgymError(
+            f"sandbox mount {mount!r} is not allowed",
+            hint="use a folder such as /root/.openclaw/workspace or /workspace",
+        )
     return norm
 
 
@@ -93,9 +107,15 @@ class Sandbox(ABC):
     private_dir: Path | None = None  # host side of PRIVATE_MOUNT, when create_sandbox was given one
 
     @abstractmethod
-    def exec(self, command: str | Sequence[str], *, timeout: float | None = None,
-             env: Mapping[str, str] | None = None, workdir: str | None = None,
-             stdin: str | bytes | None = None) -> ExecResult:
+    def exec(
+        self,
+        command: str | Sequence[str],
+        *,
+        timeout: float | None = None,
+        env: Mapping[str, str] | None = None,
+        workdir: str | None = None,
+        stdin: str | bytes | None = None,
+    ) -> ExecResult:
         """Run `command` (a string goes through ``bash -c``, falling back to ``sh``).
 
         `timeout` defaults to ``limits.wall_seconds``; a relative `workdir` resolves against
@@ -109,8 +129,9 @@ class Sandbox(ABC):
     def default_env(self) -> dict[str, str]:
         return {"HOME": home_for(self.mount), "PATH": SANDBOX_PATH, "LANG": "C.UTF-8", "TZ": "UTC"}
 
-    def command_env(self, command: str | Sequence[str], env: Mapping[str, str] | None,
-                    shell: str = "/bin/bash") -> tuple[list[str], dict[str, str]]:
+    def command_env(
+        self, command: str | Sequence[str], env: Mapping[str, str] | None, shell: str = "/bin/bash"
+    ) -> tuple[list[str], dict[str, str]]:
         """The argv (a string runs with `shell -c`) and the full environment of one exec, checked."""
         argv = [shell, "-c", command] if isinstance(command, str) else [str(a) for a in command]
         if not argv:
@@ -148,8 +169,15 @@ def _parameters(cls: type) -> Mapping[str, inspect.Parameter]:
     return inspect.signature(cls).parameters
 
 
-def create_sandbox(spec: Mapping[str, Any] | None, workspace: Path, *, limits: SandboxLimits | None = None,
-                   network: bool = False, mount: str = DEFAULT_MOUNT, private_dir: Path | None = None) -> Sandbox:
+def create_sandbox(
+    spec: Mapping[str, Any] | None,
+    workspace: Path,
+    *,
+    limits: SandboxLimits | None = None,
+    network: bool = False,
+    mount: str = DEFAULT_MOUNT,
+    private_dir: Path | None = None,
+) -> Sandbox:
     """Build a sandbox from `spec` (``{"type": "local", ...options}``; None means local).
 
     `private_dir` is a host folder the sandbox sees read-only at PRIVATE_MOUNT and can never write:
@@ -168,8 +196,11 @@ def create_sandbox(spec: Mapping[str, Any] | None, workspace: Path, *, limits: S
         known = [n for n in params if n not in {"workspace", "limits", "network", "mount"}]
         for key in options:
             if key not in params:
-                raise ClawgymError(f"unknown option {key!r} for sandbox type {kind!r}", key=f"sandbox.{key}",
-                                   hint=did_you_mean(key, known) or f"options: {', '.join(known) or 'none'}")
+                raise ClawgymError(
+                    f"unknown option {key!r} for sandbox type {kind!r}",
+                    key=f"sandbox.{key}",
+                    hint=did_you_mean(key, known) or f"options: {', '.join(known) or 'none'}",
+                )
     sandbox = cls(Path(workspace), limits=limits, network=network, mount=mount, **options)
     sandbox.private_dir = private_dir
     return sandbox

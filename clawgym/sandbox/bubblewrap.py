@@ -62,8 +62,10 @@ from .bwrap_command import BwrapCommand, bind_pair
 UID_BASE, UID_COUNT = 1_900_000_000, 65_536  # host uids reserved for sandboxes run by root
 FRESH_FIRST = 1  # a kept sandbox runs its first exec in a fresh bwrap: one-command sandboxes pay no server
 INSTALL_HINT = "install it: apt-get install bubblewrap (Debian/Ubuntu) or dnf install bubblewrap"
-USERNS_HINT = ("allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, "
-               "user.max_user_namespaces > 0, kernel.apparmor_restrict_unprivileged_userns=0)")
+USERNS_HINT = (
+    "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, "
+    "user.max_user_namespaces > 0, kernel.apparmor_restrict_unprivileged_userns=0)"
+)
 log = logging.getLogger(__name__)
 _probe_lock = threading.Lock()
 _probed: set[tuple[str, bool, bool]] = set()
@@ -92,11 +94,22 @@ class LocalSandbox(KeptNamespaces, FreshExecs, BwrapCommand, Sandbox):
     live sandbox per workspace.
     """
 
-    def __init__(self, workspace: Path | str, *, limits: SandboxLimits | None = None, network: bool = False,
-                 mount: str = DEFAULT_MOUNT, bwrap: str | None = None, uid_base: int = UID_BASE,
-                 uid_count: int = UID_COUNT, ro_binds: Sequence[str | Sequence[str]] = (),
-                 rw_binds: Sequence[str | Sequence[str]] = (), own_cgroup: bool = True,
-                 address_space_mb: int | None = None, keep_namespaces: bool = True) -> None:
+    def __init__(
+        self,
+        workspace: Path | str,
+        *,
+        limits: SandboxLimits | None = None,
+        network: bool = False,
+        mount: str = DEFAULT_MOUNT,
+        bwrap: str | None = None,
+        uid_base: int = UID_BASE,
+        uid_count: int = UID_COUNT,
+        ro_binds: Sequence[str | Sequence[str]] = (),
+        rw_binds: Sequence[str | Sequence[str]] = (),
+        own_cgroup: bool = True,
+        address_space_mb: int | None = None,
+        keep_namespaces: bool = True,
+    ) -> None:
         self.workspace, self.limits = Path(workspace).resolve(), limits or SandboxLimits()
         self.network, self.mount = bool(network), check_mount(mount)
         self._closed, self._lock, self._live = False, threading.Lock(), set()
@@ -161,8 +174,9 @@ class LocalSandbox(KeptNamespaces, FreshExecs, BwrapCommand, Sandbox):
                         self._net.run_as(self._uid)
                     self._hand_over()
                     if self._own_cgroup:
-                        self._cgroup = memory_cgroup(f"clawgym-sandbox-{self._uid}-{secrets.token_hex(3)}",
-                                                     self.limits.memory_mb << 20)
+                        self._cgroup = memory_cgroup(
+                            f"clawgym-sandbox-{self._uid}-{secrets.token_hex(3)}", self.limits.memory_mb << 20
+                        )
                     self._plan_bridges()
                 self._build_args(self._feats)
                 self._prepared = True
@@ -224,9 +238,15 @@ class LocalSandbox(KeptNamespaces, FreshExecs, BwrapCommand, Sandbox):
             _probed.add(key)
 
     # ------------------------------------------------------------------ exec
-    def exec(self, command: str | Sequence[str], *, timeout: float | None = None,
-             env: Mapping[str, str] | None = None, workdir: str | None = None,
-             stdin: str | bytes | None = None) -> ExecResult:
+    def exec(
+        self,
+        command: str | Sequence[str],
+        *,
+        timeout: float | None = None,
+        env: Mapping[str, str] | None = None,
+        workdir: str | None = None,
+        stdin: str | bytes | None = None,
+    ) -> ExecResult:
         argv, run_env = self.command_env(command, env, self._shell)
         data = stdin.encode() if isinstance(stdin, str) else stdin
         limit = self.limits.wall_seconds if timeout is None else float(timeout)

@@ -21,9 +21,21 @@ from .host import searchable
 from .network import RESOLV_CONF
 
 SYSTEM_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
-ETC_ENTRIES = ("ld.so.cache", "alternatives", "nsswitch.conf", "protocols", "services", "mime.types",
-               "os-release", "ssl/certs", "ssl/openssl.cnf", "pki/tls/certs", "pki/tls/openssl.cnf",
-               "pki/ca-trust/extracted", "crypto-policies/back-ends")
+ETC_ENTRIES = (
+    "ld.so.cache",
+    "alternatives",
+    "nsswitch.conf",
+    "protocols",
+    "services",
+    "mime.types",
+    "os-release",
+    "ssl/certs",
+    "ssl/openssl.cnf",
+    "pki/tls/certs",
+    "pki/tls/openssl.cnf",
+    "pki/ca-trust/extracted",
+    "crypto-policies/back-ends",
+)
 BRIDGES = ("/mnt", "/media", "/srv", "/opt", "/home")  # mount points for the root-only workspace bridge
 
 
@@ -50,13 +62,18 @@ class BwrapCommand:
         private mount namespace of the spawning child (see `_preexec`)."""
         points = [b for b in BRIDGES if os.path.isdir(b) and not os.path.islink(b)]
         wanted = [str(self.workspace)] if not searchable(self.workspace, self._uid) else []
-        wanted += [host for host, _ in [*self._ro_binds, *self._rw_binds]
-                   if host not in wanted and not searchable(Path(host) / "x", self._uid)]
+        wanted += [
+            host
+            for host, _ in [*self._ro_binds, *self._rw_binds]
+            if host not in wanted and not searchable(Path(host) / "x", self._uid)
+        ]
         if not wanted:
             return
         if len(wanted) > len(points):
-            raise PrerequisiteError(f"the sandbox uid cannot reach {wanted[len(points)]}",
-                                    hint="put the workspace and binds below world-searchable folders (mode o+x)")
+            raise PrerequisiteError(
+                f"the sandbox uid cannot reach {wanted[len(points)]}",
+                hint="put the workspace and binds below world-searchable folders (mode o+x)",
+            )
         self._bridges = dict(zip(wanted, points))
         self._libc = ctypes.CDLL(None, use_errno=True)
         self._libc.mount.argtypes = [ctypes.c_char_p] * 3 + [ctypes.c_ulong, ctypes.c_void_p]
@@ -65,8 +82,20 @@ class BwrapCommand:
         home, mib = home_for(self.mount), 1 << 20
         size = ["--size", str(self.limits.memory_mb * mib)] if "--size" in feats else []
         perms = (lambda mode: ["--perms", mode]) if "--perms" in feats else (lambda mode: [])
-        head = [self._bwrap, "--unshare-all", "--unshare-user", "--uid", "0", "--gid", "0", "--die-with-parent",
-                "--new-session", "--as-pid-1", "--hostname", "sandbox"]
+        head = [
+            self._bwrap,
+            "--unshare-all",
+            "--unshare-user",
+            "--uid",
+            "0",
+            "--gid",
+            "0",
+            "--die-with-parent",
+            "--new-session",
+            "--as-pid-1",
+            "--hostname",
+            "sandbox",
+        ]
         head += ["--disable-userns"] if "--disable-userns" in feats else []
         for name in SYSTEM_DIRS:
             host = "/" + name
@@ -78,15 +107,31 @@ class BwrapCommand:
         for name in etc:
             if os.path.exists("/etc/" + name):
                 head += ["--ro-bind", "/etc/" + name, "/etc/" + name]
-        self._data = [("/etc/passwd", f"root:x:0:0:root:{home}:{self._shell}\n"
-                                      "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"),
-                      ("/etc/group", "root:x:0:\nnogroup:x:65534:\n"), ("/etc/hostname", "sandbox\n"),
-                      ("/etc/hosts", "127.0.0.1\tlocalhost sandbox\n::1\tlocalhost ip6-localhost\n")]
+        self._data = [
+            (
+                "/etc/passwd",
+                f"root:x:0:0:root:{home}:{self._shell}\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+            ),
+            ("/etc/group", "root:x:0:\nnogroup:x:65534:\n"),
+            ("/etc/hostname", "sandbox\n"),
+            ("/etc/hosts", "127.0.0.1\tlocalhost sandbox\n::1\tlocalhost ip6-localhost\n"),
+        ]
         if self.network:  # the user-mode network's DNS forwarder, not the host's resolvers
             self._data.append(("/etc/resolv.conf", RESOLV_CONF))
         self._perms = perms("0644")
-        tail = ["--proc", "/proc", "--dev", "/dev", *size, "--tmpfs", "/dev/shm",
-                *perms("1777"), *size, "--tmpfs", "/tmp"]
+        tail = [
+            "--proc",
+            "/proc",
+            "--dev",
+            "/dev",
+            *size,
+            "--tmpfs",
+            "/dev/shm",
+            *perms("1777"),
+            *size,
+            "--tmpfs",
+            "/tmp",
+        ]
         tail += [*perms("0700"), *size, "--tmpfs", home] if home not in ("/", "/tmp") else []
         tail += ["--symlink", "../tmp", "/var/tmp"] if not (self.mount + "/").startswith("/var/tmp/") else []
         bridged = self._bridges
@@ -94,14 +139,24 @@ class BwrapCommand:
             tail += ["--ro-bind", bridged.get(host_path, host_path), inside]
         for host_path, inside in self._rw_binds:  # e.g. a verifier's log folder
             tail += ["--bind", bridged.get(host_path, host_path), inside]
-        tail += ["--bind", bridged.get(str(self.workspace), str(self.workspace)), self.mount,
-                 "--remount-ro", "/dev", "--remount-ro", "/"]
+        tail += [
+            "--bind",
+            bridged.get(str(self.workspace), str(self.workspace)),
+            self.mount,
+            "--remount-ro",
+            "/dev",
+            "--remount-ro",
+            "/",
+        ]
         self._head, self._tail = head, tail
         # Limits and uid are applied by setpriv/prlimit in front of bwrap, so the spawn needs no fork
         # of this (possibly big) Python process; without those tools a preexec_fn does the same.
         # As root NPROC counts per uid: outer bwrap + pid 1 + the command's tree (+ slirp4netns).
-        wanted = [("as", resource.RLIMIT_AS, self._address_space_mb * mib), ("core", resource.RLIMIT_CORE, 0),
-                  ("fsize", resource.RLIMIT_FSIZE, self.limits.file_size_mb * mib)]
+        wanted = [
+            ("as", resource.RLIMIT_AS, self._address_space_mb * mib),
+            ("core", resource.RLIMIT_CORE, 0),
+            ("fsize", resource.RLIMIT_FSIZE, self.limits.file_size_mb * mib),
+        ]
         wanted += [("nproc", resource.RLIMIT_NPROC, self.limits.pids + 2 + int(self.network))] if self._root else []
         wanted += [("cpu", resource.RLIMIT_CPU, int(self.limits.cpu_seconds))] if self.limits.cpu_seconds else []
         self._rlimits = []
@@ -112,13 +167,21 @@ class BwrapCommand:
         self._launch: list[str] = []
         if tools["prlimit"] and (tools["setpriv"] or not self._root):
             if self._root:
-                self._launch = [tools["setpriv"], f"--reuid={self._uid}", f"--regid={self._uid}",
-                                "--clear-groups", "--"]
+                self._launch = [
+                    tools["setpriv"],
+                    f"--reuid={self._uid}",
+                    f"--regid={self._uid}",
+                    "--clear-groups",
+                    "--",
+                ]
             self._launch += [tools["prlimit"], *(f"--{n}={v}" for n, _, v in self._rlimits), "--"]
         self._preexec_fn = self._preexec if (self._bridges or not self._launch) else None
         # not root: NPROC is set inside, where it is counted per user namespace
-        self._inner = [] if self._root or not os.path.exists("/usr/bin/prlimit") else \
-            ["/usr/bin/prlimit", f"--nproc={self.limits.pids + 1}", "--"]
+        self._inner = (
+            []
+            if self._root or not os.path.exists("/usr/bin/prlimit")
+            else ["/usr/bin/prlimit", f"--nproc={self.limits.pids + 1}", "--"]
+        )
 
     def _preexec(self) -> None:  # in the forked child, before bwrap starts
         if self._bridges:  # private mount namespace where the uid can reach the workspace and binds
@@ -142,6 +205,8 @@ def bind_pair(spec: str | Sequence[str], what: str = "read-only bind") -> tuple[
     """("HOST", "INSIDE") from "PATH" or ["HOST", "INSIDE"]; both absolute, the host one existing."""
     host, inside = (spec, spec) if isinstance(spec, str) else (spec[0], spec[1])
     if not os.path.isabs(host) or not os.path.isabs(inside) or not os.path.exists(host):
-        raise ClawgymError(f"{what} {spec!r} needs an existing absolute host path and an absolute "
-                           "path inside", hint="write it as '/opt/agent' or ['/opt/agent', '/agent']")
+        raise ClawgymError(
+            f"{what} {spec!r} needs an existing absolute host path and an absolute path inside",
+            hint="write it as '/opt/agent' or ['/opt/agent', '/agent']",
+        )
     return host, inside

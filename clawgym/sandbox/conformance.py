@@ -16,30 +16,90 @@ from __future__ import annotations
 import traceback
 from typing import Callable
 
-from .conformance_exec import (check_env, check_exit_codes, check_output_interleaved, check_stdin, check_workdir,
-                               check_workspace_read_write)
-from .conformance_isolation import (check_cannot_write_outside, check_host_files_hidden, check_pid_namespace,
-                                    check_symlink_escape)
-from .conformance_limits import (check_close_kills_everything, check_file_size_limit, check_fork_bomb,
-                                 check_memory_limit, check_output_flood, check_process_limit, check_timeout_kills_tree)
-from .conformance_network import (LOOPBACK_PORT, check_host_abstract_sockets_hidden, check_network_private_loopback,
-                                  check_no_network)
+from .conformance_exec import (
+    check_env,
+    check_exit_codes,
+    check_output_interleaved,
+    check_stdin,
+    check_workdir,
+    check_workspace_read_write,
+)
+from .conformance_isolation import (
+    check_cannot_write_outside,
+    check_host_files_hidden,
+    check_pid_namespace,
+    check_symlink_escape,
+)
+from .conformance_limits import (
+    check_close_kills_everything,
+    check_file_size_limit,
+    check_fork_bomb,
+    check_memory_limit,
+    check_output_flood,
+    check_process_limit,
+    check_timeout_kills_tree,
+)
+from .conformance_network import (
+    LOOPBACK_PORT,
+    check_host_abstract_sockets_hidden,
+    check_network_private_loopback,
+    check_no_network,
+)
 from .conformance_support import LIMITS, CheckFailed, CheckSkipped, MakeSandbox
 
-__all__ = ["ALL_CHECKS", "LIMITS", "LOOPBACK_PORT", "CheckFailed", "CheckSkipped", "MakeSandbox", "check_name",
-           "run_checks", "check_workspace_read_write", "check_exit_codes", "check_stdin", "check_env", "check_workdir",
-           "check_output_interleaved", "check_host_files_hidden", "check_cannot_write_outside", "check_no_network",
-           "check_network_private_loopback", "check_host_abstract_sockets_hidden", "check_pid_namespace",
-           "check_process_limit", "check_fork_bomb", "check_output_flood", "check_timeout_kills_tree",
-           "check_memory_limit", "check_file_size_limit", "check_close_kills_everything", "check_symlink_escape"]
+__all__ = [
+    "ALL_CHECKS",
+    "LIMITS",
+    "LOOPBACK_PORT",
+    "CheckFailed",
+    "CheckSkipped",
+    "MakeSandbox",
+    "check_name",
+    "run_checks",
+    "check_workspace_read_write",
+    "check_exit_codes",
+    "check_stdin",
+    "check_env",
+    "check_workdir",
+    "check_output_interleaved",
+    "check_host_files_hidden",
+    "check_cannot_write_outside",
+    "check_no_network",
+    "check_network_private_loopback",
+    "check_host_abstract_sockets_hidden",
+    "check_pid_namespace",
+    "check_process_limit",
+    "check_fork_bomb",
+    "check_output_flood",
+    "check_timeout_kills_tree",
+    "check_memory_limit",
+    "check_file_size_limit",
+    "check_close_kills_everything",
+    "check_symlink_escape",
+]
 
 
 ALL_CHECKS: list[Callable[[MakeSandbox], None]] = [
-    check_workspace_read_write, check_exit_codes, check_stdin, check_env, check_workdir,
-    check_output_interleaved, check_host_files_hidden, check_cannot_write_outside, check_no_network,
-    check_network_private_loopback, check_host_abstract_sockets_hidden, check_pid_namespace,
-    check_process_limit, check_fork_bomb, check_output_flood, check_timeout_kills_tree,
-    check_memory_limit, check_file_size_limit, check_close_kills_everything, check_symlink_escape,
+    check_workspace_read_write,
+    check_exit_codes,
+    check_stdin,
+    check_env,
+    check_workdir,
+    check_output_interleaved,
+    check_host_files_hidden,
+    check_cannot_write_outside,
+    check_no_network,
+    check_network_private_loopback,
+    check_host_abstract_sockets_hidden,
+    check_pid_namespace,
+    check_process_limit,
+    check_fork_bomb,
+    check_output_flood,
+    check_timeout_kills_tree,
+    check_memory_limit,
+    check_file_size_limit,
+    check_close_kills_everything,
+    check_symlink_escape,
 ]
 
 
@@ -47,8 +107,9 @@ def check_name(check: Callable) -> str:
     return check.__name__.removeprefix("check_")
 
 
-def run_checks(make: MakeSandbox,
-               checks: list[Callable[[MakeSandbox], None]] | None = None) -> list[tuple[str, bool, str]]:
+def run_checks(
+    make: MakeSandbox, checks: list[Callable[[MakeSandbox], None]] | None = None
+) -> list[tuple[str, bool, str]]:
     """Run `checks` (default: all); rows are (name, ok, detail) with detail "" or why."""
     rows = []
     for check in checks or ALL_CHECKS:

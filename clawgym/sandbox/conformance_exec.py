@@ -30,8 +30,14 @@ def check_workspace_read_write(make: MakeSandbox) -> None:
 
 def check_exit_codes(make: MakeSandbox) -> None:
     with temp_sandbox(make) as (sb, _):
-        for cmd, want in [("true", 0), ("exit 7", 7), (["false"], 1), ("no-such-cmd-xyz", 127),
-                          (["no-such-cmd-xyz"], 127), ("kill -TERM $$", 143)]:
+        for cmd, want in [
+            ("true", 0),
+            ("exit 7", 7),
+            (["false"], 1),
+            ("no-such-cmd-xyz", 127),
+            (["no-such-cmd-xyz"], 127),
+            ("kill -TERM $$", 143),
+        ]:
             r = sb.exec(cmd)
             expect(r.exit_code == want, f"{cmd!r}: exit code {r.exit_code}, want {want} ({r.output.strip()})")
             expect(not r.timed_out and r.killed_reason is None, f"{cmd!r} reported as killed: {r}")
@@ -92,4 +98,3 @@ def check_output_interleaved(make: MakeSandbox) -> None:
         expect("to-out" in r.output and "to-err" in r.output, f"stdout and stderr not both captured: {r}")
         expect("café \ufffd" in r.output, f"output not decoded as utf-8 with replacement: {r.output!r}")
         expect(not r.truncated and r.duration_s > 0, f"bad result fields: {r}")
-

@@ -23,8 +23,9 @@ def check_host_files_hidden(make: MakeSandbox) -> None:
                 continue
         standard = {"/", "/tmp", "/var", "/var/tmp", "/root", home_for(sb.mount)}  # exist inside by design
         skip = ("/usr", "/bin", "/sbin", "/lib", "/etc", "/proc", "/dev", sb.mount)
-        paths = sorted(p for p in candidates
-                       if p not in standard and not any(p == s or p.startswith(s + "/") for s in skip))
+        paths = sorted(
+            p for p in candidates if p not in standard and not any(p == s or p.startswith(s + "/") for s in skip)
+        )
         script = 'for p in "$@"; do [ -e "$p" ] && echo "VISIBLE $p"; done; true'
         r = sb.exec(["bash", "-c", script, "sh", *paths])
         expect("VISIBLE" not in r.output, f"host paths visible inside: {r.output.strip()}")
@@ -46,7 +47,6 @@ def check_cannot_write_outside(make: MakeSandbox) -> None:
         expect("evil:" not in Path("/etc/passwd").read_text(), "host /etc/passwd was modified")
 
 
-
 def check_pid_namespace(make: MakeSandbox) -> None:
     marker = new_marker()
     host = subprocess.Popen(["bash", "-c", f"exec -a {marker} sleep 60"])
@@ -60,16 +60,16 @@ def check_pid_namespace(make: MakeSandbox) -> None:
         host.wait()
 
 
-
 def check_symlink_escape(make: MakeSandbox) -> None:
     with host_secret() as (secret, token):
         with temp_sandbox(make) as (sb, ws):
             (ws / "link_file").symlink_to(secret)
             (ws / "link_dir").symlink_to(secret.parent, target_is_directory=True)
             owner = secret.stat().st_uid
-            r = sb.exec("cat link_file; cat link_dir/secret.txt; ls link_dir/; echo pwned > link_file; "
-                        "echo pwned > link_dir/secret.txt; ln -sf / rootlink; cat rootlink/" + str(secret))
+            r = sb.exec(
+                "cat link_file; cat link_dir/secret.txt; ls link_dir/; echo pwned > link_file; "
+                "echo pwned > link_dir/secret.txt; ln -sf / rootlink; cat rootlink/" + str(secret)
+            )
             expect(token not in r.output, "a workspace symlink gave access to a host file")
         expect(secret.read_text() == token + "\n", "a host file was modified through a workspace symlink")
         expect(secret.stat().st_uid == owner, "a host file changed owner through a workspace symlink")
-

@@ -14,9 +14,11 @@ from .conformance_support import LIMITS, MakeSandbox, expect, expect_gone, host_
 
 
 def check_process_limit(make: MakeSandbox) -> None:
-    code = ("import os, time\nn = 0\nfor _ in range(500):\n    try:\n        pid = os.fork()\n"
-            "    except OSError:\n        break\n    if pid == 0:\n        time.sleep(30)\n        os._exit(0)\n"
-            "    n += 1\nprint('forked', n)")
+    code = (
+        "import os, time\nn = 0\nfor _ in range(500):\n    try:\n        pid = os.fork()\n"
+        "    except OSError:\n        break\n    if pid == 0:\n        time.sleep(30)\n        os._exit(0)\n"
+        "    n += 1\nprint('forked', n)"
+    )
     with temp_sandbox(make) as (sb, _):
         r = sb.exec(["python3", "-c", code], timeout=30)
         words = r.output.split()
@@ -35,6 +37,7 @@ def check_fork_bomb(make: MakeSandbox) -> None:
         t = time.monotonic()
         subprocess.run(["true"], timeout=30)
         health["spawn_s"] = time.monotonic() - t
+
     with temp_sandbox(make) as (sb, _):
         t = threading.Thread(target=probe)
         t.start()
@@ -69,8 +72,10 @@ def check_output_flood(make: MakeSandbox) -> None:
 
 def check_timeout_kills_tree(make: MakeSandbox) -> None:
     m = new_marker()
-    cmd = (f"(exec -a {m}-bg sleep 1000) & setsid bash -c 'exec -a {m}-setsid sleep 1000' & "
-           f"nohup bash -c 'exec -a {m}-nohup sleep 1000' >/dev/null 2>&1 & sleep 1000")
+    cmd = (
+        f"(exec -a {m}-bg sleep 1000) & setsid bash -c 'exec -a {m}-setsid sleep 1000' & "
+        f"nohup bash -c 'exec -a {m}-nohup sleep 1000' >/dev/null 2>&1 & sleep 1000"
+    )
     with temp_sandbox(make) as (sb, _):
         r = sb.exec(cmd, timeout=1.0)
         expect(r.timed_out and r.exit_code is None and r.killed_reason == "timeout", f"not reported as timeout: {r}")
@@ -113,4 +118,3 @@ def check_close_kills_everything(make: MakeSandbox) -> None:
         expect(box["r"].exit_code is None, f"exec interrupted by close() reported an exit code: {box['r']}")
         sb.close()  # idempotent
     expect_gone(m, "after close()")
-

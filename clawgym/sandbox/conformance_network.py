@@ -34,6 +34,7 @@ def _serve(host: str = "127.0.0.1") -> tuple[socket.socket, int, list[int]]:
                 return
             hits.append(1)
             conn.close()
+
     threading.Thread(target=accept, daemon=True).start()
     return srv, srv.getsockname()[1], hits
 
@@ -94,20 +95,26 @@ def check_no_network(make: MakeSandbox) -> None:
                 return  # network=True is optional
             try:
                 r = sb.exec(["python3", "-c", _CONNECT, str(port), "127.0.0.1"], timeout=30)
-                expect("CONNECTED" not in r.output and not hits,
-                       f"network=True reached a server on the host's loopback: {r.output.strip()}")
+                expect(
+                    "CONNECTED" not in r.output and not hits,
+                    f"network=True reached a server on the host's loopback: {r.output.strip()}",
+                )
                 expect("FAILED 127.0.0.1" in r.output, f"the loopback probe did not run: {r.output.strip()}")
                 addr = _host_address()
                 if addr is None:
-                    raise CheckSkipped("host loopback unreachable as required; outward reach not checked: "
-                                       "this host has no non-loopback IPv4 address")
+                    raise CheckSkipped(
+                        "host loopback unreachable as required; outward reach not checked: "
+                        "this host has no non-loopback IPv4 address"
+                    )
                 out_srv, out_port, out_hits = _serve(addr)
                 try:
                     r = sb.exec(["python3", "-c", _CONNECT, str(out_port), addr], timeout=30)
                 finally:
                     out_srv.close()
-                expect(f"CONNECTED {addr}" in r.output and out_hits,
-                       f"network=True cannot reach a server on the host's address {addr}: {r.output.strip()}")
+                expect(
+                    f"CONNECTED {addr}" in r.output and out_hits,
+                    f"network=True cannot reach a server on the host's address {addr}: {r.output.strip()}",
+                )
             finally:
                 sb.close()
     finally:
@@ -152,8 +159,10 @@ def check_network_private_loopback(make: MakeSandbox) -> None:
             deadline = time.time() + 6  # both must be bound by then: it proves they overlapped
 
             def run(i: int) -> None:
-                results[i] = boxes[i].exec(["python3", "-c", _OWN_LOOPBACK, str(LOOPBACK_PORT), tokens[i],
-                                            str(deadline)], timeout=40)
+                results[i] = boxes[i].exec(
+                    ["python3", "-c", _OWN_LOOPBACK, str(LOOPBACK_PORT), tokens[i], str(deadline)], timeout=40
+                )
+
             threads = [threading.Thread(target=run, args=(i,)) for i in range(len(boxes))]
             for t in threads:
                 t.start()
@@ -169,13 +178,20 @@ def check_network_private_loopback(make: MakeSandbox) -> None:
             info = json.loads(r.output.strip().splitlines()[-1])
         except (ValueError, IndexError):
             raise CheckFailed(f"networked sandbox {i} printed no result: {r.output.strip()}") from None
-        expect("error" not in info, f"sandbox {i} could not bind 127.0.0.1:{LOOPBACK_PORT} while another "
-                                    f"networked sandbox held it: {info.get('error')}")
-        expect(info["got"] == tokens[i], f"sandbox {i}'s 127.0.0.1:{LOOPBACK_PORT} answered "
-                                         f"{info['got']!r}, not its own listener")
+        expect(
+            "error" not in info,
+            f"sandbox {i} could not bind 127.0.0.1:{LOOPBACK_PORT} while another "
+            f"networked sandbox held it: {info.get('error')}",
+        )
+        expect(
+            info["got"] == tokens[i],
+            f"sandbox {i}'s 127.0.0.1:{LOOPBACK_PORT} answered {info['got']!r}, not its own listener",
+        )
         seen.append(info)
-    expect(max(i["bound"] for i in seen) < min(i["asked"] for i in seen),
-           "the two sandboxes' listeners did not overlap in time (a sandbox took over 6 s to start)")
+    expect(
+        max(i["bound"] for i in seen) < min(i["asked"] for i in seen),
+        "the two sandboxes' listeners did not overlap in time (a sandbox took over 6 s to start)",
+    )
 
 
 _ABSTRACT = """
@@ -219,8 +235,9 @@ def check_host_abstract_sockets_hidden(make: MakeSandbox) -> None:
             what = f"with network={network}"
             expect("CONNECTED" not in r.output, f"{what} a host abstract Unix socket accepts a connection")
             expect("LISTED 0" in r.output, f"{what} the host's abstract sockets are listed: {r.output.strip()}")
-            expect("BOUND" in r.output, f"{what} the name of a host abstract socket cannot be bound "
-                                        f"(shared namespace): {r.output.strip()}")
+            expect(
+                "BOUND" in r.output,
+                f"{what} the name of a host abstract socket cannot be bound (shared namespace): {r.output.strip()}",
+            )
     finally:
         host.close()
-

@@ -35,8 +35,9 @@ def expect(cond: object, what: str) -> None:
 
 
 @contextmanager
-def temp_sandbox(make: MakeSandbox, limits: SandboxLimits = LIMITS, network: bool = False,
-                 files: dict[str, str] | None = None) -> Iterator[tuple[Sandbox, Path]]:
+def temp_sandbox(
+    make: MakeSandbox, limits: SandboxLimits = LIMITS, network: bool = False, files: dict[str, str] | None = None
+) -> Iterator[tuple[Sandbox, Path]]:
     with tempfile.TemporaryDirectory(prefix="clawgym-conformance-") as tmp:
         ws = Path(tmp, "ws")
         ws.mkdir()
@@ -87,4 +88,3 @@ def expect_gone(marker: str, what: str, grace: float = 2.0) -> None:
 
 def host_process_count() -> int:
     return sum(1 for e in os.scandir("/proc") if e.name.isdigit())
-

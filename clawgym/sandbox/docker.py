@@ -76,10 +76,21 @@ class DockerSandbox(WorkspaceSync, Sandbox):
     local backend and ignored: a container's memory is capped by its cgroup, not by RLIMIT_AS).
     """
 
-    def __init__(self, workspace: Path | str, *, limits: SandboxLimits | None = None, network: bool = False,
-                 mount: str = DEFAULT_MOUNT, image: str = IMAGE, cpus: float | None = None,
-                 sync: str = "exec", network_mode: str = "bridge", ro_binds: Sequence[str | Sequence[str]] = (),
-                 rw_binds: Sequence[str | Sequence[str]] = (), address_space_mb: int | None = None) -> None:
+    def __init__(
+        self,
+        workspace: Path | str,
+        *,
+        limits: SandboxLimits | None = None,
+        network: bool = False,
+        mount: str = DEFAULT_MOUNT,
+        image: str = IMAGE,
+        cpus: float | None = None,
+        sync: str = "exec",
+        network_mode: str = "bridge",
+        ro_binds: Sequence[str | Sequence[str]] = (),
+        rw_binds: Sequence[str | Sequence[str]] = (),
+        address_space_mb: int | None = None,
+    ) -> None:
         self.workspace, self.limits = Path(workspace).resolve(), limits or SandboxLimits()
         self.network, self.mount = bool(network), check_mount(mount)
         if sync not in ("exec", "close"):
@@ -99,6 +110,7 @@ class DockerSandbox(WorkspaceSync, Sandbox):
         self._client = docker_client()
         self._api = self._client.api
         import docker.errors  # noqa: PLC0415
+
         self._errors = docker.errors
         try:
             self._client.images.get(image)
@@ -122,25 +134,50 @@ class DockerSandbox(WorkspaceSync, Sandbox):
         fsize = self.limits.file_size_mb << 20
         try:
             self._container = self._client.containers.run(
-                self.image, KEEPER, detach=True, labels={LABEL: "1"}, hostname="sandbox",
-                network_mode=network_mode if self.network else "none", read_only=True, tmpfs=tmpfs,
-                mounts=[Mount(target=self.mount, source=None, type="volume"),
-                        *(Mount(target=inside, source=host, type="bind", read_only=ro)
-                          for host, inside, ro in self._binds)],
-                mem_limit=f"{mib}m", memswap_limit=f"{mib}m", pids_limit=self.limits.pids,
-                nano_cpus=int(float(cpus) * 1e9) if cpus else None, cap_drop=["ALL"],
-                security_opt=["no-new-privileges"], environment=self.default_env(), working_dir="/",
-                ulimits=[Ulimit(name="fsize", soft=fsize, hard=fsize), Ulimit(name="core", soft=0, hard=0),
-                         *([Ulimit(name="cpu", soft=int(self.limits.cpu_seconds), hard=int(self.limits.cpu_seconds))]
-                           if self.limits.cpu_seconds else [])],
-                user="0:0")
+                self.image,
+                KEEPER,
+                detach=True,
+                labels={LABEL: "1"},
+                hostname="sandbox",
+                network_mode=network_mode if self.network else "none",
+                read_only=True,
+                tmpfs=tmpfs,
+                mounts=[
+                    Mount(target=self.mount, source=None, type="volume"),
+                    *(Mount(target=inside, source=host, type="bind", read_only=ro) for host, inside, ro in self._binds),
+                ],
+                mem_limit=f"{mib}m",
+                memswap_limit=f"{mib}m",
+                pids_limit=self.limits.pids,
+                nano_cpus=int(float(cpus) * 1e9) if cpus else None,
+                cap_drop=["ALL"],
+                security_opt=["no-new-privileges"],
+                environment=self.default_env(),
+                working_dir="/",
+                ulimits=[
+                    Ulimit(name="fsize", soft=fsize, hard=fsize),
+                    Ulimit(name="core", soft=0, hard=0),
+                    *(
+                        [Ulimit(name="cpu", soft=int(self.limits.cpu_seconds), hard=int(self.limits.cpu_seconds))]
+                        if self.limits.cpu_seconds
+                        else []
+                    ),
+                ],
+                user="0:0",
+            )
         except self._errors.DockerException as exc:
             raise InfraError(f"cannot start a docker sandbox: {exc}") from None
 
     # ------------------------------------------------------------------ exec
-    def exec(self, command: str | Sequence[str], *, timeout: float | None = None,
-             env: Mapping[str, str] | None = None, workdir: str | None = None,
-             stdin: str | bytes | None = None) -> ExecResult:
+    def exec(
+        self,
+        command: str | Sequence[str],
+        *,
+        timeout: float | None = None,
+        env: Mapping[str, str] | None = None,
+        workdir: str | None = None,
+        stdin: str | bytes | None = None,
+    ) -> ExecResult:
         argv, run_env = self.command_env(command, env)
         data = stdin.encode() if isinstance(stdin, str) else (stdin or b"")
         limit = self.limits.wall_seconds if timeout is None else float(timeout)
@@ -154,8 +191,14 @@ class DockerSandbox(WorkspaceSync, Sandbox):
             if self._sync == "exec" and fingerprint(self.workspace) != self._fingerprint:
                 self._push()
             try:
-                exec_id = self._api.exec_create(self._container.id, [*INIT, self.resolve_workdir(workdir), *argv],
-                                                stdin=True, environment=run_env, workdir="/", user="0:0")["Id"]
+                exec_id = self._api.exec_create(
+                    self._container.id,
+                    [*INIT, self.resolve_workdir(workdir), *argv],
+                    stdin=True,
+                    environment=run_env,
+                    workdir="/",
+                    user="0:0",
+                )["Id"]
                 sock = self._api.exec_start(exec_id, socket=True)
             except self._errors.DockerException as exc:
                 if self._closed or run.reason:
@@ -179,12 +222,18 @@ class DockerSandbox(WorkspaceSync, Sandbox):
             with self._lock:
                 self._live.discard(run)
             run.done.set()
-        return ExecResult(exit_code=code, output=bytes(buf).decode("utf-8", errors="replace"),
-                          timed_out=run.reason == "timeout", truncated=seen > self.limits.output_bytes,
-                          duration_s=time.monotonic() - start, killed_reason=run.reason)
+        return ExecResult(
+            exit_code=code,
+            output=bytes(buf).decode("utf-8", errors="replace"),
+            timed_out=run.reason == "timeout",
+            truncated=seen > self.limits.output_bytes,
+            duration_s=time.monotonic() - start,
+            killed_reason=run.reason,
+        )
 
-    def _collect(self, run: _Run, sock: socket.socket, data: bytes, start: float,
-                 limit: float) -> tuple[bytearray, int]:
+    def _collect(
+        self, run: _Run, sock: socket.socket, data: bytes, start: float, limit: float
+    ) -> tuple[bytearray, int]:
         cap = self.limits.output_bytes
         flood = cap + max(cap, 4 << 20)
         buf, frames, seen, pending = bytearray(), bytearray(), 0, memoryview(data)
@@ -209,7 +258,7 @@ class DockerSandbox(WorkspaceSync, Sandbox):
                 readable, writable, _ = select.select([sock], [sock] if writing else [], [], wait)
                 if writable:
                     try:
-                        pending = pending[sock.send(pending[:65536]):]
+                        pending = pending[sock.send(pending[:65536]) :]
                     except BlockingIOError:
                         pass
                     except OSError:
@@ -235,8 +284,8 @@ class DockerSandbox(WorkspaceSync, Sandbox):
                     size = int.from_bytes(frames[4:8], "big")
                     if len(frames) < 8 + size:
                         break
-                    payload = frames[8:8 + size]
-                    del frames[:8 + size]
+                    payload = frames[8 : 8 + size]
+                    del frames[: 8 + size]
                     seen += len(payload)
                     buf += payload[: max(cap - len(buf), 0)]
                 if seen > flood and run.reason is None:
@@ -302,6 +351,8 @@ def _bind_pair(spec: str | Sequence[str], what: str) -> tuple[str, str]:
     """("HOST", "INSIDE") from "PATH" or ["HOST", "INSIDE"]; both absolute, the host one existing."""
     host, inside = (spec, spec) if isinstance(spec, str) else (spec[0], spec[1])
     if not os.path.isabs(host) or not os.path.isabs(inside) or not os.path.exists(host):
-        raise ClawgymError(f"{what} {spec!r} needs an existing absolute host path and an absolute path inside",
-                           hint="write it as '/opt/data' or ['/opt/data', '/data']")
+        raise ClawgymError(
+            f"{what} {spec!r} needs an existing absolute host path and an absolute path inside",
+            hint="write it as '/opt/data' or ['/opt/data', '/data']",
+        )
     return os.path.realpath(host), posixpath.normpath(inside)

@@ -23,8 +23,9 @@ def docker_client() -> Any:
             try:
                 import docker  # noqa: PLC0415 - optional, heavy: only when a docker sandbox is made
             except ImportError:
-                raise PrerequisiteError("the docker Python package is not installed",
-                                        hint="pip install docker") from None
+                raise PrerequisiteError(
+                    "the docker Python package is not installed", hint="pip install docker"
+                ) from None
             try:
                 client = docker.from_env(timeout=120)
                 client.ping()

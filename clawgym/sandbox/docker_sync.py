@@ -37,6 +37,7 @@ class WorkspaceSync:
     def _push(self, clear: bool = True) -> None:
         """Make the container's mount mirror the host workspace."""
         import tarfile  # noqa: PLC0415 - keeps registering this backend light
+
         buf = io.BytesIO()
         with tarfile.open(fileobj=buf, mode="w") as tar:
             for path in sorted(self.workspace.iterdir()):
@@ -57,6 +58,7 @@ class WorkspaceSync:
         filling up. Links never lead out of the workspace.
         """
         import tarfile  # noqa: PLC0415
+
         try:
             stream, _ = self._api.get_archive(self._container.id, self.mount + "/.")
         except self._errors.DockerException as exc:
@@ -73,8 +75,11 @@ class WorkspaceSync:
                         count += 1
                         size += member.size if member.isfile() else 0
                         if count > limits.entries or size > limits.apparent_bytes:
-                            what = (f"more than {limits.entries:,} files and folders" if count > limits.entries
-                                    else f"files claim more than {limits.apparent_bytes >> 20} MiB (apparent size)")
+                            what = (
+                                f"more than {limits.entries:,} files and folders"
+                                if count > limits.entries
+                                else f"files claim more than {limits.apparent_bytes >> 20} MiB (apparent size)"
+                            )
                             self.workspace_problem = f"the workspace is too large to copy out and grade: {what}"
                             break
                         name = member.name.split("/", 1)[1] if "/" in member.name else ""

@@ -47,7 +47,6 @@ class _Run:
                 pass
 
 
-
 class FreshExecs:
     """The fresh-bwrap exec path of `LocalSandbox` (its attributes are set up there)."""
 
@@ -57,8 +56,9 @@ class FreshExecs:
     _cgroup: Any
     _net: Any
 
-    def _exec_fresh(self, argv: list[str], run_env: dict[str, str], workdir: str | None, data: bytes | None,
-                    limit: float) -> ExecResult:
+    def _exec_fresh(
+        self, argv: list[str], run_env: dict[str, str], workdir: str | None, data: bytes | None, limit: float
+    ) -> ExecResult:
         """Run one command in a bwrap of its own (its namespaces end with it)."""
         fds = [*os.pipe(), *os.pipe()]  # output r/w, status r/w
         passed, data_args, block_w = [fds[3]], [], None
@@ -68,12 +68,30 @@ class FreshExecs:
                 passed.append(r)
                 data_args += ["--block-fd", str(r)]
             data_args += data_binds(self._data, self._perms, passed)
-            args = [*self._launch, *self._head, *data_args, *self._tail, "--json-status-fd", str(fds[3]), "--",
-                    *INIT, self.resolve_workdir(workdir), *self._inner, *argv]
+            args = [
+                *self._launch,
+                *self._head,
+                *data_args,
+                *self._tail,
+                "--json-status-fd",
+                str(fds[3]),
+                "--",
+                *INIT,
+                self.resolve_workdir(workdir),
+                *self._inner,
+                *argv,
+            ]
             start = time.monotonic()
-            proc = subprocess.Popen(args, stdin=subprocess.DEVNULL if data is None else subprocess.PIPE,
-                                    stdout=fds[1], stderr=fds[1], env=run_env, cwd="/", pass_fds=passed,
-                                    preexec_fn=self._preexec_fn)
+            proc = subprocess.Popen(
+                args,
+                stdin=subprocess.DEVNULL if data is None else subprocess.PIPE,
+                stdout=fds[1],
+                stderr=fds[1],
+                env=run_env,
+                cwd="/",
+                pass_fds=passed,
+                preexec_fn=self._preexec_fn,
+            )
         except (OSError, subprocess.SubprocessError) as exc:
             for fd in (fds[0], fds[2]) + ((block_w,) if block_w is not None else ()):
                 os.close(fd)
@@ -99,8 +117,7 @@ class FreshExecs:
             os.close(fds[0])
             os.close(fds[2])
 
-    def _collect(self, run: _Run, out_r: int, st_r: int, data: bytes | None, start: float,
-                 limit: float) -> ExecResult:
+    def _collect(self, run: _Run, out_r: int, st_r: int, data: bytes | None, start: float, limit: float) -> ExecResult:
         cap = self.limits.output_bytes
         flood = cap + max(cap, 4 << 20)  # past this much output the command is killed
         buf, status, seen, hard_deadline = bytearray(), bytearray(), 0, None
@@ -137,7 +154,7 @@ class FreshExecs:
                 for key, _ in sel.select(max((hard_deadline or deadline) - now, 0.0)):
                     if key.fd not in reads:  # stdin is writable
                         try:
-                            pending = pending[os.write(key.fd, pending[:65536]):]
+                            pending = pending[os.write(key.fd, pending[:65536]) :]
                         except BlockingIOError:
                             continue
                         except OSError:
@@ -186,9 +203,14 @@ class FreshExecs:
             if code is not None and code < 0:  # we did not signal it: something outside did
                 raise InfraError(f"the sandbox was killed from outside (bubblewrap ended by signal {-code})")
             raise InfraError(f"sandbox failed to start: {output.strip() or f'bwrap exited {code}'}")
-        return ExecResult(exit_code=None if run.reason else int(info["exit-code"]), output=output,
-                          timed_out=run.reason == "timeout", truncated=seen > cap,
-                          duration_s=time.monotonic() - start, killed_reason=run.reason)
+        return ExecResult(
+            exit_code=None if run.reason else int(info["exit-code"]),
+            output=output,
+            timed_out=run.reason == "timeout",
+            truncated=seen > cap,
+            duration_s=time.monotonic() - start,
+            killed_reason=run.reason,
+        )
 
     def _release(self, run: _Run) -> None:
         """Give the waiting pid 1 its network, move it (and the helper) into the memory cgroup, then
@@ -243,5 +265,3 @@ def parse_status(raw: bytes | bytearray) -> dict:
         except ValueError:
             continue
     return info
-
-

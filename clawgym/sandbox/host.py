@@ -218,8 +218,9 @@ def sweep(parent: Path) -> None:
             continue
 
 
-OWNER_WALK_LIMITS = safefs.TreeLimits(entries=10 ** 8, depth=safefs.GRADING_LIMITS.depth,
-                                      apparent_bytes=1 << 62, data_bytes=1 << 62)
+OWNER_WALK_LIMITS = safefs.TreeLimits(
+    entries=10**8, depth=safefs.GRADING_LIMITS.depth, apparent_bytes=1 << 62, data_bytes=1 << 62
+)
 
 
 def walk_entries(root: Path) -> Iterator[tuple[int | None, str, os.stat_result]]:
@@ -330,6 +331,7 @@ def _try_rmdir(cgroup: Path | None) -> bool:
 def later(fn: Callable[[], object]) -> None:
     """Run `fn` (the tail of a sandbox's tear-down: reaping, cgroup, uid) on a background thread;
     `drain_later` (also called at exit) waits for what is queued."""
+
     def job() -> bool:
         fn()
         return True

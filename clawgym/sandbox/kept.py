@@ -101,11 +101,26 @@ class KeptNamespaces:
             data_args += data_binds(self._data, self._perms, passed)
             home = home_for(self.mount)
             wipe = ["/tmp", "/dev/shm"] + ([home] if home not in ("/", "/tmp") else [])
-            args = [*self._launch, *self._head, *data_args, *self._tail, "--json-status-fd", str(st_w), "--",
-                    *session.server_command(code_r, theirs.fileno(), wipe)]
-            proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.DEVNULL, env=self.default_env(), cwd="/", pass_fds=passed,
-                                    preexec_fn=self._preexec_fn)
+            args = [
+                *self._launch,
+                *self._head,
+                *data_args,
+                *self._tail,
+                "--json-status-fd",
+                str(st_w),
+                "--",
+                *session.server_command(code_r, theirs.fileno(), wipe),
+            ]
+            proc = subprocess.Popen(
+                args,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env=self.default_env(),
+                cwd="/",
+                pass_fds=passed,
+                preexec_fn=self._preexec_fn,
+            )
         except BaseException:
             for fd in (st_r, *((block_w,) if block_w is not None else ())):
                 os.close(fd)
@@ -137,12 +152,26 @@ class KeptNamespaces:
             os.close(st_r)
         return kept
 
-    def _exec_kept(self, kept: session.Session, argv: list[str], env: dict[str, str], workdir: str | None,
-                   data: bytes | None, limit: float) -> ExecResult:
+    def _exec_kept(
+        self,
+        kept: session.Session,
+        argv: list[str],
+        env: dict[str, str],
+        workdir: str | None,
+        data: bytes | None,
+        limit: float,
+    ) -> ExecResult:
         start, cap = time.monotonic(), self.limits.output_bytes
-        code, out, seen, reason = kept.run([*self._inner, *argv], env, self.resolve_workdir(workdir), data, limit,
-                                           cap, cap + max(cap, 4 << 20),
-                                           lambda: "closed" if self._closed else None)
+        code, out, seen, reason = kept.run(
+            [*self._inner, *argv],
+            env,
+            self.resolve_workdir(workdir),
+            data,
+            limit,
+            cap,
+            cap + max(cap, 4 << 20),
+            lambda: "closed" if self._closed else None,
+        )
         if reason is not None:
             kept.reap(KILL_GRACE)
             with self._lock:
@@ -152,16 +181,20 @@ class KeptNamespaces:
             code = kept.proc.returncode
             how = f"bubblewrap ended by signal {-code}" if code is not None and code < 0 else "its exec server ended"
             raise InfraError(f"the sandbox was killed from outside ({how})")
-        return ExecResult(exit_code=code, output=out.decode("utf-8", errors="replace"),
-                          timed_out=reason == "timeout", truncated=seen > cap,
-                          duration_s=time.monotonic() - start, killed_reason=reason)
+        return ExecResult(
+            exit_code=code,
+            output=out.decode("utf-8", errors="replace"),
+            timed_out=reason == "timeout",
+            truncated=seen > cap,
+            duration_s=time.monotonic() - start,
+            killed_reason=reason,
+        )
 
 
-def finish_teardown(kept: session.Session, cgroup: Path | None, uid_sock: socket.socket | None,
-                     callbacks: list[Callable[[], None]]) -> None:
+def finish_teardown(
+    kept: session.Session, cgroup: Path | None, uid_sock: socket.socket | None, callbacks: list[Callable[[], None]]
+) -> None:
     kept.reap(KILL_GRACE)
     release_cgroup(cgroup, uid_sock)
     for callback in callbacks:
         callback()
-
-

@@ -78,8 +78,7 @@ class Helper:
                     self.proc.kill()
                 except OSError:
                     pass
-                self._reaper = threading.Thread(target=self._reap, name=f"reap-slirp4netns-{self.pid}",
-                                                daemon=True)
+                self._reaper = threading.Thread(target=self._reap, name=f"reap-slirp4netns-{self.pid}", daemon=True)
                 self._reaper.start()
         if wait:
             self.join()
@@ -103,10 +102,15 @@ class UserNet:
     :class:`Helper` per exec, and keeps the stopped ones until they are reaped."""
 
     def __init__(self) -> None:
-        self.slirp = _tool("slirp4netns", "slirp4netns is not installed (needed by networked sandboxes)",
-                           HELPER_HINT)
-        self.prefix = [_tool("nsenter", "util-linux nsenter is not installed (needed by networked sandboxes)",
-                             "install it: apt-get install util-linux"), "--preserve-credentials"]
+        self.slirp = _tool("slirp4netns", "slirp4netns is not installed (needed by networked sandboxes)", HELPER_HINT)
+        self.prefix = [
+            _tool(
+                "nsenter",
+                "util-linux nsenter is not installed (needed by networked sandboxes)",
+                "install it: apt-get install util-linux",
+            ),
+            "--preserve-credentials",
+        ]
         self._lock = threading.Lock()
         self._dying: list[Helper] = []
 
@@ -125,8 +129,11 @@ class UserNet:
 
     def run_as(self, uid: int) -> None:
         """As root: run the helper as the sandbox's own uid, the owner of its user namespace."""
-        setpriv = _tool("setpriv", "util-linux setpriv is not installed (needed by networked sandboxes)",
-                        "install it: apt-get install util-linux")
+        setpriv = _tool(
+            "setpriv",
+            "util-linux setpriv is not installed (needed by networked sandboxes)",
+            "install it: apt-get install util-linux",
+        )
         self.prefix = [setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--", *self.prefix]
 
     def attach(self, pid: int, timeout: float = READY_TIMEOUT) -> Helper:
@@ -145,15 +152,35 @@ class UserNet:
             for fd in fds:
                 os.close(fd)
             raise NetworkStartError(f"cannot reach the sandbox's network namespace: {exc}") from None
-        argv = [*self.prefix, f"--user=/proc/self/fd/{user}", "--", self.slirp, "--configure", f"--mtu={MTU}",
-                "--disable-host-loopback", "--enable-sandbox", "--enable-seccomp", f"--exit-fd={exit_r}",
-                f"--ready-fd={ready_w}", "--netns-type=path", f"--userns-path=/proc/self/fd/{user}",
-                f"/proc/self/fd/{net}", "tap0"]
+        argv = [
+            *self.prefix,
+            f"--user=/proc/self/fd/{user}",
+            "--",
+            self.slirp,
+            "--configure",
+            f"--mtu={MTU}",
+            "--disable-host-loopback",
+            "--enable-sandbox",
+            "--enable-seccomp",
+            f"--exit-fd={exit_r}",
+            f"--ready-fd={ready_w}",
+            "--netns-type=path",
+            f"--userns-path=/proc/self/fd/{user}",
+            f"/proc/self/fd/{net}",
+            "tap0",
+        ]
         helper = None
         try:
             try:
-                proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out, cwd="/",
-                                        env={"PATH": SYSTEM_PATH}, pass_fds=(net, user, exit_r, ready_w))
+                proc = subprocess.Popen(
+                    argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=out,
+                    cwd="/",
+                    env={"PATH": SYSTEM_PATH},
+                    pass_fds=(net, user, exit_r, ready_w),
+                )
             except (OSError, subprocess.SubprocessError) as exc:
                 raise NetworkStartError(f"cannot start slirp4netns: {exc}") from None
             helper = Helper(proc, exit_w)  # closes exit_w when it stops
@@ -165,8 +192,9 @@ class UserNet:
                 helper.stop()
                 detail = os.pread(out, 4096, 0).decode(errors="replace").strip().splitlines()
                 why = "; ".join(line for line in detail if "seccomp is experimental" not in line)[-600:]
-                raise NetworkStartError(f"slirp4netns did not bring the sandbox's network up "
-                                        f"(exit {proc.returncode}): {why or 'no output'}")
+                raise NetworkStartError(
+                    f"slirp4netns did not bring the sandbox's network up (exit {proc.returncode}): {why or 'no output'}"
+                )
             return helper
         except BaseException:
             if helper is not None:

@@ -30,8 +30,9 @@ FILL_NICE = 10
 class SandboxPool:
     """Keeps `size` started local sandboxes with the same options ready to `take()`."""
 
-    def __init__(self, size: int = 4, *, limits: SandboxLimits | None = None, mount: str = DEFAULT_MOUNT,
-                 **options: Any) -> None:
+    def __init__(
+        self, size: int = 4, *, limits: SandboxLimits | None = None, mount: str = DEFAULT_MOUNT, **options: Any
+    ) -> None:
         if options.get("network"):
             raise ValueError("a pool holds network-less sandboxes (networked ones get a fresh bwrap per exec)")
         self.size, self.limits, self.mount, self.options = max(1, int(size)), limits, mount, options

@@ -157,8 +157,9 @@ def available() -> bool:
     return os.access(PYTHON, os.X_OK)
 
 
-def send_request(ctl: socket.socket, argv: list[str], env: dict[str, str], cwd: str, out_w: int,
-                 in_r: int | None) -> None:
+def send_request(
+    ctl: socket.socket, argv: list[str], env: dict[str, str], cwd: str, out_w: int, in_r: int | None
+) -> None:
     """Ask the server to run one command with its output (and input) on the given pipe ends."""
     fields = [cwd, str(len(argv)), *argv, *(f"{k}={v}" for k, v in env.items())]
     if any("\0" in f for f in fields):
@@ -202,8 +203,17 @@ class Session:
             self.proc.wait()
         self.ctl.close()
 
-    def run(self, argv: list[str], env: dict[str, str], cwd: str, data: bytes | None, limit: float,
-            cap: int, flood: int, killed: Callable[[], str | None]) -> tuple[int | None, bytes, int, str | None]:
+    def run(
+        self,
+        argv: list[str],
+        env: dict[str, str],
+        cwd: str,
+        data: bytes | None,
+        limit: float,
+        cap: int,
+        flood: int,
+        killed: Callable[[], str | None],
+    ) -> tuple[int | None, bytes, int, str | None]:
         """Run one command: (exit code or None when killed, output kept, bytes seen, kill reason).
         `killed()` reports a reason when close() ended the sandbox meanwhile."""
         out_r, out_w = os.pipe()
@@ -246,7 +256,7 @@ class Session:
                 for key, _ in sel.select(max((hard or deadline) - now, 0.0) if reason is None else 0.05):
                     if key.fd == in_w:
                         try:
-                            pending = pending[os.write(in_w, pending[:65536]):]
+                            pending = pending[os.write(in_w, pending[:65536]) :]
                         except BlockingIOError:
                             continue
                         except OSError:

@@ -62,8 +62,15 @@ def _with_archive(tree: FileTree, archive: Path, doc: Document) -> FileTree:
                 if member.mode & 0o111:
                     executables.add(name)
     except (OSError, tarfile.TarError) as e:
-        raise SpecError([Problem(f"cannot read the workspace archive {archive.name}: {e}", **doc.where(("archive",)),
-                                 hint="give a tar file next to workspace.yaml")]) from None
+        raise SpecError(
+            [
+                Problem(
+                    f"cannot read the workspace archive {archive.name}: {e}",
+                    **doc.where(("archive",)),
+                    hint="give a tar file next to workspace.yaml",
+                )
+            ]
+        ) from None
     return FileTree(dict(sorted(files.items())), frozenset(executables))
 
 
@@ -151,8 +158,13 @@ class Library:
         doc = load_file(self._display(path))
         problems = validate_document(doc, expected_kind=kind)
         if not problems and doc.data.get("name") != name:
-            problems.append(Problem(f"name {doc.data.get('name')!r} does not match the file name {name!r}",
-                                    **doc.where(("name",)), hint=f"set 'name: {name}' or rename the file"))
+            problems.append(
+                Problem(
+                    f"name {doc.data.get('name')!r} does not match the file name {name!r}",
+                    **doc.where(("name",)),
+                    hint=f"set 'name: {name}' or rename the file",
+                )
+            )
         if problems:
             raise SpecError(problems)
         return doc
@@ -161,24 +173,44 @@ class Library:
         path = folder / "SKILL.md"
         shown = self._display(path)
         if not path.is_file():
-            raise SpecError.one("missing SKILL.md", file=shown,
-                                hint="a skill folder holds SKILL.md: YAML front matter (name, description), then instructions")
+            raise SpecError.one(
+                "missing SKILL.md",
+                file=shown,
+                hint="a skill folder holds SKILL.md: YAML front matter (name, description), then instructions",
+            )
         text = path.read_text(encoding="utf-8")
         if not text.startswith("---\n") or "\n---" not in text[4:]:
-            raise SpecError.one("SKILL.md must start with YAML front matter between '---' lines", file=shown, line=1,
-                                hint="add '---', 'name: ...', 'description: ...', '---' at the top")
-        front = text[4: text.index("\n---", 4)]
+            raise SpecError.one(
+                "SKILL.md must start with YAML front matter between '---' lines",
+                file=shown,
+                line=1,
+                hint="add '---', 'name: ...', 'description: ...', '---' at the top",
+            )
+        front = text[4 : text.index("\n---", 4)]
         doc = load_text(front, shown)
         meta = doc.data if isinstance(doc.data, dict) else {}
         problems = []
         if meta.get("name") != name:
-            problems.append(Problem(f"front matter name {meta.get('name')!r} does not match the folder {name!r}",
-                                    file=shown, line=doc.line(("name",)) + 1, key="name", hint=f"set 'name: {name}'"))
+            problems.append(
+                Problem(
+                    f"front matter name {meta.get('name')!r} does not match the folder {name!r}",
+                    file=shown,
+                    line=doc.line(("name",)) + 1,
+                    key="name",
+                    hint=f"set 'name: {name}'",
+                )
+            )
         desc = meta.get("description")
         if not isinstance(desc, str) or not desc.strip() or len(desc) > 1024:
-            problems.append(Problem("front matter needs a 'description' of 1 to 1024 characters", file=shown,
-                                    line=doc.line(("description",)) + 1, key="description",
-                                    hint="say what the skill does and when to use it"))
+            problems.append(
+                Problem(
+                    "front matter needs a 'description' of 1 to 1024 characters",
+                    file=shown,
+                    line=doc.line(("description",)) + 1,
+                    key="description",
+                    hint="say what the skill does and when to use it",
+                )
+            )
         if problems:
             raise SpecError(problems)
         return desc

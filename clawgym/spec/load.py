@@ -28,16 +28,27 @@ class SpecLoader(_BaseLoader):  # type: ignore[misc, valid-type]
 SpecLoader.yaml_implicit_resolvers = {}
 for _first, _resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items():
     SpecLoader.yaml_implicit_resolvers[_first] = [
-        (tag, regexp) for tag, regexp in _resolvers
-        if tag not in ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:int",
-                       "tag:yaml.org,2002:float")
+        (tag, regexp)
+        for tag, regexp in _resolvers
+        if tag
+        not in (
+            "tag:yaml.org,2002:bool",
+            "tag:yaml.org,2002:timestamp",
+            "tag:yaml.org,2002:int",
+            "tag:yaml.org,2002:float",
+        )
     ]
 SCALARS = (  # the plain scalars that load as something other than a string (write.py quotes them)
     ("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")),
     ("tag:yaml.org,2002:int", re.compile(r"^(?:[-+]?(?:0|[1-9][0-9]*)|0x[0-9a-fA-F]+)$"), list("-+0123456789")),
-    ("tag:yaml.org,2002:float",  # YAML 1.2 floats: 1e-5 and 2E3 too, not only 1.0e-5
-     re.compile(r"^(?:[-+]?(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?(?:0|[1-9][0-9]*)[eE][-+]?[0-9]+"
-                r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"), list("-+.0123456789")),
+    (
+        "tag:yaml.org,2002:float",  # YAML 1.2 floats: 1e-5 and 2E3 too, not only 1.0e-5
+        re.compile(
+            r"^(?:[-+]?(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?(?:0|[1-9][0-9]*)[eE][-+]?[0-9]+"
+            r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+        ),
+        list("-+.0123456789"),
+    ),
 )
 for _tag, _regexp, _first in SCALARS:
     SpecLoader.add_implicit_resolver(_tag, _regexp, _first)
@@ -83,15 +94,20 @@ def load_text(text: str, file: str) -> Document:
         if exc.context:
             started = exc.context_mark.line + 1 if exc.context_mark else None
             what += f" ({exc.context}" + (f" that starts on line {started})" if started and started != line else ")")
-        raise SpecError.one(what, file=file, line=line,
-                            hint="check indentation, quoting and that every 'key: value' has a space after the colon")
+        raise SpecError.one(
+            what,
+            file=file,
+            line=line,
+            hint="check indentation, quoting and that every 'key: value' has a space after the colon",
+        )
     except yaml.YAMLError as exc:
         raise SpecError.one(f"invalid YAML: {exc}", file=file, line=1)
     finally:
         loader.dispose()
     if node is None:
-        raise SpecError.one("the file is empty", file=file, line=1,
-                            hint="a spec starts with 'apiVersion: clawgym/v1' and 'kind: ...'")
+        raise SpecError.one(
+            "the file is empty", file=file, line=1, hint="a spec starts with 'apiVersion: clawgym/v1' and 'kind: ...'"
+        )
     doc = Document(data=None, file=file)
     doc.lines[()] = node.start_mark.line + 1
     doc.data = _build(node, (), doc, loader)
@@ -120,9 +136,13 @@ def _build(node: yaml.Node, path: tuple, doc: Document, loader: yaml.BaseLoader)
             if not isinstance(key, str):
                 key = str(key)
             if key in out:
-                raise SpecError.one(f"duplicate key {key!r} (first at line {doc.lines[path + (key,)]})",
-                                    file=doc.file, line=line, key=key_path(path + (key,)),
-                                    hint="remove one of them")
+                raise SpecError.one(
+                    f"duplicate key {key!r} (first at line {doc.lines[path + (key,)]})",
+                    file=doc.file,
+                    line=line,
+                    key=key_path(path + (key,)),
+                    hint="remove one of them",
+                )
             doc.lines[path + (key,)] = line
             out[key] = _build(value_node, path + (key,), doc, loader)
         return out

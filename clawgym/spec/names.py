@@ -26,8 +26,7 @@ def _dotted(node: nodes.Node) -> list[str] | None:
         if isinstance(node, nodes.Getattr):
             parts.append(node.attr)
             node = node.node
-        elif isinstance(node, nodes.Getitem) and isinstance(node.arg, nodes.Const) \
-                and isinstance(node.arg.value, str):
+        elif isinstance(node, nodes.Getitem) and isinstance(node.arg, nodes.Const) and isinstance(node.arg.value, str):
             parts.append(node.arg.value)
             node = node.node
         elif isinstance(node, nodes.Name):
@@ -110,6 +109,7 @@ def missing_attribute(source: str, attr: str, context: dict) -> tuple[str, str] 
 
 def _close(word: str, keys: list[str]) -> list[str]:
     import difflib
+
     return difflib.get_close_matches(word, keys, n=2, cutoff=0.6)
 
 

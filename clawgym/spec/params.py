@@ -21,15 +21,23 @@ def param_problems(doc: Document) -> list[Problem]:
         path = ("params", name)
         given = [s for s in SAMPLERS if s in spec]
         if len(given) != 1:
-            problems.append(Problem(f"give exactly one of {', '.join(SAMPLERS)} (found {', '.join(given) or 'none'})",
-                                    **doc.where(path), hint="for example 'n: {int: [3, 8]}'"))
+            problems.append(
+                Problem(
+                    f"give exactly one of {', '.join(SAMPLERS)} (found {', '.join(given) or 'none'})",
+                    **doc.where(path),
+                    hint="for example 'n: {int: [3, 8]}'",
+                )
+            )
             continue
         kind = given[0]
         if kind in ("int", "float", "date") and isinstance(spec[kind], list) and len(spec[kind]) == 2:
             low, high = spec[kind]
             if str(low) > str(high) if kind == "date" else low > high:
-                problems.append(Problem(f"empty range: {low} is above {high}", **doc.where(path + (kind,)),
-                                        hint="write [low, high]"))
+                problems.append(
+                    Problem(
+                        f"empty range: {low} is above {high}", **doc.where(path + (kind,)), hint="write [low, high]"
+                    )
+                )
         if kind == "date":
             for i, value in enumerate(spec["date"]):
                 try:
@@ -39,8 +47,12 @@ def param_problems(doc: Document) -> list[Problem]:
         if "k" in spec and kind != "sample":
             problems.append(Problem("'k' only applies to 'sample'", **doc.where(path + ("k",))))
         if kind == "sample" and spec.get("k", 1) > len(spec["sample"]):
-            problems.append(Problem(f"k={spec['k']} is more than the {len(spec['sample'])} items to sample from",
-                                    **doc.where(path + ("k",))))
+            problems.append(
+                Problem(
+                    f"k={spec['k']} is more than the {len(spec['sample'])} items to sample from",
+                    **doc.where(path + ("k",)),
+                )
+            )
         if "round" in spec and kind != "float":
             problems.append(Problem("'round' only applies to 'float'", **doc.where(path + ("round",))))
     return problems

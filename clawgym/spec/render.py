@@ -112,12 +112,37 @@ class SpecEnvironment(SandboxedEnvironment):
 @lru_cache(maxsize=1)
 def environment() -> SandboxedEnvironment:
     """The one Jinja environment: sandboxed, strict about undefined names, no autoescape."""
-    env = SpecEnvironment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
-                               autoescape=False, trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(tojson=_tojson, toyaml=_toyaml, date_add=_date_add, days_between=_days_between, weekday=_weekday,
-                       money=_money, fmt=_fmt, sum_by=_sum_by, count_by=_count_by)
-    env.globals.update(zip=zip, enumerate=enumerate, sorted=sorted, min=min, max=max, abs=abs,
-                       round=round, len=len, int=int, float=float, str=str)
+    env = SpecEnvironment(
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(
+        tojson=_tojson,
+        toyaml=_toyaml,
+        date_add=_date_add,
+        days_between=_days_between,
+        weekday=_weekday,
+        money=_money,
+        fmt=_fmt,
+        sum_by=_sum_by,
+        count_by=_count_by,
+    )
+    env.globals.update(
+        zip=zip,
+        enumerate=enumerate,
+        sorted=sorted,
+        min=min,
+        max=max,
+        abs=abs,
+        round=round,
+        len=len,
+        int=int,
+        float=float,
+        str=str,
+    )
     return env
 
 
@@ -127,7 +152,8 @@ _CACHE_VERSION = "1"  # bump when the environment's parse options change
 def _cache_dir() -> Path | None:
     """Where compiled templates are kept between runs (CLAWGYM_CACHE_DIR=off disables it)."""
     root = os.environ.get("CLAWGYM_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "clawgym")
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "clawgym"
+    )
     if root == "off":
         return None
     tag = f"jinja-{jinja2.__version__}-py{sys.version_info[0]}{sys.version_info[1]}-v{_CACHE_VERSION}"
@@ -223,15 +249,20 @@ def _undefined_member(hole: jinja2.Undefined) -> RenderError:
     if isinstance(owner, dict):
         keys = sorted(map(str, owner))
         near = did_you_mean(str(name), keys)
-        return RenderError(f"undefined attribute {name!r} in template: the mappings it is read from have no "
-                           f"key {name!r}", hint=f"{near + ' ' if near else ''}they have: {', '.join(keys)}")
-    return RenderError(f"undefined variable {name!r} in template", hint="check the spelling against params, vars and data")
+        return RenderError(
+            f"undefined attribute {name!r} in template: the mappings it is read from have no key {name!r}",
+            hint=f"{near + ' ' if near else ''}they have: {', '.join(keys)}",
+        )
+    return RenderError(
+        f"undefined variable {name!r} in template", hint="check the spelling against params, vars and data"
+    )
 
 
 def _explain(exc: Exception, context: dict, source: str = "") -> RenderError:
     if isinstance(exc, jinja2.TemplateSyntaxError):
-        return RenderError(f"template syntax error: {exc.message}",
-                           hint="check the {{ }} and {% %} pairs", template_line=exc.lineno)
+        return RenderError(
+            f"template syntax error: {exc.message}", hint="check the {{ }} and {% %} pairs", template_line=exc.lineno
+        )
     if isinstance(exc, jinja2.UndefinedError):
         msg = str(exc)
         m = re.match(r"'(\w+)' is undefined", msg)
@@ -248,8 +279,10 @@ def _explain(exc: Exception, context: dict, source: str = "") -> RenderError:
             if attr not in rows and rows:  # a loop variable or map(attribute=) over generated rows
                 hint = did_you_mean(attr, rows) or f"the generated rows have: {', '.join(sorted(rows))}"
             else:
-                hint = did_you_mean(attr, _nested_keys(context) - {attr}) or \
-                    "check the spelling against params, vars and data"
+                hint = (
+                    did_you_mean(attr, _nested_keys(context) - {attr})
+                    or "check the spelling against params, vars and data"
+                )
             return RenderError(f"undefined variable in template: no attribute {attr!r}", hint=hint)
         return RenderError(f"undefined variable in template: {msg}")
     if isinstance(exc, jinja2.exceptions.SecurityError):

@@ -66,7 +66,7 @@ class Task:
     limits: Mapping[str, Any] = field(default_factory=dict)
     network: bool = False
     mount: str = "/root/.openclaw/workspace"
-    tools: Mapping[str, Any] = field(default_factory=dict)   # enable / disable / corpus for the claw agent
+    tools: Mapping[str, Any] = field(default_factory=dict)  # enable / disable / corpus for the claw agent
     clock: str = "2026-03-02T09:00:00Z"
     title: str = ""
     subcategory: str = ""
@@ -104,13 +104,22 @@ class Task:
     def compute_hash(self) -> str:
         """sha256 over everything that affects running or grading (not the spec's file name)."""
         body = {
-            "name": self.name, "category": self.category, "seed": self.seed, "params": self.params,
+            "name": self.name,
+            "category": self.category,
+            "seed": self.seed,
+            "params": self.params,
             "instruction": self.instruction,
             "files": {p: hashlib.sha256(b).hexdigest() for p, b in sorted(self.files.items())},
-            "executables": sorted(self.executables), "solution": self.solution,
-            "checks": self.checks, "rubric": self.rubric, "rubric_weight": self.rubric_weight,
-            "limits": self.limits, "network": self.network, "mount": self.mount,
-            "extra": self.extra_hashed, **({"tools": self.tools} if self.tools else {}),
+            "executables": sorted(self.executables),
+            "solution": self.solution,
+            "checks": self.checks,
+            "rubric": self.rubric,
+            "rubric_weight": self.rubric_weight,
+            "limits": self.limits,
+            "network": self.network,
+            "mount": self.mount,
+            "extra": self.extra_hashed,
+            **({"tools": self.tools} if self.tools else {}),
             **({"clock": self.clock} if self.clock != "2026-03-02T09:00:00Z" else {}),
             **({"followups": self.followups} if self.followups else {}),
         }
@@ -119,17 +128,36 @@ class Task:
 
     def summary(self) -> dict[str, Any]:
         """What a trajectory or trial record embeds to identify and reproduce this instance."""
-        return {"name": self.name, "id": self.id, "hash": self.hash, "seed": self.seed,
-                "category": self.category, "params": thaw(self.params), "persona": self.persona,
-                "spec_file": self.spec_file}
+        return {
+            "name": self.name,
+            "id": self.id,
+            "hash": self.hash,
+            "seed": self.seed,
+            "category": self.category,
+            "params": thaw(self.params),
+            "persona": self.persona,
+            "spec_file": self.spec_file,
+        }
 
     def to_dict(self, *, with_files: bool = True) -> dict[str, Any]:
         """JSON-friendly view (file contents as text where they are UTF-8)."""
-        out = {**self.summary(), "title": self.title, "subcategory": self.subcategory,
-               "difficulty": self.difficulty, "skills": list(self.skills), "workspace": self.workspace,
-               "instruction": self.instruction, "solution": thaw(self.solution), "checks": thaw(self.checks),
-               "rubric": thaw(self.rubric), "limits": thaw(self.limits), "network": self.network,
-               "mount": self.mount, "tools": thaw(self.tools), "clock": self.clock}
+        out = {
+            **self.summary(),
+            "title": self.title,
+            "subcategory": self.subcategory,
+            "difficulty": self.difficulty,
+            "skills": list(self.skills),
+            "workspace": self.workspace,
+            "instruction": self.instruction,
+            "solution": thaw(self.solution),
+            "checks": thaw(self.checks),
+            "rubric": thaw(self.rubric),
+            "limits": thaw(self.limits),
+            "network": self.network,
+            "mount": self.mount,
+            "tools": thaw(self.tools),
+            "clock": self.clock,
+        }
         if self.followups:
             out["followups"] = thaw(self.followups)
         if with_files:

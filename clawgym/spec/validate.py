@@ -21,11 +21,35 @@ from .. import API_VERSION
 from ..errors import Problem, did_you_mean, key_path
 from .load import Document
 
-KINDS = {"Task": "task", "Persona": "persona", "Skill": "skill", "Workspace": "workspace", "Run": "run",
-         "Taxonomy": "taxonomy", "Synth": "synth", "Train": "train", "RL": "rl", "HeldOut": "heldout",
-         "ComposeDomains": "compose-domains", "ComposeOperations": "compose-operations"}
-SCHEMA_FILES = ("common", "task", "persona", "skill", "workspace", "run", "taxonomy", "synth", "train", "rl",
-                "heldout", "compose-domains", "compose-operations")
+KINDS = {
+    "Task": "task",
+    "Persona": "persona",
+    "Skill": "skill",
+    "Workspace": "workspace",
+    "Run": "run",
+    "Taxonomy": "taxonomy",
+    "Synth": "synth",
+    "Train": "train",
+    "RL": "rl",
+    "HeldOut": "heldout",
+    "ComposeDomains": "compose-domains",
+    "ComposeOperations": "compose-operations",
+}
+SCHEMA_FILES = (
+    "common",
+    "task",
+    "persona",
+    "skill",
+    "workspace",
+    "run",
+    "taxonomy",
+    "synth",
+    "train",
+    "rl",
+    "heldout",
+    "compose-domains",
+    "compose-operations",
+)
 _TEMPLATE_STRING = {"type": "string", "pattern": r"\{\{|\{%"}
 
 
@@ -46,21 +70,25 @@ def relax_templates(schema: Any) -> Any:
     if out.get("x-template") == "value":
         inner = {k: v for k, v in out.items() if k not in ("x-template", "description", "default")}
         if inner:
-            return {"anyOf": [inner, _TEMPLATE_STRING],
-                    **{k: out[k] for k in ("x-template", "description", "default") if k in out}}
+            return {
+                "anyOf": [inner, _TEMPLATE_STRING],
+                **{k: out[k] for k in ("x-template", "description", "default") if k in out},
+            }
     return out
 
 
 @lru_cache(maxsize=None)
 def _registry() -> Registry:
-    resources_ = [(f"{n}.v1.json", Resource.from_contents(relax_templates(raw_schema(n)),
-                                                           default_specification=_spec()))
-                  for n in SCHEMA_FILES]
+    resources_ = [
+        (f"{n}.v1.json", Resource.from_contents(relax_templates(raw_schema(n)), default_specification=_spec()))
+        for n in SCHEMA_FILES
+    ]
     return Registry().with_resources(resources_)
 
 
 def _spec():
     from referencing.jsonschema import DRAFT202012
+
     return DRAFT202012
 
 
@@ -115,8 +143,13 @@ def validate_document(doc: Document, expected_kind: str | None = None) -> list[P
     """Every problem with one document: structure, kind, schema and plugin schemas."""
     data = doc.data
     if not isinstance(data, dict):
-        return [Problem("a spec must be a mapping of keys to values", **doc.where(()),
-                        hint="start with 'apiVersion: clawgym/v1' and 'kind: Task'")]
+        return [
+            Problem(
+                "a spec must be a mapping of keys to values",
+                **doc.where(()),
+                hint="start with 'apiVersion: clawgym/v1' and 'kind: Task'",
+            )
+        ]
     head = _check_head(doc, expected_kind)
     if head:
         return head
@@ -132,8 +165,13 @@ def validate_plugin(kind: str, config: Any, doc: Document, path: tuple, *, stric
     from ..errors import ClawgymError
 
     if not isinstance(config, dict) or not isinstance(config.get("type"), str):
-        return [Problem(f"a {kind} needs a 'type' key naming the {kind}", **doc.where(path),
-                        hint=f"known {kind} types: {', '.join(registry.names(kind))}")]
+        return [
+            Problem(
+                f"a {kind} needs a 'type' key naming the {kind}",
+                **doc.where(path),
+                hint=f"known {kind} types: {', '.join(registry.names(kind))}",
+            )
+        ]
     try:
         plugin_schema(kind, config["type"])  # an unknown type is reported with the closest names
     except ClawgymError as exc:
@@ -152,8 +190,12 @@ def rendered_value_problems(schema: dict, value: Any, doc: Document, path: tuple
     rules = schema.keys() - _TEMPLATE_ONLY_KEYS
     if not rules:
         return []
-    if isinstance(value, str) and schema.get("type") == "string" and rules <= {"type", "minLength"} \
-            and len(value) >= schema.get("minLength", 0):
+    if (
+        isinstance(value, str)
+        and schema.get("type") == "string"
+        and rules <= {"type", "minLength"}
+        and len(value) >= schema.get("minLength", 0)
+    ):
         return []  # the common case, without the validator's overhead
     entry = _field_validators.get(id(schema))
     if entry is None or entry[0] is not schema:  # keep the schema alive so its id stays unique
@@ -176,28 +218,48 @@ def _check_head(doc: Document, expected_kind: str | None) -> list[Problem]:
     problems = []
     version = data.get("apiVersion")
     if version is None:
-        problems.append(Problem("missing required key 'apiVersion'", **doc.where(()),
-                                hint=f"add 'apiVersion: {API_VERSION}'"))
+        problems.append(
+            Problem("missing required key 'apiVersion'", **doc.where(()), hint=f"add 'apiVersion: {API_VERSION}'")
+        )
     elif version != API_VERSION:
-        problems.append(Problem(f"unsupported apiVersion {version!r}", **doc.where(("apiVersion",)),
-                                hint=f"use '{API_VERSION}'"))
+        problems.append(
+            Problem(f"unsupported apiVersion {version!r}", **doc.where(("apiVersion",)), hint=f"use '{API_VERSION}'")
+        )
     kind = data.get("kind")
     if kind is None:
-        problems.append(Problem("missing required key 'kind'", **doc.where(()),
-                                hint=f"add 'kind: {expected_kind or 'Task'}' (one of {', '.join(KINDS)})"))
+        problems.append(
+            Problem(
+                "missing required key 'kind'",
+                **doc.where(()),
+                hint=f"add 'kind: {expected_kind or 'Task'}' (one of {', '.join(KINDS)})",
+            )
+        )
     elif kind not in KINDS:
-        problems.append(Problem(f"unknown kind {kind!r}", **doc.where(("kind",)),
-                                hint=did_you_mean(kind, KINDS) or f"one of {', '.join(KINDS)}"))
+        problems.append(
+            Problem(
+                f"unknown kind {kind!r}",
+                **doc.where(("kind",)),
+                hint=did_you_mean(kind, KINDS) or f"one of {', '.join(KINDS)}",
+            )
+        )
     elif expected_kind and kind != expected_kind:
-        problems.append(Problem(f"expected a {expected_kind} spec here, found kind {kind!r}",
-                                **doc.where(("kind",)), hint=f"this file must be a {expected_kind}"))
+        problems.append(
+            Problem(
+                f"expected a {expected_kind} spec here, found kind {kind!r}",
+                **doc.where(("kind",)),
+                hint=f"this file must be a {expected_kind}",
+            )
+        )
     return problems
 
 
 def _plugin_problems(doc: Document, schema: dict, value: Any, path: tuple) -> list[Problem]:
     """Walk `value` alongside `schema` and validate every `x-plugin` node against its plugin."""
-    return [p for kind, sub_path, sub_value in iter_plugin_nodes(schema, value, path)
-            for p in validate_plugin(kind, sub_value, doc, sub_path)]
+    return [
+        p
+        for kind, sub_path, sub_value in iter_plugin_nodes(schema, value, path)
+        for p in validate_plugin(kind, sub_value, doc, sub_path)
+    ]
 
 
 def iter_plugin_nodes(schema: dict, value: Any, path: tuple) -> Iterator[tuple[str, tuple, Any]]:
@@ -217,8 +279,15 @@ def iter_plugin_nodes(schema: dict, value: Any, path: tuple) -> Iterator[tuple[s
             yield from iter_plugin_nodes(schema["items"], sub, path + (i,))
 
 
-_TYPE_NAMES = {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean",
-               int: "an integer", float: "a number", type(None): "null"}
+_TYPE_NAMES = {
+    dict: "a mapping",
+    list: "a list",
+    str: "a string",
+    bool: "a boolean",
+    int: "an integer",
+    float: "a number",
+    type(None): "null",
+}
 
 
 def _describe(value: Any) -> str:
@@ -243,8 +312,13 @@ def _to_problems(error: ValidationError, doc: Document, prefix: tuple = ()) -> l
         out = []
         for key in missing:
             desc = resolve(schema.get("properties", {}).get(key, {})).get("description", "")
-            out.append(Problem(f"missing required key {key!r}", **where,
-                               hint=f"add '{key}:'" + (f" ({desc.rstrip('.')})" if desc else "")))
+            out.append(
+                Problem(
+                    f"missing required key {key!r}",
+                    **where,
+                    hint=f"add '{key}:'" + (f" ({desc.rstrip('.')})" if desc else ""),
+                )
+            )
         return out
     if v == "type":
         expected = error.validator_value
@@ -253,19 +327,29 @@ def _to_problems(error: ValidationError, doc: Document, prefix: tuple = ()) -> l
     if v == "enum":
         options = error.validator_value
         hint = did_you_mean(value, [str(o) for o in options]) if isinstance(value, str) else ""
-        return [Problem(f"{value!r} is not one of {', '.join(map(str, options))}", **where,
-                        hint=hint or _desc_hint(schema))]
+        return [
+            Problem(f"{value!r} is not one of {', '.join(map(str, options))}", **where, hint=hint or _desc_hint(schema))
+        ]
     if v == "const":
-        return [Problem(f"expected {error.validator_value!r}, got {value!r}", **where,
-                        hint=f"use {error.validator_value!r}")]
+        return [
+            Problem(
+                f"expected {error.validator_value!r}, got {value!r}", **where, hint=f"use {error.validator_value!r}"
+            )
+        ]
     if v == "pattern":
-        return [Problem(f"{value!r} does not match the pattern {error.validator_value}", **where,
-                        hint=_desc_hint(schema))]
+        return [
+            Problem(f"{value!r} does not match the pattern {error.validator_value}", **where, hint=_desc_hint(schema))
+        ]
     if v == "propertyNames":
         inner = best_match(error.context) if error.context else None
         bad = inner.instance if inner is not None else value
-        return [Problem(f"key {bad!r} is not allowed here", **doc.where(path + (bad,)) if isinstance(bad, str) else where,
-                        hint=_desc_hint(schema) or (inner.message if inner else None))]
+        return [
+            Problem(
+                f"key {bad!r} is not allowed here",
+                **doc.where(path + (bad,)) if isinstance(bad, str) else where,
+                hint=_desc_hint(schema) or (inner.message if inner else None),
+            )
+        ]
     if v in ("oneOf", "anyOf") and error.context:
         if "x-template" in schema:
             inner = best_match([e for e in error.context if e.schema is not _TEMPLATE_STRING] or error.context)
@@ -281,6 +365,7 @@ def _to_problems(error: ValidationError, doc: Document, prefix: tuple = ()) -> l
 
 def _matches_pattern_props(key: str, schema: dict) -> bool:
     import re
+
     return any(re.search(p, key) for p in schema.get("patternProperties", {}))
 
 
@@ -299,5 +384,13 @@ def _dedupe(problems: list[Problem]) -> list[Problem]:
     return out
 
 
-__all__ = ["KINDS", "validate_document", "validate_plugin", "plugin_schema", "raw_schema",
-           "resolve", "iter_plugin_nodes", "key_path"]
+__all__ = [
+    "KINDS",
+    "validate_document",
+    "validate_plugin",
+    "plugin_schema",
+    "raw_schema",
+    "resolve",
+    "iter_plugin_nodes",
+    "key_path",
+]

@@ -23,7 +23,7 @@ class _Dumper(_BaseDumper):  # type: ignore[misc, valid-type]
 def _str(dumper: Any, value: str) -> yaml.Node:
     if "\n" in value and not any(line != line.rstrip() for line in value.split("\n")) and "\t" not in value:
         return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
-    if any(regexp.match(value) for _, regexp, _ in SCALARS):   # "1818e81" would load back as a float
+    if any(regexp.match(value) for _, regexp, _ in SCALARS):  # "1818e81" would load back as a float
         return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="'")
     return dumper.represent_scalar("tag:yaml.org,2002:str", value)
 

@@ -32,7 +32,8 @@ def cache_dir() -> Path | None:
     """Where signatures are kept between runs (CLAWGYM_CACHE_DIR=off disables it): the training
     families at 1,000 seeds each are compiled once per machine, not once per synth run."""
     root = os.environ.get("CLAWGYM_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "clawgym")
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "clawgym"
+    )
     return None if root == "off" else Path(root) / "synth-against"
 
 
@@ -52,7 +53,7 @@ def entries(raw: list[str | dict[str, Any]]) -> list[tuple[str, list[int]]]:
 def _jobs(paths: list[Path], seeds: list[int]) -> Iterator[tuple[str, list[int]]]:
     for path in paths:
         for i in range(0, len(seeds), CHUNK):
-            yield str(path), seeds[i:i + CHUNK]
+            yield str(path), seeds[i : i + CHUNK]
 
 
 def _signatures(path: str, seeds: list[int], settings: DedupSettings) -> tuple[list[tuple[str, np.ndarray]], list]:
@@ -90,8 +91,12 @@ def own_text(task: Any, data: dict[str, Any], folder: Path) -> str:
     base, _ = baseline_references(str(folder), json.dumps(bare_spec(data, task), sort_keys=True))
     parts = [task.instruction]
     for rel in sorted(task.files):
-        if base.get(rel) == task.files[rel] or rel in BOOTSTRAP_NAMES or rel == "MEMORY.md" \
-                or (rel.startswith("memory/") and rel.count("/") == 1 and rel.endswith(".md")):
+        if (
+            base.get(rel) == task.files[rel]
+            or rel in BOOTSTRAP_NAMES
+            or rel == "MEMORY.md"
+            or (rel.startswith("memory/") and rel.count("/") == 1 and rel.endswith(".md"))
+        ):
             continue
         parts.append(rel + "\n" + task.files[rel].decode("utf-8", "replace")[:4096])
     return "\n".join(parts)
@@ -136,8 +141,9 @@ def _save(cache: Path | None, pairs: list[tuple[str, np.ndarray]]) -> None:
         pass  # a cache that cannot be written only costs time
 
 
-def against_signatures(raw: list[str | dict[str, Any]], base: Path, settings: DedupSettings, *,
-                       jobs: int = 0) -> list[tuple[str, np.ndarray]]:
+def against_signatures(
+    raw: list[str | dict[str, Any]], base: Path, settings: DedupSettings, *, jobs: int = 0
+) -> list[tuple[str, np.ndarray]]:
     """(key, signature) for every instance the entries name (compiled in parallel, cached per entry)."""
     where = cache_dir()
     groups = []

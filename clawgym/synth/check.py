@@ -14,11 +14,17 @@ def check_synth_spec(path: str | Path) -> int:
     """Validate a synth spec with its taxonomy and families; returns the number of families."""
     spec = load_synth_spec(path)
     if not spec.taxonomy.is_file():
-        raise SpecError.one(f"taxonomy file {spec.taxonomy.name!r} not found next to the spec",
-                            **spec.doc.where(("taxonomy",)), hint="the path is relative to the synth spec")
+        raise SpecError.one(
+            f"taxonomy file {spec.taxonomy.name!r} not found next to the spec",
+            **spec.doc.where(("taxonomy",)),
+            hint="the path is relative to the synth spec",
+        )
     taxonomy = load_taxonomy(spec.taxonomy)
     paths = family_files(spec.families, spec.folder)
     if not paths:
-        raise SpecError.one(f"no task family matches {', '.join(spec.families)}", **spec.doc.where(("families",)),
-                            hint="globs are relative to the synth spec; '**' matches any folders")
+        raise SpecError.one(
+            f"no task family matches {', '.join(spec.families)}",
+            **spec.doc.where(("families",)),
+            hint="globs are relative to the synth spec; '**' matches any folders",
+        )
     return len(load_families(paths, taxonomy))

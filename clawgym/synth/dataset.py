@@ -56,15 +56,19 @@ class Dataset:
         if settings_path.is_file():
             old = json.loads(settings_path.read_text(encoding="utf-8"))
             if not resume:
-                raise ClawgymError(f"{root} already holds a synth dataset",
-                                   hint="add --resume to continue it, or choose another --out")
+                raise ClawgymError(
+                    f"{root} already holds a synth dataset", hint="add --resume to continue it, or choose another --out"
+                )
             changed = [k for k in ("spec_sha256", "seed", "split") if old.get(k) != settings.get(k)]
             if changed:
-                raise ClawgymError(f"cannot resume {root}: the synth spec changed since it was started "
-                                   f"({', '.join(changed)})", hint="use a new --out for the changed spec")
+                raise ClawgymError(
+                    f"cannot resume {root}: the synth spec changed since it was started ({', '.join(changed)})",
+                    hint="use a new --out for the changed spec",
+                )
         elif any(root.iterdir()):
-            raise ClawgymError(f"{root} is not empty and is not a synth dataset",
-                               hint="choose an empty or new folder with --out")
+            raise ClawgymError(
+                f"{root} is not empty and is not a synth dataset", hint="choose an empty or new folder with --out"
+            )
         write_text_atomic(settings_path, json.dumps(settings, indent=2) + "\n")
         dataset = cls(root)
         dataset.repair_tails()
@@ -72,8 +76,9 @@ class Dataset:
         for name in LIBRARY_DIRS:
             src = library_root / name
             if src.is_dir():
-                shutil.copytree(src, root / name, dirs_exist_ok=True,
-                                ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+                shutil.copytree(
+                    src, root / name, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+                )
         return dataset
 
     def repair_tails(self) -> None:
@@ -123,13 +128,15 @@ class Dataset:
         self._append("_rejected", REJECTED, record)
 
     def write_run_spec(self, name: str) -> None:
-        text = ("# yaml-language-server: $schema=https://clawgym.dev/schemas/run.v1.json\n"
-                "# Every task of this dataset with the reference solution; change the agents to evaluate one.\n"
-                "apiVersion: clawgym/v1\nkind: Run\n"
-                f"name: {name}\n"
-                "tasks:\n  - tasks/**/*.yaml\n"
-                "seeds: [0]\nagents:\n  - {type: oracle}\n"
-                f"out: \"runs/{name}/{{{{ timestamp }}}}\"\n")
+        text = (
+            "# yaml-language-server: $schema=https://clawgym.dev/schemas/run.v1.json\n"
+            "# Every task of this dataset with the reference solution; change the agents to evaluate one.\n"
+            "apiVersion: clawgym/v1\nkind: Run\n"
+            f"name: {name}\n"
+            "tasks:\n  - tasks/**/*.yaml\n"
+            "seeds: [0]\nagents:\n  - {type: oracle}\n"
+            f'out: "runs/{name}/{{{{ timestamp }}}}"\n'
+        )
         write_text_atomic(self.root / "run.yaml", text)
 
     def close(self) -> None:

@@ -26,8 +26,9 @@ def datasketch_module() -> Any:
     try:
         import datasketch
     except ImportError:
-        raise PrerequisiteError("near-duplicate removal needs the datasketch package",
-                                hint="pip install 'clawgym[synth]'") from None
+        raise PrerequisiteError(
+            "near-duplicate removal needs the datasketch package", hint="pip install 'clawgym[synth]'"
+        ) from None
     return datasketch
 
 
@@ -53,7 +54,7 @@ def shingles(text: str, size: int) -> set[bytes]:
     words = _WORD.findall(text.lower())
     if len(words) <= size:
         return {" ".join(words).encode()}
-    return {" ".join(words[i:i + size]).encode() for i in range(len(words) - size + 1)}
+    return {" ".join(words[i : i + size]).encode() for i in range(len(words) - size + 1)}
 
 
 def signature(text: str, settings: DedupSettings) -> np.ndarray:

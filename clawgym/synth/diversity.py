@@ -58,7 +58,7 @@ def signatures(texts: list[str]) -> np.ndarray:
     out = np.zeros((len(texts), NUM_PERM), dtype=np.uint64)
     for i, text in enumerate(texts):
         words = normalise(text)
-        grams = {" ".join(words[j:j + SHINGLE]).encode() for j in range(max(1, len(words) - SHINGLE + 1))}
+        grams = {" ".join(words[j : j + SHINGLE]).encode() for j in range(max(1, len(words) - SHINGLE + 1))}
         m = ds.MinHash(num_perm=NUM_PERM, seed=1)
         m.update_batch(list(grams) or [b""])
         out[i] = m.hashvalues
@@ -70,8 +70,8 @@ def similarity(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     out = np.zeros((len(a), len(b)), dtype=np.float32)
     block = max(1, int(2e7 // max(1, len(b) * a.shape[1])))  # about 20 MB of comparisons at a time
     for start in range(0, len(a), block):
-        chunk = a[start:start + block]
-        out[start:start + block] = (chunk[:, None, :] == b[None, :, :]).mean(axis=2)
+        chunk = a[start : start + block]
+        out[start : start + block] = (chunk[:, None, :] == b[None, :, :]).mean(axis=2)
     return out
 
 
@@ -99,8 +99,14 @@ def _quantiles(values: np.ndarray) -> dict[str, float]:
     if not len(values):
         return {}
     q = np.quantile(values, [0.1, 0.25, 0.5, 0.75, 0.9])
-    return {"p10": round(float(q[0]), 3), "p25": round(float(q[1]), 3), "median": round(float(q[2]), 3),
-            "p75": round(float(q[3]), 3), "p90": round(float(q[4]), 3), "max": round(float(values.max()), 3)}
+    return {
+        "p10": round(float(q[0]), 3),
+        "p25": round(float(q[1]), 3),
+        "median": round(float(q[2]), 3),
+        "p75": round(float(q[3]), 3),
+        "p90": round(float(q[4]), 3),
+        "max": round(float(values.max()), 3),
+    }
 
 
 def measure(items: list[Item], against: list[Item] | None = None, link: float = LINK) -> dict[str, Any]:
@@ -116,9 +122,11 @@ def measure(items: list[Item], against: list[Item] | None = None, link: float = 
         groups = clusters(sim, link)
         nearest = sim.max(axis=1) if len(items) > 1 else np.zeros(len(items))
         entry: dict[str, Any] = {
-            "clusters": len(groups), "largest_cluster": len(groups[0]) if groups else 0,
+            "clusters": len(groups),
+            "largest_cluster": len(groups[0]) if groups else 0,
             "nearest_neighbour": _quantiles(nearest),
-            "largest": [[items[i].name for i in g[:5]] for g in groups[:3] if len(g) > 1]}
+            "largest": [[items[i].name for i in g[:5]] for g in groups[:3] if len(g) > 1],
+        }
         if against:
             other = [it.texts.get(view, "") for it in against]
             if any(other):
@@ -126,10 +134,14 @@ def measure(items: list[Item], against: list[Item] | None = None, link: float = 
                 best = cross.argmax(axis=1)
                 score = cross.max(axis=1)
                 entry["against"] = {
-                    "tasks": len(against), "closest": _quantiles(score),
+                    "tasks": len(against),
+                    "closest": _quantiles(score),
                     "share_linked": round(float((score >= link).mean()), 4),
-                    "examples": [{"task": items[i].name, "closest": against[int(best[i])].name,
-                                  "j": round(float(score[i]), 3)} for i in np.argsort(-score)[:5].tolist()]}
+                    "examples": [
+                        {"task": items[i].name, "closest": against[int(best[i])].name, "j": round(float(score[i]), 3)}
+                        for i in np.argsort(-score)[:5].tolist()
+                    ],
+                }
         report["views"][view] = entry
     return report
 
@@ -141,9 +153,12 @@ def measure(items: list[Item], against: list[Item] | None = None, link: float = 
 def _solution_text(steps: Iterable[Any]) -> str:
     parts = []
     for step in steps or []:
-        if isinstance(step, Mapping):   # compiled steps are read-only mappings
-            parts += [" ".join(map(str, v)) if isinstance(v, list) else str(v)   # an argv: its words, not its repr
-                      for k, v in step.items() if k in ("exec", "python", "script", "write", "content", "message")]
+        if isinstance(step, Mapping):  # compiled steps are read-only mappings
+            parts += [
+                " ".join(map(str, v)) if isinstance(v, list) else str(v)  # an argv: its words, not its repr
+                for k, v in step.items()
+                if k in ("exec", "python", "script", "write", "content", "message")
+            ]
         else:
             parts.append(str(step))
     return "\n".join(parts)
@@ -151,8 +166,14 @@ def _solution_text(steps: Iterable[Any]) -> str:
 
 def _from_task(name: str, task: Any, operations: list[str] | None) -> Item:
     ops = operations if operations else [str(c.get("type")) for c in task.checks]
-    return Item(name, {"instruction": task.instruction, "solution": _solution_text(task.solution),
-                       "operations": " ".join(o.replace(".", " ") for o in ops)})
+    return Item(
+        name,
+        {
+            "instruction": task.instruction,
+            "solution": _solution_text(task.solution),
+            "operations": " ".join(o.replace(".", " ") for o in ops),
+        },
+    )
 
 
 def load_set(root: Path, sample: int | None = None, seed: int = 0) -> list[Item]:
@@ -168,8 +189,10 @@ def load_set(root: Path, sample: int | None = None, seed: int = 0) -> list[Item]
     else:
         files = sorted(p for p in root.rglob("*.yaml") if _is_task(p))
         if not files:
-            raise ClawgymError(f"{root} holds neither a synth manifest nor task specs",
-                               hint="pass a folder written by 'clawgym synth', or one of task specs")
+            raise ClawgymError(
+                f"{root} holds neither a synth manifest nor task specs",
+                hint="pass a folder written by 'clawgym synth', or one of task specs",
+            )
         if sample and len(files) > sample:
             files = sorted(random.Random(seed).sample(files, sample))
         entries = [(p, _chain_of(p)) for p in files]
@@ -180,10 +203,15 @@ def load_set(root: Path, sample: int | None = None, seed: int = 0) -> list[Item]
             task = compile_task(spec, 0)
         except SpecError:
             continue
-        if not ops and isinstance(spec.data.get("operations"), list):   # a family's declared skill operations
+        if not ops and isinstance(spec.data.get("operations"), list):  # a family's declared skill operations
             ops = [str(o) for o in spec.data["operations"]]
-        items.append(_from_task(str(path.relative_to(root)) if path.is_relative_to(root) else str(path), task,
-                                list(ops) if ops else None))
+        items.append(
+            _from_task(
+                str(path.relative_to(root)) if path.is_relative_to(root) else str(path),
+                task,
+                list(ops) if ops else None,
+            )
+        )
     return items
 
 
@@ -241,16 +269,24 @@ def print_report(report: dict[str, Any], console: Any, targets: list[dict[str, A
 
     from ..files.textsafe import printable
 
-    table = Table(title=f"Diversity of {report['tasks']} tasks (MinHash, {SHINGLE}-word shingles, digits as one "
-                        f"symbol, linked at J >= {report['link']})")
+    table = Table(
+        title=f"Diversity of {report['tasks']} tasks (MinHash, {SHINGLE}-word shingles, digits as one "
+        f"symbol, linked at J >= {report['link']})"
+    )
     for col in ("view", "clusters", "largest", "nearest J p10", "median", "p90", "vs other: linked", "closest median"):
         table.add_column(col, justify="left" if col == "view" else "right")
     for view, v in report["views"].items():
         nn, against = v["nearest_neighbour"], v.get("against")
-        table.add_row(view, f"{v['clusters']} of {report['tasks']}", str(v["largest_cluster"]), str(nn.get("p10", "-")),
-                      str(nn.get("median", "-")), str(nn.get("p90", "-")),
-                      f"{against['share_linked']:.1%}" if against else "-",
-                      str(against["closest"].get("median", "-")) if against else "-")
+        table.add_row(
+            view,
+            f"{v['clusters']} of {report['tasks']}",
+            str(v["largest_cluster"]),
+            str(nn.get("p10", "-")),
+            str(nn.get("median", "-")),
+            str(nn.get("p90", "-")),
+            f"{against['share_linked']:.1%}" if against else "-",
+            str(against["closest"].get("median", "-")) if against else "-",
+        )
     console.print(table)
     for view, v in report["views"].items():
         for group in v.get("largest", [])[:1]:
@@ -260,8 +296,15 @@ def print_report(report: dict[str, Any], console: Any, targets: list[dict[str, A
         console.print(f"target {t['view']}.{t['target']} {t['value']}: {t['actual']} ({mark})", markup=False)
 
 
-def diversity_command(dataset: Path, against: Path | None, sample: int | None, seed: int, as_json: bool,
-                      console: Any, targets_spec: Path | None = None) -> dict[str, Any]:
+def diversity_command(
+    dataset: Path,
+    against: Path | None,
+    sample: int | None,
+    seed: int,
+    as_json: bool,
+    console: Any,
+    targets_spec: Path | None = None,
+) -> dict[str, Any]:
     items = load_set(dataset, sample, seed)
     other = load_set(against, None, seed) if against else None
     report = measure(items, other)
@@ -285,6 +328,7 @@ def _declared_targets(root: Path) -> dict[str, Any]:
     try:
         settings = json.loads((root / "synth.json").read_text(encoding="utf-8"))
         from .spec import load_synth_spec
+
         return dict(load_synth_spec(settings["spec_file"]).doc.data.get("diversity") or {})
     except Exception:  # noqa: BLE001 - targets are optional
         return {}

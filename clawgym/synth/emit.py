@@ -27,8 +27,15 @@ def _solution_step(step: dict) -> dict:
     return out
 
 
-def concrete_spec(family: dict, task: Task, *, name: str, baseline: dict[str, bytes],
-                  baseline_executables: frozenset[str], extra: dict[str, Any] | None = None) -> dict:
+def concrete_spec(
+    family: dict,
+    task: Task,
+    *,
+    name: str,
+    baseline: dict[str, bytes],
+    baseline_executables: frozenset[str],
+    extra: dict[str, Any] | None = None,
+) -> dict:
     """The concrete spec (as data) for `task`, an instance of `family` (the family spec's data).
 
     `baseline` holds the files the workspace, persona, skills and bootstrap give on their own;
@@ -85,9 +92,15 @@ def concrete_spec(family: dict, task: Task, *, name: str, baseline: dict[str, by
 
 def bare_spec(family: dict, task: Task) -> dict:
     """The task's references without its own content: what the baseline files come from."""
-    bare: dict[str, Any] = {"apiVersion": "clawgym/v1", "kind": "Task", "name": "baseline",
-                            "category": task.category, "persona": task.persona, "skills": list(task.skills),
-                            "workspace": task.workspace}
+    bare: dict[str, Any] = {
+        "apiVersion": "clawgym/v1",
+        "kind": "Task",
+        "name": "baseline",
+        "category": task.category,
+        "persona": task.persona,
+        "skills": list(task.skills),
+        "workspace": task.workspace,
+    }
     if family.get("clock"):
         bare["clock"] = task.clock
     if family.get("mount"):

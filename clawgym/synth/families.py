@@ -86,16 +86,28 @@ def load_families(paths: list[Path], taxonomy: Taxonomy | None = None) -> list[F
             continue
         where = fam.spec.doc.where
         if fam.name in seen:
-            problems.append(Problem(f"family name {fam.name!r} is also used by {seen[fam.name]}",
-                                    **where(("name",)), hint="give every family a unique name"))
+            problems.append(
+                Problem(
+                    f"family name {fam.name!r} is also used by {seen[fam.name]}",
+                    **where(("name",)),
+                    hint="give every family a unique name",
+                )
+            )
         seen[fam.name] = str(path)
         if taxonomy is not None:
             problems += taxonomy.subcategory_problems(fam.category, fam.subcategory, where(("subcategory",)))
         if not fam.operations:
-            problems.append(Problem("a task family must list the skill operations it needs under 'operations'",
-                                    **where(("skills",)), hint="for example: operations: [csv.read_rows, csv.filter_rows]"))
-        for key, what in (("solution", "a reference solution the filters run"),
-                          ("category", "a category the balancer counts")):
+            problems.append(
+                Problem(
+                    "a task family must list the skill operations it needs under 'operations'",
+                    **where(("skills",)),
+                    hint="for example: operations: [csv.read_rows, csv.filter_rows]",
+                )
+            )
+        for key, what in (
+            ("solution", "a reference solution the filters run"),
+            ("category", "a category the balancer counts"),
+        ):
             if not fam.spec.data.get(key):
                 problems.append(Problem(f"a task family needs '{key}': {what}", file=str(path), line=1))
         families.append(fam)

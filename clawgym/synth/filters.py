@@ -80,7 +80,7 @@ def graded_paths(task: Task) -> list[str]:
     for check in task.checks:
         for key in ("path", "paths"):
             value = check.get(key)
-            for item in ([value] if isinstance(value, str) else list(value or [])):
+            for item in [value] if isinstance(value, str) else list(value or []):
                 if isinstance(item, str) and item not in out:
                     out.append(item)
     return out
@@ -143,24 +143,30 @@ class FilterTrials:
         workspace = self._copy("tamper" if truncated else "oracle")
         if truncated:
             truncate_inputs(workspace, input_files(task))
-        with create_sandbox(self.sandbox, workspace, limits=sandbox_limits(task), network=task.network,
-                            mount=task.mount) as box:
+        with create_sandbox(
+            self.sandbox, workspace, limits=sandbox_limits(task), network=task.network, mount=task.mount
+        ) as box:
             trajectory = make_agent({"type": "oracle"}).run(task, box)
         if trajectory.outcome == "error":
             raise InfraError(trajectory.error or "the reference solution reported an infrastructure error")
         return self.grade(workspace, trajectory), trajectory, workspace
 
     def grade(self, workspace: Path, trajectory: Trajectory) -> Verdict:
-        return verify_task(self.task, workspace, original=self.pristine, trajectory=trajectory.to_dict(),
-                           sandbox=self.sandbox)
+        return verify_task(
+            self.task, workspace, original=self.pristine, trajectory=trajectory.to_dict(), sandbox=self.sandbox
+        )
 
     def grade_here(self, workspace: Path, checks: list[dict]) -> Verdict:
         task = self.task
-        ctx = CheckContext(workspace=workspace, original=self.pristine,
-                           task_dir=Path(task.task_dir) if task.task_dir else None, params=thaw(task.params),
-                           mount=task.mount,
-                           trajectory=Trajectory(task=task.summary(), agent={"type": "nop"}).to_dict(),
-                           sandbox=self.sandbox)
+        ctx = CheckContext(
+            workspace=workspace,
+            original=self.pristine,
+            task_dir=Path(task.task_dir) if task.task_dir else None,
+            params=thaw(task.params),
+            mount=task.mount,
+            trajectory=Trajectory(task=task.summary(), agent={"type": "nop"}).to_dict(),
+            sandbox=self.sandbox,
+        )
         return combine(run_checks(checks, ctx))
 
     def nop(self) -> Verdict:
@@ -206,19 +212,30 @@ def _graded_filters(trials: FilterTrials, settings: FilterSettings, report: Filt
     if trajectory.outcome in ("failed", "timeout") and trajectory.error:
         return report.fail("oracle", f"the reference solution failed: {trajectory.error}", verdict.reward)
     if verdict.reward < 1 - 1e-9:
-        return report.fail("oracle", f"the reference solution scores {verdict.reward:.3f} "
-                                     f"(failing: {failing_checks(verdict.to_dict())})", verdict.reward)
+        return report.fail(
+            "oracle",
+            f"the reference solution scores {verdict.reward:.3f} (failing: {failing_checks(verdict.to_dict())})",
+            verdict.reward,
+        )
     report.results["oracle"] = verdict.reward
     if settings.determinism:
         again = trials.grade(workspace, trajectory)
         if verdict_essence(again) != verdict_essence(verdict):
-            diff = [f"{a[0]}: {a[2]!r} then {b[2]!r}" for a, b in zip(verdict_essence(verdict), verdict_essence(again)) if a != b]
+            diff = [
+                f"{a[0]}: {a[2]!r} then {b[2]!r}"
+                for a, b in zip(verdict_essence(verdict), verdict_essence(again))
+                if a != b
+            ]
             return report.fail("determinism", "grading the same workspace twice differs: " + "; ".join(diff[:3]))
         report.results["determinism"] = True
     nop = trials.nop()
     if nop.reward > settings.nop_max + 1e-9:
-        return report.fail("nop", f"doing nothing scores {nop.reward:.3f} > {settings.nop_max} "
-                                  f"(passing: {failing_checks(nop.to_dict(), passing=True)})", nop.reward)
+        return report.fail(
+            "nop",
+            f"doing nothing scores {nop.reward:.3f} > {settings.nop_max} "
+            f"(passing: {failing_checks(nop.to_dict(), passing=True)})",
+            nop.reward,
+        )
     report.results["nop"] = nop.reward
     if settings.tamper:
         if trials.tamper_gated():
@@ -227,9 +244,13 @@ def _graded_filters(trials: FilterTrials, settings: FilterSettings, report: Filt
             return report
         tamper, _, _ = trials.oracle(truncated=True)
         if tamper.reward > nop.reward + 1e-9:
-            return report.fail("tamper", f"truncating the inputs and answering for what is left scores "
-                                         f"{tamper.reward:.3f}, more than doing nothing ({nop.reward:.3f}); "
-                                         f"passing: {failing_checks(tamper.to_dict(), passing=True)}", tamper.reward)
+            return report.fail(
+                "tamper",
+                f"truncating the inputs and answering for what is left scores "
+                f"{tamper.reward:.3f}, more than doing nothing ({nop.reward:.3f}); "
+                f"passing: {failing_checks(tamper.to_dict(), passing=True)}",
+                tamper.reward,
+            )
         report.results["tamper"] = tamper.reward
         report.results["tamper_by"] = "trial"
     return report

@@ -66,11 +66,11 @@ class LlmDraft:
 
     text: str | None = None
     error: str | None = None
-    rounds: int = 0                                   # repair rounds used
-    prompt_sha256: str = ""                           # of the rendered first prompt
+    rounds: int = 0  # repair rounds used
+    prompt_sha256: str = ""  # of the rendered first prompt
     model: dict[str, Any] = field(default_factory=dict)
     conversation: list[dict[str, Any]] = field(default_factory=list)
-    spec: dict | None = None                          # the final spec's data
+    spec: dict | None = None  # the final spec's data
     task: Task | None = field(default=None, repr=False)
     review: dict[str, Any] | None = None
 
@@ -84,7 +84,7 @@ def extract_yaml(answer: str) -> str | None:
     for body in [b for b in tagged if b in specs] + specs + tagged:
         return body.rstrip() + "\n"
     m = _BARE.search(text)
-    return text[m.start():].rstrip() + "\n" if m else None
+    return text[m.start() :].rstrip() + "\n" if m else None
 
 
 def _leaves(value: Any) -> Iterator[Any]:
@@ -134,8 +134,9 @@ def leaked_answers(task: Task) -> list[tuple[int, str]]:
                 said = [f for f in forms if _occurs(f, task.instruction)]
                 if not said or any(_occurs(f, inputs) for f in forms) or (i, said[0]) in found:
                     continue
-                if isinstance(value, str) and any(q + forms[0] + e in task.instruction
-                                                  for q, e in ('""', "``", "''", "“”")):
+                if isinstance(value, str) and any(
+                    q + forms[0] + e in task.instruction for q, e in ('""', "``", "''", "“”")
+                ):
                     continue
                 found.append((i, said[0]))
     return found
@@ -147,8 +148,11 @@ def check_catalogue() -> list[dict[str, str]]:
     for name in registry.names("check"):
         if name != "python":
             schema = plugin_schema("check", name)
-            fields = [k + ("*" if k in schema.get("required", []) else "") for k in schema["properties"]
-                      if k not in _COMMON_CHECK_KEYS]
+            fields = [
+                k + ("*" if k in schema.get("required", []) else "")
+                for k in schema["properties"]
+                if k not in _COMMON_CHECK_KEYS
+            ]
             doc = (registry.get("check", name).__doc__ or "").strip().split("\n\n")[0]
             out.append({"type": name, "summary": " ".join(doc.split()), "fields": ", ".join(fields)})
     return out
@@ -157,29 +161,44 @@ def check_catalogue() -> list[dict[str, str]]:
 class LlmWriter:
     """Asks a policy for task specs, validates and repairs them, and reviews them when asked to."""
 
-    def __init__(self, policy_config: dict[str, Any], *, library_root: Path, prompt: Path | None = None,
-                 repair_prompt: Path | None = None, repair_rounds: int = 2, review: bool = False):
+    def __init__(
+        self,
+        policy_config: dict[str, Any],
+        *,
+        library_root: Path,
+        prompt: Path | None = None,
+        repair_prompt: Path | None = None,
+        repair_rounds: int = 2,
+        review: bool = False,
+    ):
         self.policy_config = dict(policy_config)
         self.library_root = Path(library_root)
         self.repair_rounds, self.do_review = int(repair_rounds), bool(review)
-        self._paths = {kind: Path(path or PROMPTS / f"{kind}.md.j2")
-                       for kind, path in (("task", prompt), ("repair", repair_prompt), ("review", None))}
+        self._paths = {
+            kind: Path(path or PROMPTS / f"{kind}.md.j2")
+            for kind, path in (("task", prompt), ("repair", repair_prompt), ("review", None))
+        }
         self._setup()
         _ = self.policy  # built now: an unknown backend is a configuration error
 
     def _setup(self) -> None:
-        env = jinja2.Environment(undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-                                 keep_trailing_newline=True)
+        env = jinja2.Environment(
+            undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True
+        )
         self._templates = {kind: self._template(env, path) for kind, path in self._paths.items()}
         self._policy: Any = None
 
     @classmethod
     def from_spec(cls, llm: dict[str, Any], spec_folder: Path, library_root: Path) -> "LlmWriter":
         """The writer for a Synth spec's `llm` block (template paths are relative to the spec's folder)."""
-        return cls(llm["policy"], library_root=library_root,
-                   prompt=spec_folder / llm["prompt"] if llm.get("prompt") else None,
-                   repair_prompt=spec_folder / llm["repair_prompt"] if llm.get("repair_prompt") else None,
-                   repair_rounds=llm.get("repair_rounds", 2), review=llm.get("review", False))
+        return cls(
+            llm["policy"],
+            library_root=library_root,
+            prompt=spec_folder / llm["prompt"] if llm.get("prompt") else None,
+            repair_prompt=spec_folder / llm["repair_prompt"] if llm.get("repair_prompt") else None,
+            repair_rounds=llm.get("repair_rounds", 2),
+            review=llm.get("review", False),
+        )
 
     @staticmethod
     def _template(env: jinja2.Environment, path: Path) -> jinja2.Template:
@@ -200,6 +219,7 @@ class LlmWriter:
     def policy(self) -> Any:
         if self._policy is None:
             from ..policy import make_policy
+
             self._policy = make_policy(self.policy_config)
         return self._policy
 
@@ -221,15 +241,27 @@ class LlmWriter:
         skills = [lib.skill(s, {}).spec for s in request.skills]
         ws = lib.workspace(request.workspace, {})
         files = sorted(set(ws.static.files) | {f["path"] for f in ws.doc.data.get("files", [])})
-        workspace = {"name": request.workspace, "description": " ".join(ws.doc.data.get("description", "").split()),
-                     "files": files[:40] + (["..."] if len(files) > 40 else [])}
+        workspace = {
+            "name": request.workspace,
+            "description": " ".join(ws.doc.data.get("description", "").split()),
+            "files": files[:40] + (["..."] if len(files) > 40 else []),
+        }
         example = (PROMPTS / "example.yaml").read_text(encoding="utf-8").rstrip()
-        return self._render("task", request=request, persona=persona, skills=skills, workspace=workspace,
-                            checks=check_catalogue(), example=example)
+        return self._render(
+            "task",
+            request=request,
+            persona=persona,
+            skills=skills,
+            workspace=workspace,
+            checks=check_catalogue(),
+            example=example,
+        )
 
     def _ask(self, messages: list[dict[str, Any]], seed: int) -> str:
-        sampling = {"max_tokens": self.policy_config.get("max_tokens", DEFAULT_MAX_TOKENS),
-                    "seed": self.policy_config.get("seed", seed)}
+        sampling = {
+            "max_tokens": self.policy_config.get("max_tokens", DEFAULT_MAX_TOKENS),
+            "seed": self.policy_config.get("seed", seed),
+        }
         return self.policy.complete(messages, **sampling).message.get("content") or ""
 
     def write(self, request: LlmRequest, target: Path) -> LlmDraft:
@@ -251,27 +283,34 @@ class LlmWriter:
             if kind is None:
                 draft.review = self.review(draft.text or "") if self.do_review else None
                 return draft
-            what = {"no-yaml": "no YAML in the model's answer", "leak": "the instruction leaks expected answers",
-                    "invalid": "the spec is still invalid"}[kind]
+            what = {
+                "no-yaml": "no YAML in the model's answer",
+                "leak": "the instruction leaks expected answers",
+                "invalid": "the spec is still invalid",
+            }[kind]
             detail = "; ".join(problems[:3]) if problems else repr(" ".join(answer.split())[:160])
             draft.error = f"{what} after {rnd} repair round{'' if rnd == 1 else 's'}: {detail}"
             if rnd < self.repair_rounds:
-                repair = self._render("repair", request=request, problems=problems, previous=answer,
-                                      no_yaml=kind == "no-yaml")
+                repair = self._render(
+                    "repair", request=request, problems=problems, previous=answer, no_yaml=kind == "no-yaml"
+                )
                 messages = [messages[0], {"role": "assistant", "content": answer}, {"role": "user", "content": repair}]
                 draft.conversation.append({"role": "user", "content": repair})
         return draft
 
-    def _validate(self, answer: str, request: LlmRequest, target: Path,
-                  draft: LlmDraft) -> tuple[str | None, list[str]]:
+    def _validate(
+        self, answer: str, request: LlmRequest, target: Path, draft: LlmDraft
+    ) -> tuple[str | None, list[str]]:
         """(None, []) when the answer holds a good spec (then `draft` holds it), else (failure kind, problems)."""
         text = extract_yaml(answer)
         if text is None:
             return "no-yaml", []
 
         def shown(problems: list[Problem]) -> list[str]:  # the model knows its spec as task.yaml
-            return [(dataclasses.replace(p, file="task.yaml") if p.file == str(target) else p).format()
-                    for p in problems]
+            return [
+                (dataclasses.replace(p, file="task.yaml") if p.file == str(target) else p).format() for p in problems
+            ]
+
         try:
             doc = load_text(text, str(target))
             problems = self._force(doc, request)
@@ -279,12 +318,21 @@ class LlmWriter:
                 return "invalid", shown(problems)
             leaks = leaked_answers(compile_task(load_task_spec(doc.file, doc), 0))
             if leaks:
-                return "leak", shown([Problem(
-                    f"the instruction gives away {value!r}, which checks[{i}] expects and no input file contains",
-                    **doc.where(("instruction",)), hint="say how to compute it instead; a fixed label the output "
-                                                        "must use goes in quotes") for i, value in leaks])
-            final = dump_spec(doc.data, f"Synthesized by clawgym synth (llm route), persona {request.persona}, "
-                                        f"seed {request.seed}\n(prompt sha256 {draft.prompt_sha256[:16]}).")
+                return "leak", shown(
+                    [
+                        Problem(
+                            f"the instruction gives away {value!r}, which checks[{i}] expects and no input file contains",
+                            **doc.where(("instruction",)),
+                            hint="say how to compute it instead; a fixed label the output must use goes in quotes",
+                        )
+                        for i, value in leaks
+                    ]
+                )
+            final = dump_spec(
+                doc.data,
+                f"Synthesized by clawgym synth (llm route), persona {request.persona}, "
+                f"seed {request.seed}\n(prompt sha256 {draft.prompt_sha256[:16]}).",
+            )
             final_doc = load_text(final, str(target))
             draft.task = compile_task(load_task_spec(final_doc.file, final_doc), 0)
         except SpecError as exc:
@@ -308,18 +356,31 @@ class LlmWriter:
         except SpecError:
             full_name = request.persona
         problems, norm = [], lambda v: re.sub(r"[\s_]+", "-", str(v).strip().lower())  # noqa: E731
-        for key, want, aliases in (("category", request.category, {request.category}),
-                                   ("persona", request.persona, {request.persona, norm(full_name)})):
+        for key, want, aliases in (
+            ("category", request.category, {request.category}),
+            ("persona", request.persona, {request.persona, norm(full_name)}),
+        ):
             got = data.get(key, want)
             got = got[0] if isinstance(got, list) and len(got) == 1 else got
             if isinstance(got, str) and norm(got) in aliases:
                 data[key] = want
             else:
-                problems.append(Problem(f"{key} must be {want!r} (the task is written for it), not {got!r}",
-                                        **doc.where((key,)), hint=f"set '{key}: {want}'"))
+                problems.append(
+                    Problem(
+                        f"{key} must be {want!r} (the task is written for it), not {got!r}",
+                        **doc.where((key,)),
+                        hint=f"set '{key}: {want}'",
+                    )
+                )
         if not data.get("solution"):  # optional for imported tasks, never for synthesized ones
-            problems.append(Problem("missing required key 'solution'", file=doc.file, line=1,
-                                    hint="a synthesized task needs the reference solution the filters run"))
+            problems.append(
+                Problem(
+                    "missing required key 'solution'",
+                    file=doc.file,
+                    line=1,
+                    hint="a synthesized task needs the reference solution the filters run",
+                )
+            )
         return problems
 
     def review(self, draft_text: str) -> dict[str, Any]:
@@ -336,19 +397,31 @@ class LlmWriter:
             except json.JSONDecodeError:
                 continue
             if isinstance(data, dict) and all(isinstance(data.get(k), bool) for k in ("clear", "leaks_answer")):
-                return {"clear": data["clear"], "leaks_answer": data["leaks_answer"],
-                        "notes": str(data.get("notes", ""))}
+                return {
+                    "clear": data["clear"],
+                    "leaks_answer": data["leaks_answer"],
+                    "notes": str(data.get("notes", "")),
+                }
         return {"error": "the review is not JSON with boolean 'clear' and 'leaks_answer'", "answer": answer[:300]}
 
 
-def make_from_llm(request: LlmRequest, writer: LlmWriter, out: Path, rel_dir: str, settings: FilterSettings,
-                  dedup: DedupSettings, sandbox: dict | None = None) -> Made:
+def make_from_llm(
+    request: LlmRequest,
+    writer: LlmWriter,
+    out: Path,
+    rel_dir: str,
+    settings: FilterSettings,
+    dedup: DedupSettings,
+    sandbox: dict | None = None,
+) -> Made:
     """The LLM route for one request: write (and repair) the spec, then the filters every route passes."""
     c = Candidate("llm", request.family, request.persona, request.seed, request.category, request.subcategory)
     made = Made(c, request.name, f"{rel_dir}/{request.name}.yaml")
     draft = writer.write(request, out / made.path)
-    made.meta = {"route": "llm", "source": {"model": draft.model, "prompt_sha256": draft.prompt_sha256,
-                                            "repair_rounds": draft.rounds}}
+    made.meta = {
+        "route": "llm",
+        "source": {"model": draft.model, "prompt_sha256": draft.prompt_sha256, "repair_rounds": draft.rounds},
+    }
     if draft.text is None or draft.spec is None or draft.task is None:
         made.error = draft.error or "the model wrote no task"
         return made

@@ -26,8 +26,24 @@ from .sample import Candidate
 
 _RAW = re.compile(r"^\{% raw %\}(.*)\{% endraw %\}$", re.S)
 _STEP = re.compile(r"^\s*(?:\d+[.)]|[-*])\s+\S", re.M)
-COMPARED = ("instruction", "files", "executables", "solution", "checks", "rubric", "rubric_weight", "limits",
-            "network", "mount", "tools", "clock", "persona", "skills", "workspace", "category")
+COMPARED = (
+    "instruction",
+    "files",
+    "executables",
+    "solution",
+    "checks",
+    "rubric",
+    "rubric_weight",
+    "limits",
+    "network",
+    "mount",
+    "tools",
+    "clock",
+    "persona",
+    "skills",
+    "workspace",
+    "category",
+)
 
 
 @dataclass
@@ -36,14 +52,14 @@ class Made:
 
     candidate: Candidate
     name: str
-    path: str                            # where the spec goes, relative to the dataset folder
-    text: str | None = None              # the spec's YAML, when it got that far
+    path: str  # where the spec goes, relative to the dataset folder
+    text: str | None = None  # the spec's YAML, when it got that far
     meta: dict[str, Any] = field(default_factory=dict)
     filters: dict[str, Any] = field(default_factory=dict)
     signature: Any = None
-    error: str | None = None             # why it was rejected before or by a filter
-    task: Task | None = None             # the compiled spec, between the two phases (see `graded_filters`)
-    graded: bool = False                 # whether the graded filters ran
+    error: str | None = None  # why it was rejected before or by a filter
+    task: Task | None = None  # the compiled spec, between the two phases (see `graded_filters`)
+    graded: bool = False  # whether the graded filters ran
 
     @property
     def ok(self) -> bool:
@@ -69,16 +85,25 @@ def expected_steps(instruction: str) -> int:
 
 
 def task_meta(task: Task, spec: dict) -> dict[str, Any]:
-    return {"category": task.category, "subcategory": task.subcategory, "persona": task.persona,
-            "skills": list(task.skills), "operations": list(spec.get("operations", [])),
-            "files": len(spec.get("files", [])), "checks": len(task.checks),
-            "expected_steps": expected_steps(task.instruction), "difficulty": task.difficulty, "hash": task.hash}
+    return {
+        "category": task.category,
+        "subcategory": task.subcategory,
+        "persona": task.persona,
+        "skills": list(task.skills),
+        "operations": list(spec.get("operations", [])),
+        "files": len(spec.get("files", [])),
+        "checks": len(task.checks),
+        "expected_steps": expected_steps(task.instruction),
+        "difficulty": task.difficulty,
+        "hash": task.hash,
+    }
 
 
 @lru_cache(maxsize=64)
 def baseline_references(root: str, key: str) -> tuple[dict[str, bytes], frozenset[str]]:
     """Files the workspace, persona, skills and bootstrap give on their own (cached per combination)."""
     import json
+
     bare = json.loads(key)
     doc = load_text(dump_spec(bare), str(Path(root) / "baseline.yaml"))
     task = compile_task(load_task_spec(doc.file, doc), 0)
@@ -90,8 +115,15 @@ def same_task(a: Task, b: Task) -> list[str]:
     return [f for f in COMPARED if getattr(a, f) != getattr(b, f)]
 
 
-def make_from_family(c: Candidate, family_path: str, out: Path, rel_dir: str, settings: FilterSettings,
-                     dedup: DedupSettings, sandbox: dict | None = None) -> Made:
+def make_from_family(
+    c: Candidate,
+    family_path: str,
+    out: Path,
+    rel_dir: str,
+    settings: FilterSettings,
+    dedup: DedupSettings,
+    sandbox: dict | None = None,
+) -> Made:
     """The whole pipeline for one candidate of the embedded routes."""
     name = task_name(c)
     made = Made(c, name, f"{rel_dir}/{name}.yaml")
@@ -102,9 +134,12 @@ def make_from_family(c: Candidate, family_path: str, out: Path, rel_dir: str, se
         made.error = f"the family does not compile on this seed: {exc.problems[0].format()}"
         return made
     import json
+
     family_sha = hashlib.sha256(Path(family_path).read_bytes()).hexdigest()
-    comment = (f"Synthesized by clawgym synth ({c.route} route) from task family {family.name}\n"
-               f"(template sha256 {family_sha[:16]}), persona {c.persona}, seed {c.seed}.")
+    comment = (
+        f"Synthesized by clawgym synth ({c.route} route) from task family {family.name}\n"
+        f"(template sha256 {family_sha[:16]}), persona {c.persona}, seed {c.seed}."
+    )
     base_files, base_exec = baseline_references(str(out), json.dumps(bare_spec(family.data, task), sort_keys=True))
     spec = concrete_spec(family.data, task, name=name, baseline=base_files, baseline_executables=base_exec)
     made.text = dump_spec(spec, comment)
@@ -112,8 +147,15 @@ def make_from_family(c: Candidate, family_path: str, out: Path, rel_dir: str, se
     return finish(made, spec, task, out, settings, dedup, sandbox)
 
 
-def finish(made: Made, spec: dict, reference: Task | None, out: Path, settings: FilterSettings,
-           dedup: DedupSettings, sandbox: dict | None) -> Made:
+def finish(
+    made: Made,
+    spec: dict,
+    reference: Task | None,
+    out: Path,
+    settings: FilterSettings,
+    dedup: DedupSettings,
+    sandbox: dict | None,
+) -> Made:
     """Validity (the text loads and compiles, to `reference` when given), filters, signature."""
     try:
         doc = load_text(made.text or "", str(out / made.path))
@@ -150,8 +192,9 @@ def graded_filters(made: Made, settings: FilterSettings, sandbox: dict | None = 
     trials (oracle, determinism, nop, tamper) on its compiled task."""
     assert made.task is not None
     try:
-        report = run_filters(made.task, FilterSettings(**{**settings.__dict__, "paths_mentioned": False}),
-                             sandbox=sandbox)
+        report = run_filters(
+            made.task, FilterSettings(**{**settings.__dict__, "paths_mentioned": False}), sandbox=sandbox
+        )
     except ClawgymError as exc:
         made.error = f"the filters could not run: {exc}"
         report = None

@@ -59,6 +59,7 @@ def _confine_worker() -> None:
     from multiprocessing.util import Finalize
 
     from ..verify.connection import shutdown
+
     Finalize(None, shutdown, exitpriority=10)  # the worker's verifier server leaves with it, so its cgroup can go
 
 
@@ -88,8 +89,9 @@ def _against(spec: SynthSpec, index: DedupIndex) -> None:
         return
     from .against import against_signatures
 
-    for key, sig in against_signatures(spec.dedup_against, spec.folder, index.settings,
-                                       jobs=max(1, _workers(spec.jobs) - 1)):
+    for key, sig in against_signatures(
+        spec.dedup_against, spec.folder, index.settings, jobs=max(1, _workers(spec.jobs) - 1)
+    ):
         index.add(key, sig)
 
 
@@ -110,8 +112,10 @@ def _family_named(names: dict[str, Path], name: str) -> list[Path]:
     """The family file whose spec is called `name` (other families are not loaded, nor checked)."""
     if name not in names:
         from ..errors import did_you_mean
-        raise ClawgymError(f"no task family named {name!r}",
-                           hint=did_you_mean(name, list(names)) or "see 'families' in the spec")
+
+        raise ClawgymError(
+            f"no task family named {name!r}", hint=did_you_mean(name, list(names)) or "see 'families' in the spec"
+        )
     return [names[name]]
 
 
@@ -120,8 +124,10 @@ def all_families(spec: SynthSpec, taxonomy: Any, only_family: str | None) -> lis
     region = load_region(spec.heldout)
     paths = family_files(spec.families, spec.folder)
     if not paths and not spec.compose:
-        raise ClawgymError(f"no task family matches {', '.join(spec.families)} (relative to {spec.folder})",
-                           hint="check the 'families' globs of the synth spec")
+        raise ClawgymError(
+            f"no task family matches {', '.join(spec.families)} (relative to {spec.folder})",
+            hint="check the 'families' globs of the synth spec",
+        )
     composed: list[ComposeFamily] = []
     if spec.compose:
         composed = compose_families(spec.compose["catalog"], spec.compose["weight"], region, spec.region, taxonomy)
@@ -132,26 +138,37 @@ def all_families(spec: SynthSpec, taxonomy: Any, only_family: str | None) -> lis
             return hit
         paths = _family_named(by_name, only_family)
     hand = load_families(paths, taxonomy) if paths else []
-    if spec.compose:   # the region is checked against every family the spec names, not just --family's
+    if spec.compose:  # the region is checked against every family the spec names, not just --family's
         from .compose.catalog import load_catalog
+
         names = set(by_name) if only_family else {f.name for f in hand}
         check_region(region, load_catalog(str(spec.compose["catalog"])), names)
     if only_family:
         if hand and region.hand_family_side(hand[0].name) != spec.region:
-            raise ClawgymError(f"family {only_family!r} lies on the {region.hand_family_side(hand[0].name)} side of "
-                               f"the held-out region ({region.file}); this spec draws only from the {spec.region} side",
-                               hint="use a spec of that side (region: heldout is specs/synth/bench-v2.yaml)")
+            raise ClawgymError(
+                f"family {only_family!r} lies on the {region.hand_family_side(hand[0].name)} side of "
+                f"the held-out region ({region.file}); this spec draws only from the {spec.region} side",
+                hint="use a spec of that side (region: heldout is specs/synth/bench-v2.yaml)",
+            )
         return hand
     hand = [f for f in hand if region.hand_family_side(f.name) == spec.region]
     families = hand + composed
     if not families:
-        raise ClawgymError(f"no task family lies on the {spec.region} side of the held-out region {region.file}",
-                           hint="check `region:` and the held-out file")
+        raise ClawgymError(
+            f"no task family lies on the {spec.region} side of the held-out region {region.file}",
+            hint="check `region:` and the held-out file",
+        )
     return families
 
 
-def synthesize(spec: SynthSpec, *, resume: bool = False, only_family: str | None = None,
-               events: SynthEvents | None = None, sandbox: dict | None = None) -> SynthSummary:
+def synthesize(
+    spec: SynthSpec,
+    *,
+    resume: bool = False,
+    only_family: str | None = None,
+    events: SynthEvents | None = None,
+    sandbox: dict | None = None,
+) -> SynthSummary:
     """Run the synthesis described by `spec` into `spec.out`."""
     events = events or SynthEvents()
     started = time.monotonic()
@@ -160,8 +177,13 @@ def synthesize(spec: SynthSpec, *, resume: bool = False, only_family: str | None
     region = load_region(spec.heldout)
     by_name = {f.name: f for f in families}
     splits = assign_splits([(f.name, f.category) for f in families], spec.split, spec.seed) if spec.split else {}
-    settings = {"spec_file": spec.doc.file, "spec_sha256": spec.sha256, "seed": spec.seed,
-                "split": spec.split, "family": only_family}
+    settings = {
+        "spec_file": spec.doc.file,
+        "spec_sha256": spec.sha256,
+        "seed": spec.seed,
+        "split": spec.split,
+        "family": only_family,
+    }
     dataset = Dataset.create(spec.out, settings, spec.library_root, resume=resume)
     dataset.write_run_spec(spec.doc.data["name"])
     balancer = Balancer(families, spec.routes, spec.category_shares, spec.seed, seed_start=spec.seed_start)
@@ -189,18 +211,30 @@ def synthesize(spec: SynthSpec, *, resume: bool = False, only_family: str | None
                 fam = by_name[c.family]
                 rel_dir = "tasks/" + (f"{splits[c.family]}/" if splits else "") + c.category
                 if isinstance(fam, ComposeFamily):
-                    fut = pool.submit(make_from_compose, c, fam, region, spec.region, spec.out.resolve(), rel_dir,
-                                      ungraded, spec.dedup, sandbox)
+                    fut = pool.submit(
+                        make_from_compose,
+                        c,
+                        fam,
+                        region,
+                        spec.region,
+                        spec.out.resolve(),
+                        rel_dir,
+                        ungraded,
+                        spec.dedup,
+                        sandbox,
+                    )
                 elif llm is not None and llm.wants_next(tried):
                     fut = llm.submit(c, fam, rel_dir, spec, sandbox)
                 else:  # first phase: generate and check validity; the trials come after dedup
-                    fut = pool.submit(make_from_family, c, fam.path, spec.out.resolve(), rel_dir, ungraded,
-                                      spec.dedup, sandbox)
+                    fut = pool.submit(
+                        make_from_family, c, fam.path, spec.out.resolve(), rel_dir, ungraded, spec.dedup, sandbox
+                    )
                 in_flight[fut] = c
                 tried += 1
             if not in_flight:
-                summary.stopped = summary.stopped or (f"stopped after {tried} candidates: too many were rejected "
-                                                      f"to reach {spec.count} tasks")
+                summary.stopped = summary.stopped or (
+                    f"stopped after {tried} candidates: too many were rejected to reach {spec.count} tasks"
+                )
                 break
             done, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
             for fut in done:
@@ -251,28 +285,52 @@ class _LlmRoute:
         from .llm import LlmRequest, make_from_llm
 
         scenario = self.taxonomy.scenario(c.category, c.subcategory)
-        request = LlmRequest(name="", persona=c.persona, category=c.category, subcategory=c.subcategory,
-                             scenario=scenario.description if scenario else "",
-                             intents=scenario.intents if scenario else (), skills=fam.skills,
-                             workspace=fam.data["workspace"], seed=self.sequence)
+        request = LlmRequest(
+            name="",
+            persona=c.persona,
+            category=c.category,
+            subcategory=c.subcategory,
+            scenario=scenario.description if scenario else "",
+            intents=scenario.intents if scenario else (),
+            skills=fam.skills,
+            workspace=fam.data["workspace"],
+            seed=self.sequence,
+        )
         request = dataclasses.replace(request, name=f"{request.family}-{self.sequence:05d}")
         self.sequence += 1
         self.submitted += 1
-        return self.threads.submit(make_from_llm, request, self.writer, spec.out.resolve(), rel_dir, spec.filters,
-                                   spec.dedup, sandbox)
+        return self.threads.submit(
+            make_from_llm, request, self.writer, spec.out.resolve(), rel_dir, spec.filters, spec.dedup, sandbox
+        )
 
     def close(self) -> None:
         self.threads.shutdown(wait=True, cancel_futures=True)
 
 
-def _settle(made: Made, c: Candidate, dataset: Dataset, index: DedupIndex, balancer: Balancer,
-            summary: SynthSummary, splits: dict[str, str], events: SynthEvents, target: int) -> None:
+def _settle(
+    made: Made,
+    c: Candidate,
+    dataset: Dataset,
+    index: DedupIndex,
+    balancer: Balancer,
+    summary: SynthSummary,
+    splits: dict[str, str],
+    events: SynthEvents,
+    target: int,
+) -> None:
     """Accept or reject one finished candidate."""
     m = made.candidate  # for the LLM route, `c` is the family whose scenario it was given
-    record: dict[str, Any] = {"name": made.name, "route": m.route, "persona": m.persona, "seed": m.seed,
-                              "category": m.category, "subcategory": m.subcategory,
-                              **({"split": splits[c.family]} if splits else {}), **made.meta,
-                              "filters": made.filters}
+    record: dict[str, Any] = {
+        "name": made.name,
+        "route": m.route,
+        "persona": m.persona,
+        "seed": m.seed,
+        "category": m.category,
+        "subcategory": m.subcategory,
+        **({"split": splits[c.family]} if splits else {}),
+        **made.meta,
+        "filters": made.filters,
+    }
     record.setdefault("source", {"family": m.family})
     reserved = made.name in index
     if made.ok and summary.accepted >= target:

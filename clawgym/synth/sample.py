@@ -21,7 +21,7 @@ from .families import Family
 
 
 SUBCATEGORY_WEIGHT = 8
-EXHAUSTED_WINDOW = 40   # a family is exhausted when at least 95% of its last 40 candidates
+EXHAUSTED_WINDOW = 40  # a family is exhausted when at least 95% of its last 40 candidates
 EXHAUSTED_SHARE = 0.95  # were near-duplicates
 
 
@@ -54,7 +54,7 @@ class Balancer:
 
     def __post_init__(self) -> None:
         self.rng = random.Random(f"synth:{self.seed}")
-        self.recent: dict[str, deque] = {}   # family -> last outcomes (True: near-duplicate)
+        self.recent: dict[str, deque] = {}  # family -> last outcomes (True: near-duplicate)
         self.exhausted: set[str] = set()
         self.by_category: dict[str, list[Family]] = {}
         for fam in self.families:
@@ -72,8 +72,14 @@ class Balancer:
 
     # -- bookkeeping ---------------------------------------------------------------------------
     def _dims(self, c: Candidate, fam: Family) -> dict[str, str]:
-        return {"route": c.route, "category": c.category, "subcategory": f"{c.category}/{c.subcategory}",
-                "persona": c.persona, "skill": fam.primary_skill, "family": c.family}
+        return {
+            "route": c.route,
+            "category": c.category,
+            "subcategory": f"{c.category}/{c.subcategory}",
+            "persona": c.persona,
+            "skill": fam.primary_skill,
+            "family": c.family,
+        }
 
     def _family(self, name: str) -> Family:
         if not hasattr(self, "_by_name"):
@@ -154,19 +160,24 @@ class Balancer:
         sub_total = sum(self.counts["subcategory"][f"{category}/{s}"] for s in subs)
         weights = sum(getattr(f, "weight", 1.0) for f in fams)
         sub_weight: dict[str, float] = {}
-        for f in fams:   # a subcategory's share: the weight of the families serving it
+        for f in fams:  # a subcategory's share: the weight of the families serving it
             sub_weight[f.subcategory] = sub_weight.get(f.subcategory, 0.0) + getattr(f, "weight", 1.0)
         scored = []
         for fam in fams:
             sub = self.counts["subcategory"][f"{category}/{fam.subcategory}"] / (
-                sub_total * sub_weight[fam.subcategory] / weights + 1)
-            share = getattr(fam, "weight", 1.0) / weights   # a family's share of its category
+                sub_total * sub_weight[fam.subcategory] / weights + 1
+            )
+            share = getattr(fam, "weight", 1.0) / weights  # a family's share of its category
             fam_load = (self.counts["family"][fam.name] + 1) / (share * (self.counts["category"][category] + len(fams)))
             skill = self._relative("skill", fam.primary_skill, len(skills))
             for persona in fam.personas:
                 who = self._relative("persona", persona, len(personas))
-                score = (SUBCATEGORY_WEIGHT * sub + fam_load + (1.5 if route == "persona" else 1) * who
-                         + (1.5 if route == "skill" else 1) * skill)
+                score = (
+                    SUBCATEGORY_WEIGHT * sub
+                    + fam_load
+                    + (1.5 if route == "persona" else 1) * who
+                    + (1.5 if route == "skill" else 1) * skill
+                )
                 scored.append((round(score, 9), fam.name, persona, fam))
         low = min(s[0] for s in scored)
         choice = self.rng.choice(sorted((s for s in scored if s[0] == low), key=lambda s: (s[1], s[2])))

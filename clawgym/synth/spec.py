@@ -36,9 +36,9 @@ class SynthSpec:
     sha256: str
     seed_start: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
-    compose: dict[str, Any] | None = None   # {"catalog": Path, "weight": float}
-    heldout: Path | None = None             # the HeldOut file
-    region: str = "train"                   # the side of it this spec draws from
+    compose: dict[str, Any] | None = None  # {"catalog": Path, "weight": float}
+    heldout: Path | None = None  # the HeldOut file
+    region: str = "train"  # the side of it this spec draws from
 
     @property
     def folder(self) -> Path:
@@ -49,8 +49,14 @@ class SynthSpec:
         return find_root(self.folder)
 
 
-def load_synth_spec(path: str | Path, *, count: int | None = None, out: str | None = None,
-                    seed: int | None = None, split: bool | None = None) -> SynthSpec:
+def load_synth_spec(
+    path: str | Path,
+    *,
+    count: int | None = None,
+    out: str | None = None,
+    seed: int | None = None,
+    split: bool | None = None,
+) -> SynthSpec:
     """Load and validate a Synth spec; command-line values override the spec's."""
     doc = load_file(path)
     problems = validate_document(doc, expected_kind="Synth")
@@ -69,16 +75,26 @@ def load_synth_spec(path: str | Path, *, count: int | None = None, out: str | No
     if split_spec is not None:
         shares = {s: float(split_spec.get(s, d)) for s, d in zip(SPLITS, (0.8, 0.1, 0.1))}
     return SynthSpec(
-        doc=doc, count=int(count or data.get("count", 100)), seed=int(data.get("seed", 0) if seed is None else seed),
-        taxonomy=folder / data["taxonomy"], families=list(data["families"]),
+        doc=doc,
+        count=int(count or data.get("count", 100)),
+        seed=int(data.get("seed", 0) if seed is None else seed),
+        taxonomy=folder / data["taxonomy"],
+        families=list(data["families"]),
         routes={"persona": 0.5, "skill": 0.5, **(data.get("routes") or {})},
         category_shares=dict((data.get("balance") or {}).get("category") or {}),
-        filters=FilterSettings.from_spec(filters), dedup=DedupSettings.from_spec(dedup),
-        dedup_against=list(dedup.get("against", [])), llm=data.get("llm"), split=shares,
-        out=Path(out or data.get("out") or f"datasets/{data['name']}"), jobs=int(data.get("jobs", 0)),
-        sha256=hashlib.sha256(Path(doc.file).read_bytes()).hexdigest(), seed_start=int(data.get("seed_start", 0)),
-        compose=_compose(data.get("compose"), folder), heldout=folder / data["heldout"] if data.get("heldout") else None,
-        region=str(data.get("region", "train")))
+        filters=FilterSettings.from_spec(filters),
+        dedup=DedupSettings.from_spec(dedup),
+        dedup_against=list(dedup.get("against", [])),
+        llm=data.get("llm"),
+        split=shares,
+        out=Path(out or data.get("out") or f"datasets/{data['name']}"),
+        jobs=int(data.get("jobs", 0)),
+        sha256=hashlib.sha256(Path(doc.file).read_bytes()).hexdigest(),
+        seed_start=int(data.get("seed_start", 0)),
+        compose=_compose(data.get("compose"), folder),
+        heldout=folder / data["heldout"] if data.get("heldout") else None,
+        region=str(data.get("region", "train")),
+    )
 
 
 def _compose(block: dict[str, Any] | None, folder: Path) -> dict[str, Any] | None:

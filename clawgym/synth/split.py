@@ -38,7 +38,7 @@ def assign_splits(groups: Iterable[tuple[str, str]], shares: dict[str, float], s
             sizes["test"] = max(0, n - 1 - sizes["validation"])
         i = 0
         for split in ("validation", "test"):
-            for name in names[i:i + sizes[split]]:
+            for name in names[i : i + sizes[split]]:
                 out[name] = split
             i += sizes[split]
         for name in names[i:]:

@@ -13,8 +13,20 @@ from rich.table import Table
 from ..errors import ClawgymError
 from .dataset import MANIFEST, SETTINGS, Dataset
 
-DIMENSIONS = ("category", "subcategory", "persona", "skill", "primary_skill", "operation", "route", "split",
-              "family", "files", "checks", "expected_steps")
+DIMENSIONS = (
+    "category",
+    "subcategory",
+    "persona",
+    "skill",
+    "primary_skill",
+    "operation",
+    "route",
+    "split",
+    "family",
+    "files",
+    "checks",
+    "expected_steps",
+)
 
 
 def _targets(root: Path) -> dict[str, float]:
@@ -22,6 +34,7 @@ def _targets(root: Path) -> dict[str, float]:
     try:
         settings = json.loads((root / SETTINGS).read_text(encoding="utf-8"))
         from .spec import load_synth_spec
+
         shares = load_synth_spec(settings["spec_file"]).category_shares
     except Exception:  # noqa: BLE001 - targets are a nicety; the counts stand on their own
         return {}
@@ -52,17 +65,23 @@ def dataset_stats(root: Path) -> dict[str, Any]:
         for dim in ("files", "checks", "expected_steps"):
             counts[dim][str(r.get(dim, 0))] += 1
     rejected = Counter(str(r.get("reason", "?")).split(":", 1)[0] for r in dataset.rejected())
-    return {"tasks": len(records), "counts": {d: dict(c.most_common()) for d, c in counts.items()},
-            "distinct": {d: len(c) for d, c in counts.items()}, "rejected": dict(rejected.most_common()),
-            "category_targets": _targets(root)}
+    return {
+        "tasks": len(records),
+        "counts": {d: dict(c.most_common()) for d, c in counts.items()},
+        "distinct": {d: len(c) for d, c in counts.items()},
+        "rejected": dict(rejected.most_common()),
+        "category_targets": _targets(root),
+    }
 
 
 def print_stats(stats: dict[str, Any], console: Console) -> None:
     n = stats["tasks"] or 1
     distinct = stats["distinct"]
-    console.print(f"[bold]{stats['tasks']}[/bold] tasks: {distinct['category']} categories, "
-                  f"{distinct['subcategory']} subcategories, {distinct['persona']} personas, {distinct['skill']} skills, "
-                  f"{distinct['operation']} operations, {distinct['family']} families")
+    console.print(
+        f"[bold]{stats['tasks']}[/bold] tasks: {distinct['category']} categories, "
+        f"{distinct['subcategory']} subcategories, {distinct['persona']} personas, {distinct['skill']} skills, "
+        f"{distinct['operation']} operations, {distinct['family']} families"
+    )
     table = Table(title="By category")
     for col in ("category", "tasks", "share", "target"):
         table.add_column(col, justify="left" if col == "category" else "right")
@@ -70,8 +89,17 @@ def print_stats(stats: dict[str, Any], console: Console) -> None:
     for cat, c in stats["counts"]["category"].items():
         table.add_row(cat, str(c), f"{c / n:.1%}", f"{targets[cat]:.1%}" if cat in targets else "-")
     console.print(table)
-    for dim in ("subcategory", "persona", "primary_skill", "operation", "route", "split", "files", "checks",
-                "expected_steps"):
+    for dim in (
+        "subcategory",
+        "persona",
+        "primary_skill",
+        "operation",
+        "route",
+        "split",
+        "files",
+        "checks",
+        "expected_steps",
+    ):
         items = stats["counts"][dim]
         if dim in ("files", "checks", "expected_steps"):
             items = dict(sorted(items.items(), key=lambda kv: int(kv[0])))
@@ -80,5 +108,6 @@ def print_stats(stats: dict[str, Any], console: Console) -> None:
         text = ", ".join(f"{k} {v}" for k, v in items.items())
         console.print(f"[bold]{dim}[/bold] ({len(items)}){spread}: {text}", highlight=False)
     if stats["rejected"]:
-        console.print("[bold]rejected[/bold]: " + ", ".join(f"{k} {v}" for k, v in stats["rejected"].items()),
-                      highlight=False)
+        console.print(
+            "[bold]rejected[/bold]: " + ", ".join(f"{k} {v}" for k, v in stats["rejected"].items()), highlight=False
+        )

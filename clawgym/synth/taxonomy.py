@@ -40,9 +40,13 @@ class Taxonomy:
         if self.scenario(category, subcategory):
             return []
         known = self.subcategories(category)
-        return [Problem(f"subcategory {subcategory!r} is not in the taxonomy for category {category!r}",
-                        **where, hint=did_you_mean(subcategory, known) or
-                        f"use one of: {', '.join(known)} (or add it to {self.path})")]
+        return [
+            Problem(
+                f"subcategory {subcategory!r} is not in the taxonomy for category {category!r}",
+                **where,
+                hint=did_you_mean(subcategory, known) or f"use one of: {', '.join(known)} (or add it to {self.path})",
+            )
+        ]
 
 
 def load_taxonomy(path: str | Path) -> Taxonomy:

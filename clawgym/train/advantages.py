@@ -23,8 +23,8 @@ class Rollout:
     """One sampled attempt: its trial record and where its trajectory is."""
 
     trial_id: str
-    task_key: str                 # the task instance (name@seed): rollouts of one key form a group
-    status: str                   # passed, failed or error
+    task_key: str  # the task instance (name@seed): rollouts of one key form a group
+    status: str  # passed, failed or error
     reward: float | None
     error: str | None = None
     trajectory_path: Path | None = None
@@ -33,9 +33,14 @@ class Rollout:
     @classmethod
     def from_record(cls, record: dict[str, Any], trials_dir: Path) -> "Rollout":
         task = record.get("task") or {}
-        return cls(trial_id=record["trial_id"], task_key=str(task.get("id") or task.get("name")),
-                   status=record.get("status", "error"), reward=record.get("reward"), error=record.get("error"),
-                   trajectory_path=trials_dir / record["trial_id"] / "trajectory.json")
+        return cls(
+            trial_id=record["trial_id"],
+            task_key=str(task.get("id") or task.get("name")),
+            status=record.get("status", "error"),
+            reward=record.get("reward"),
+            error=record.get("error"),
+            trajectory_path=trials_dir / record["trial_id"] / "trajectory.json",
+        )
 
 
 @dataclass
@@ -55,8 +60,8 @@ class Grouping:
     """The groups kept for the update, and what was dropped and why (for the log)."""
 
     kept: list[Group] = field(default_factory=list)
-    dropped_rollouts: list[tuple[str, str]] = field(default_factory=list)   # (trial id, reason)
-    dropped_groups: list[tuple[str, str]] = field(default_factory=list)     # (task key, reason)
+    dropped_rollouts: list[tuple[str, str]] = field(default_factory=list)  # (trial id, reason)
+    dropped_groups: list[tuple[str, str]] = field(default_factory=list)  # (task key, reason)
 
 
 def advantages(rewards: Sequence[float], normalise: str = "std") -> list[float]:

@@ -18,13 +18,14 @@ from .render import IGNORE, Example
 __all__ = ["IGNORE", "Example", "collate", "plan_batches", "trained_tokens"]
 
 
-def plan_batches(lengths: Sequence[int], *, batching: str, batch_size: int, max_length: int,
-                 seed: int, epoch: int) -> list[list[int]]:
+def plan_batches(
+    lengths: Sequence[int], *, batching: str, batch_size: int, max_length: int, seed: int, epoch: int
+) -> list[list[int]]:
     """Example indices per micro-batch for one epoch (shuffled by seed and epoch, deterministic)."""
     order = list(range(len(lengths)))
     random.Random(seed * 1_000_003 + epoch).shuffle(order)
     if batching == "padding":
-        return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+        return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
     budget = batch_size * max_length
     batches: list[list[int]] = []
     current: list[int] = []
@@ -53,8 +54,11 @@ def collate(examples: Sequence[Example], *, batching: str, pad_id: int) -> dict[
             ids += ex.input_ids
             labels += [IGNORE, *ex.labels[1:]]  # the previous example's last token predicts nothing here
             positions += range(len(ex.input_ids))
-        return {"input_ids": torch.tensor([ids]), "labels": torch.tensor([labels]),
-                "position_ids": torch.tensor([positions])}
+        return {
+            "input_ids": torch.tensor([ids]),
+            "labels": torch.tensor([labels]),
+            "position_ids": torch.tensor([positions]),
+        }
     width = max(len(ex.input_ids) for ex in examples)
     ids_rows, label_rows, mask_rows = [], [], []
     for ex in examples:
@@ -62,8 +66,11 @@ def collate(examples: Sequence[Example], *, batching: str, pad_id: int) -> dict[
         ids_rows.append([*ex.input_ids, *([pad_id] * pad)])
         label_rows.append([IGNORE, *ex.labels[1:], *([IGNORE] * pad)])
         mask_rows.append([1] * len(ex.input_ids) + [0] * pad)
-    return {"input_ids": torch.tensor(ids_rows), "labels": torch.tensor(label_rows),
-            "attention_mask": torch.tensor(mask_rows)}
+    return {
+        "input_ids": torch.tensor(ids_rows),
+        "labels": torch.tensor(label_rows),
+        "attention_mask": torch.tensor(mask_rows),
+    }
 
 
 def trained_tokens(batch: dict[str, Any]) -> int:

@@ -33,8 +33,11 @@ class TrainerState:
 def latest(out: Path) -> Path | None:
     """The newest complete checkpoint under `out`, or None."""
     folder = out / "checkpoints"
-    found = [(int(m.group(1)), p) for p in folder.glob("step-*") if (m := _STEP.match(p.name))
-             and (p / "trainer_state.json").is_file()]
+    found = [
+        (int(m.group(1)), p)
+        for p in folder.glob("step-*")
+        if (m := _STEP.match(p.name)) and (p / "trainer_state.json").is_file()
+    ]
     return max(found)[1] if found else None
 
 

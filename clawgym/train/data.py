@@ -24,12 +24,25 @@ from ..interop.trajectory_formats import read_any
 from ..policy.embedded import EMBEDDED_NAME, cache_dir
 from ..records.store import collect_run, reward_of, status_of
 from ..records.trajectory import Trajectory
-from .render import (IGNORE, ChatTemplateError, Example, Truncation, has_token_ids, tokenize_example,
-                     trajectory_examples)
+from .render import IGNORE, ChatTemplateError, Example, Truncation, has_token_ids, tokenize_example, trajectory_examples
 
-__all__ = ["IGNORE", "BuildCounts", "ChatTemplateError", "Example", "Selected", "SelectionCounts", "build_examples",
-           "conversation_key", "examples_from_sources", "load_trajectories", "sampled_by", "select", "task_key",
-           "tokenize_example", "trajectory_examples"]
+__all__ = [
+    "IGNORE",
+    "BuildCounts",
+    "ChatTemplateError",
+    "Example",
+    "Selected",
+    "SelectionCounts",
+    "build_examples",
+    "conversation_key",
+    "examples_from_sources",
+    "load_trajectories",
+    "sampled_by",
+    "select",
+    "task_key",
+    "tokenize_example",
+    "trajectory_examples",
+]
 
 
 def load_trajectories(sources: Sequence[Path | str]) -> Iterator[Trajectory]:
@@ -98,16 +111,24 @@ def conversation_key(t: Trajectory) -> str:
     tools offered. Call ids are left out: they are random per run and no part of what the model learns."""
     messages = []
     for m in t.messages:
-        calls = [[(c.get("function") or {}).get("name"), _arguments((c.get("function") or {}).get("arguments"))]
-                 for c in m.get("tool_calls") or []]
+        calls = [
+            [(c.get("function") or {}).get("name"), _arguments((c.get("function") or {}).get("arguments"))]
+            for c in m.get("tool_calls") or []
+        ]
         messages.append([m.get("role"), m.get("content"), calls, m.get("name")])
     text = json.dumps([messages, t.tools or []], sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def select(trajs: Iterable[Trajectory], *, min_reward: float | None = 1.0,
-           statuses: Sequence[str] | None = ("passed",), dedupe: bool = True, max_per_task: int | None = None,
-           seed: int = 0) -> Selected:
+def select(
+    trajs: Iterable[Trajectory],
+    *,
+    min_reward: float | None = 1.0,
+    statuses: Sequence[str] | None = ("passed",),
+    dedupe: bool = True,
+    max_per_task: int | None = None,
+    seed: int = 0,
+) -> Selected:
     """Rejection sampling: keep trajectories with messages, an allowed status (None: any) and a reward
     of at least `min_reward` (None: any, even none); drop repeated conversations (`conversation_key`);
     keep at most `max_per_task` per task (`task_key`), chosen by `seed` whatever the input order.
@@ -167,14 +188,22 @@ class BuildCounts:
     trained_tokens: int = 0
 
     def summary(self) -> str:
-        return (f"{self.examples} examples from {self.trajectories} trajectories ({self.from_token_ids} from token ids, "
-                f"{self.trained_tokens} trained tokens); {self.truncated} truncated, {self.too_long} too long, "
-                f"{self.no_assistant} without an assistant turn, {self.split_boundaries} boundaries tokenised apart")
+        return (
+            f"{self.examples} examples from {self.trajectories} trajectories ({self.from_token_ids} from token ids, "
+            f"{self.trained_tokens} trained tokens); {self.truncated} truncated, {self.too_long} too long, "
+            f"{self.no_assistant} without an assistant turn, {self.split_boundaries} boundaries tokenised apart"
+        )
 
 
-def build_examples(trajs: Iterable[Trajectory], tokenizer: Any, *, chat_template: str | None = None,
-                   max_length: int, truncation: Truncation = "turns",
-                   use_token_ids: bool | Callable[[Trajectory], bool] = True) -> tuple[list[Example], BuildCounts]:
+def build_examples(
+    trajs: Iterable[Trajectory],
+    tokenizer: Any,
+    *,
+    chat_template: str | None = None,
+    max_length: int,
+    truncation: Truncation = "turns",
+    use_token_ids: bool | Callable[[Trajectory], bool] = True,
+) -> tuple[list[Example], BuildCounts]:
     """Examples of every trajectory (see `render.trajectory_examples`) and counts for the log.
     `use_token_ids` may be a predicate choosing the trajectories whose recorded ids to use (e.g.
     `sampled_by(t, tokenizer)`). A chat template that cannot give exact masks raises
@@ -188,12 +217,19 @@ def build_examples(trajs: Iterable[Trajectory], tokenizer: Any, *, chat_template
             counts.no_assistant += 1
             continue
         try:
-            made = trajectory_examples(tokenizer, t, chat_template=chat_template, max_length=max_length,
-                                       truncation=truncation, use_token_ids=ids)
+            made = trajectory_examples(
+                tokenizer,
+                t,
+                chat_template=chat_template,
+                max_length=max_length,
+                truncation=truncation,
+                use_token_ids=ids,
+            )
         except ChatTemplateError as exc:
             problem = exc.problems[0]
-            raise ChatTemplateError(f"trajectory of task {task_key(t) or '?'}: {problem.what}",
-                                    hint=problem.hint) from None
+            raise ChatTemplateError(
+                f"trajectory of task {task_key(t) or '?'}: {problem.what}", hint=problem.hint
+            ) from None
         if not made:
             counts.too_long += 1
         for ex in made:
@@ -216,23 +252,44 @@ def sampled_by(t: Trajectory, tokenizer: Any) -> bool:
         return False
     if model == "embedded":
         model = str(cache_dir() / "models" / EMBEDDED_NAME)
-    return model == name or (Path(model).expanduser().exists() and Path(model).expanduser().resolve()
-                             == Path(name).expanduser().resolve())
+    return model == name or (
+        Path(model).expanduser().exists() and Path(model).expanduser().resolve() == Path(name).expanduser().resolve()
+    )
 
 
-def examples_from_sources(sources: Sequence[Path | str], tokenizer: Any, *, data: dict[str, Any],
-                          chat_template: str | None = None, seed: int = 0,
-                          truncation: Truncation = "turns") -> tuple[list[Example], dict[str, int]]:
+def examples_from_sources(
+    sources: Sequence[Path | str],
+    tokenizer: Any,
+    *,
+    data: dict[str, Any],
+    chat_template: str | None = None,
+    seed: int = 0,
+    truncation: Truncation = "turns",
+) -> tuple[list[Example], dict[str, int]]:
     """The training examples of a Train spec's `data` section (sources, min_reward, statuses,
     dedupe, max_per_task, max_length), and flat counts of what was kept and dropped, for the log.
     Recorded token ids are used for trajectories sampled by this very model (`sampled_by`)."""
-    kept = select(load_trajectories(sources), min_reward=data.get("min_reward", 1.0),
-                  statuses=data.get("statuses", ("passed",)), dedupe=data.get("dedupe", True),
-                  max_per_task=data.get("max_per_task"), seed=seed)
-    examples, built = build_examples(kept, tokenizer, chat_template=chat_template,
-                                     max_length=int(data.get("max_length", 2048)), truncation=truncation,
-                                     use_token_ids=lambda t: sampled_by(t, tokenizer))
+    kept = select(
+        load_trajectories(sources),
+        min_reward=data.get("min_reward", 1.0),
+        statuses=data.get("statuses", ("passed",)),
+        dedupe=data.get("dedupe", True),
+        max_per_task=data.get("max_per_task"),
+        seed=seed,
+    )
+    examples, built = build_examples(
+        kept,
+        tokenizer,
+        chat_template=chat_template,
+        max_length=int(data.get("max_length", 2048)),
+        truncation=truncation,
+        use_token_ids=lambda t: sampled_by(t, tokenizer),
+    )
     sel = kept.counts
-    counts = {"trajectories": sel.seen, "selected": sel.kept, **{f"dropped_{k}": v for k, v in sel.dropped().items()},
-              **{k: v for k, v in asdict(built).items() if k != "trajectories"}}
+    counts = {
+        "trajectories": sel.seen,
+        "selected": sel.kept,
+        **{f"dropped_{k}": v for k, v in sel.dropped().items()},
+        **{k: v for k, v in asdict(built).items() if k != "trajectories"},
+    }
     return examples, counts

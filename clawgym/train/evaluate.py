@@ -18,8 +18,15 @@ from ..run.trial import Trial
 from ..run.runner import execute
 
 
-def agent_for(model: str, *, chat_template: str | None, max_turns: int, max_tokens: int, temperature: float = 0.0,
-              max_batch: int = 1) -> dict[str, Any]:
+def agent_for(
+    model: str,
+    *,
+    chat_template: str | None,
+    max_turns: int,
+    max_tokens: int,
+    temperature: float = 0.0,
+    max_batch: int = 1,
+) -> dict[str, Any]:
     """The claw agent on the `hf` policy as the evaluation runs it (greedy by default; with
     `max_batch` > 1 the concurrent trials' turns are generated in one batch)."""
     policy: dict[str, Any] = {"type": "hf", "model": model, "temperature": temperature, "max_tokens": max_tokens}
@@ -30,19 +37,51 @@ def agent_for(model: str, *, chat_template: str | None, max_turns: int, max_toke
     return {"type": "claw", "policy": policy, "max_turns": max_turns}
 
 
-def evaluate(model: str, tasks: list[Path], seeds: list[int], out: Path, *, chat_template: str | None = None,
-             max_turns: int = 12, max_tokens: int = 512, concurrency: int = 4, temperature: float = 0.0,
-             attempts: int = 1, max_batch: int = 1) -> dict[str, Any]:
+def evaluate(
+    model: str,
+    tasks: list[Path],
+    seeds: list[int],
+    out: Path,
+    *,
+    chat_template: str | None = None,
+    max_turns: int = 12,
+    max_tokens: int = 512,
+    concurrency: int = 4,
+    temperature: float = 0.0,
+    attempts: int = 1,
+    max_batch: int = 1,
+) -> dict[str, Any]:
     """Pass rate and mean reward (with 95% CIs over task instances) of `model` on `tasks` × `seeds`,
     `attempts` trials each; results kept in `out`."""
-    agent = agent_for(model, chat_template=chat_template, max_turns=max_turns, max_tokens=max_tokens,
-                      temperature=temperature, max_batch=max_batch)
+    agent = agent_for(
+        model,
+        chat_template=chat_template,
+        max_turns=max_turns,
+        max_tokens=max_tokens,
+        temperature=temperature,
+        max_batch=max_batch,
+    )
     trials = [Trial(task, agent, a) for task in compile_many(tasks, seeds) for a in range(attempts)]
-    plan = RunPlan(name="eval", trials=trials, out=out, concurrency=concurrency,
-                   source={"model": model, "seeds": seeds, "tasks": [str(t) for t in tasks],
-                           "temperature": temperature, "attempts": attempts})
+    plan = RunPlan(
+        name="eval",
+        trials=trials,
+        out=out,
+        concurrency=concurrency,
+        source={
+            "model": model,
+            "seeds": seeds,
+            "tasks": [str(t) for t in tasks],
+            "temperature": temperature,
+            "attempts": attempts,
+        },
+    )
     records = execute(plan, resume=out.exists())
     row = next(r for r in summarize(records, ks=(1,)) if r["category"] == "all")
-    return {"trials": row["trials"], "errors": row["errors"], "pass_rate": row["pass_rate"],
-            "pass_rate_ci": row.get("pass_rate_ci"), "mean_reward": row["mean_reward"],
-            "mean_reward_ci": row.get("mean_reward_ci")}
+    return {
+        "trials": row["trials"],
+        "errors": row["errors"],
+        "pass_rate": row["pass_rate"],
+        "pass_rate_ci": row.get("pass_rate_ci"),
+        "mean_reward": row["mean_reward"],
+        "mean_reward_ci": row.get("mean_reward_ci"),
+    }

@@ -21,7 +21,7 @@ from ..files.textsafe import printable
 from ..spec.task import Task
 
 MAX_READS = 4
-MAX_READ_BYTES = 50 * 1024          # the read tool's own cap: bigger files would come back cut
+MAX_READ_BYTES = 50 * 1024  # the read tool's own cap: bigger files would come back cut
 _PATH_TOKEN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-/]*")
 _NOT_OUTPUTS = ("unchanged", "file_absent", "command", "python", "script")
 
@@ -29,8 +29,11 @@ _NOT_OUTPUTS = ("unchanged", "file_absent", "command", "python", "script")
 # ------------------------------------------------------------------------------ turns
 def _call(turn: int, k: int, name: str, **arguments: Any) -> dict[str, Any]:
     """One OpenAI tool call with a stable id `call_<turn>_<k>`."""
-    return {"id": f"call_{turn}_{k}", "type": "function",
-            "function": {"name": name, "arguments": json.dumps(arguments, ensure_ascii=False)}}
+    return {
+        "id": f"call_{turn}_{k}",
+        "type": "function",
+        "function": {"name": name, "arguments": json.dumps(arguments, ensure_ascii=False)},
+    }
 
 
 def _readable(data: bytes) -> bool:
@@ -66,8 +69,10 @@ def named_inputs(task: Task, limit: int = MAX_READS) -> tuple[list[str], list[st
             named.append(path)
     reads = named[:limit]
     for folder in folders:
-        inside = sorted((p for p in files if p.rpartition("/")[0] == folder),
-                        key=lambda p: (not p.rpartition("/")[2].upper().startswith("README"), p))
+        inside = sorted(
+            (p for p in files if p.rpartition("/")[0] == folder),
+            key=lambda p: (not p.rpartition("/")[2].upper().startswith("README"), p),
+        )
         reads += [p for p in inside if p not in reads and _readable(files[p])][: limit - len(reads)]
     return reads, folders[:3]
 
@@ -115,14 +120,23 @@ def step_turn(step: Mapping[str, Any], turn: int) -> dict[str, Any]:
         msg = step["message"]
         target = msg.get("target") or "user"
         content = f"Sending the message to {target}{label}."
-        args = {"action": "send", **({"channel": msg["channel"]} if msg.get("channel") else {}),
-                "target": target, "message": msg["message"]}
+        args = {
+            "action": "send",
+            **({"channel": msg["channel"]} if msg.get("channel") else {}),
+            "target": target,
+            "message": msg["message"],
+        }
         call = _call(turn, 0, "message", **args)
     elif "cron" in step:
         job = step["cron"]
         content = f"Scheduling {job['name']} ({job['schedule']}){label}."
-        call = _call(turn, 0, "cron", action="add", job={"name": job["name"], "schedule": job["schedule"],
-                                                         "text": job.get("text") or job["name"]})
+        call = _call(
+            turn,
+            0,
+            "cron",
+            action="add",
+            job={"name": job["name"], "schedule": job["schedule"], "text": job.get("text") or job["name"]},
+        )
     else:
         raise ValueError(f"unknown solution step kind: {sorted(step)}")
     return {"content": content, "tool_calls": [call]}
@@ -132,8 +146,9 @@ def output_paths(task: Task) -> list[str]:
     """Files the solution writes or the checks grade, in order of first mention (no globs)."""
     seen: list[str] = []
     candidates = [s["write"]["path"] for s in task.solution if "write" in s]
-    candidates += [c["path"] for c in task.checks
-                   if c.get("type") not in _NOT_OUTPUTS and isinstance(c.get("path"), str)]
+    candidates += [
+        c["path"] for c in task.checks if c.get("type") not in _NOT_OUTPUTS and isinstance(c.get("path"), str)
+    ]
     for path in candidates:
         if path not in seen and not any(ch in path for ch in "*?["):
             seen.append(path)
@@ -187,8 +202,9 @@ def _replay(task: Task, sandbox: dict | None) -> dict[str, Any]:
     return {**outcome.record.to_dict(), "trajectory": outcome.trajectory, "diff": outcome.diff}
 
 
-def expert_trajectories(tasks: Iterable[Task], *, jobs: int = 4,
-                        sandbox: dict | None = None) -> Iterator[tuple[Task, dict[str, Any]]]:
+def expert_trajectories(
+    tasks: Iterable[Task], *, jobs: int = 4, sandbox: dict | None = None
+) -> Iterator[tuple[Task, dict[str, Any]]]:
     """Replay every task's expert turns (in `jobs` threads); yields (task, record) in input order.
 
     The record is the trial record (status, reward, verdict, error) plus `trajectory` (the
@@ -222,8 +238,16 @@ def to_trajectory(record: Mapping[str, Any]) -> Any:
 
 
 # ------------------------------------------------------------------------------ command
-def expert_command(specs: list[Path], *, seeds: str, out: Path, jobs: int = 4, min_reward: float = 1.0,
-                   console: Any = None, sandbox: dict | None = None) -> dict[str, Any]:
+def expert_command(
+    specs: list[Path],
+    *,
+    seeds: str,
+    out: Path,
+    jobs: int = 4,
+    min_reward: float = 1.0,
+    console: Any = None,
+    sandbox: dict | None = None,
+) -> dict[str, Any]:
     """`clawgym train expert SPECS --seeds 0-9 --out experts.jsonl -j N`.
 
     Compiles every task spec (folders are searched for *.yaml; other kinds are skipped) on every
@@ -246,13 +270,27 @@ def expert_command(specs: list[Path], *, seeds: str, out: Path, jobs: int = 4, m
     write_jsonl(Path(out), kept)
     if console is None:
         return {"tasks": len(tasks), "kept": len(kept), "failed": failed, "out": str(out)}
-    console.print(f"expert trajectories: {len(tasks)} task instance(s), {len(kept)} kept, {len(failed)} failed "
-                  f"(min reward {min_reward:g}) -> {out}", markup=False, highlight=False)
+    console.print(
+        f"expert trajectories: {len(tasks)} task instance(s), {len(kept)} kept, {len(failed)} failed "
+        f"(min reward {min_reward:g}) -> {out}",
+        markup=False,
+        highlight=False,
+    )
     for f in failed:
         score = "error" if f["reward"] is None else f"reward {f['reward']:.3f}"
         console.print(f"  failed {f['task']} ({score}): {printable(str(f['reason']))}", markup=False, highlight=False)
     return {"tasks": len(tasks), "kept": len(kept), "failed": failed, "out": str(out)}
 
 
-__all__ = ["expert_agent", "expert_command", "expert_trajectories", "expert_turns", "failure_reason",
-           "named_inputs", "output_paths", "step_turn", "summary_text", "to_trajectory"]
+__all__ = [
+    "expert_agent",
+    "expert_command",
+    "expert_trajectories",
+    "expert_turns",
+    "failure_reason",
+    "named_inputs",
+    "output_paths",
+    "step_turn",
+    "summary_text",
+    "to_trajectory",
+]

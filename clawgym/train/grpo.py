@@ -58,21 +58,42 @@ def rollout_samples(phase: Phase, *, max_length: int) -> tuple[list[Sample], dic
             continue
         for ex in examples_from_turns(calls, max_length=max_length):
             samples.append(Sample(ex, r.advantage))
-    return samples, {"sampled_tokens": float(sum(lengths)), "traced_rollouts": float(len(lengths)),
-                     "turns_sum": float(sum(turns))}
+    return samples, {
+        "sampled_tokens": float(sum(lengths)),
+        "traced_rollouts": float(len(lengths)),
+        "turns_sum": float(sum(turns)),
+    }
 
 
-SUMMED = ("valid_rollouts", "reward_sum", "reward_sq", "passed", "rollouts", "groups", "dropped_rollouts",
-          "dropped_groups", "sampled_tokens", "traced_rollouts", "turns_sum")
+SUMMED = (
+    "valid_rollouts",
+    "reward_sum",
+    "reward_sq",
+    "passed",
+    "rollouts",
+    "groups",
+    "dropped_rollouts",
+    "dropped_groups",
+    "sampled_tokens",
+    "traced_rollouts",
+    "turns_sum",
+)
 
 
 def phase_sums(phase: Phase, pass_threshold: float, shape: dict[str, float]) -> list[float]:
     """This process's rollout statistics as sums (in `SUMMED` order), to add up across processes."""
     rewards = [float(r.reward) for r in phase.rollouts if r.status != "error" and r.reward is not None]
-    local = {"valid_rollouts": len(rewards), "reward_sum": sum(rewards), "reward_sq": sum(x * x for x in rewards),
-             "passed": sum(x >= pass_threshold for x in rewards), "rollouts": len(phase.rollouts),
-             "groups": len(phase.grouping.kept), "dropped_rollouts": len(phase.grouping.dropped_rollouts),
-             "dropped_groups": len(phase.grouping.dropped_groups), **shape}
+    local = {
+        "valid_rollouts": len(rewards),
+        "reward_sum": sum(rewards),
+        "reward_sq": sum(x * x for x in rewards),
+        "passed": sum(x >= pass_threshold for x in rewards),
+        "rollouts": len(phase.rollouts),
+        "groups": len(phase.grouping.kept),
+        "dropped_rollouts": len(phase.grouping.dropped_rollouts),
+        "dropped_groups": len(phase.grouping.dropped_groups),
+        **shape,
+    }
     return [float(local[k]) for k in SUMMED]
 
 
@@ -81,11 +102,15 @@ def step_stats(sums: list[float]) -> dict[str, Any]:
     t = dict(zip(SUMMED, sums))
     n, traced = max(1.0, t["valid_rollouts"]), max(1.0, t["traced_rollouts"])
     mean = t["reward_sum"] / n
-    return {"reward_mean": mean, "reward_std": max(0.0, t["reward_sq"] / n - mean * mean) ** 0.5,
-            "pass_rate": t["passed"] / n, "response_tokens": t["sampled_tokens"] / traced,
-            "turns": t["turns_sum"] / traced, **{k: int(t[k]) for k in ("rollouts", "valid_rollouts", "groups",
-                                                                       "dropped_rollouts", "dropped_groups")},
-            "sampled_tokens": int(t["sampled_tokens"])}
+    return {
+        "reward_mean": mean,
+        "reward_std": max(0.0, t["reward_sq"] / n - mean * mean) ** 0.5,
+        "pass_rate": t["passed"] / n,
+        "response_tokens": t["sampled_tokens"] / traced,
+        "turns": t["turns_sum"] / traced,
+        **{k: int(t[k]) for k in ("rollouts", "valid_rollouts", "groups", "dropped_rollouts", "dropped_groups")},
+        "sampled_tokens": int(t["sampled_tokens"]),
+    }
 
 
 def train_rl(spec: RLSpec, *, resume: bool = True, console: Any = None, progress: bool = True) -> Path:
@@ -139,21 +164,39 @@ def train_rl(spec: RLSpec, *, resume: bool = True, console: Any = None, progress
             # 3. rollouts, groups, advantages
             policy_model.eval()
             busy0 = generation_busy_s(live)
-            phase = rollout_phase(pool, agent, out / ROLLOUTS / f"step-{step:07d}" / f"rank-{rank}", step=step,
-                                  rank=rank, n_groups=per_rank, rollout=rollout_cfg, reward=spec.reward)
+            phase = rollout_phase(
+                pool,
+                agent,
+                out / ROLLOUTS / f"step-{step:07d}" / f"rank-{rank}",
+                step=step,
+                rank=rank,
+                n_groups=per_rank,
+                rollout=rollout_cfg,
+                reward=spec.reward,
+            )
             generating = generation_busy_s(live) - busy0
             samples, shape = rollout_samples(phase, max_length=max_length)
             if ref_model is not None:
-                reference_logprobs(ref_model, samples, temperature=temperature,
-                                   max_tokens=loss_cfg["micro_batch_tokens"], device=accelerator.device)
+                reference_logprobs(
+                    ref_model,
+                    samples,
+                    temperature=temperature,
+                    max_tokens=loss_cfg["micro_batch_tokens"],
+                    device=accelerator.device,
+                )
 
             # 4. the update: every process runs the same number of micro-batches (DDP syncs on the last)
             t_train = time.monotonic()
             policy_model.train()
             local_tokens = sum(sum(1 for x in s.example.labels[1:] if x != -100) for s in samples)
-            sums = accelerator.reduce(torch.tensor([float(local_tokens), *phase_sums(phase, spec.reward["pass_threshold"],
-                                                                                     shape)],
-                                                   device=accelerator.device, dtype=torch.float64), reduction="sum")
+            sums = accelerator.reduce(
+                torch.tensor(
+                    [float(local_tokens), *phase_sums(phase, spec.reward["pass_threshold"], shape)],
+                    device=accelerator.device,
+                    dtype=torch.float64,
+                ),
+                reduction="sum",
+            )
             total_tokens, rollouts_row = float(sums[0]), step_stats(sums[1:].tolist())
             stats = {"tokens": 0.0, "clipped": 0.0, "kl": 0.0, "ratio": 0.0, "logprob_diff": 0.0}
             loss_sum, grad_norm, updated = 0.0, None, total_tokens > 0
@@ -165,8 +208,14 @@ def train_rl(spec: RLSpec, *, resume: bool = True, console: Any = None, progress
                     with sync:
                         if j < len(batches):
                             batch = collate([samples[i] for i in batches[j]], accelerator.device)
-                            loss, s = policy_loss(model, batch, temperature=temperature, clip_low=loss_cfg["clip_low"],
-                                                  clip_high=loss_cfg["clip_high"], kl_weight=loss_cfg["kl_weight"])
+                            loss, s = policy_loss(
+                                model,
+                                batch,
+                                temperature=temperature,
+                                clip_low=loss_cfg["clip_low"],
+                                clip_high=loss_cfg["clip_high"],
+                                kl_weight=loss_cfg["kl_weight"],
+                            )
                             for k, v in s.items():
                                 stats[k] += v
                         else:  # nothing left here: a zero loss keeps this process in step with the others
@@ -188,26 +237,38 @@ def train_rl(spec: RLSpec, *, resume: bool = True, console: Any = None, progress
             trained = sum(len(s.example.input_ids) for s in samples) * loss_cfg["epochs"]
             state.tokens += trained
             state.elapsed_s = time.monotonic() - started
-            row = {**rollouts_row, "rounds": phase.rounds, "updated": updated,
-                   "loss": loss_sum / max(1.0, total_tokens / world),
-                   "clip_frac": stats["clipped"] / max(1.0, stats["tokens"]),
-                   "kl": stats["kl"] / max(1.0, stats["tokens"]),
-                   "ratio_mean": stats["ratio"] / max(1.0, stats["tokens"]),
-                   "logprob_gap": stats["logprob_diff"] / max(1.0, stats["tokens"]),
-                   "lr": scheduler.get_last_lr()[0], "grad_norm": grad_norm,
-                   "rollout_s": phase.seconds, "train_s": train_s, "step_s": step_s,
-                   "rollout_tokens_per_s": rollouts_row["sampled_tokens"] / max(1e-9, phase.seconds),
-                   "trainer_tokens_per_s": trained / max(1e-9, train_s),
-                   "generation_s": None if server else generating,  # a server's busy time is not seen here
-                   "wait_share": None if server else max(0.0, phase.seconds - generating) / max(1e-9, step_s)}
-            dropped = gather_object(list(phase.grouping.dropped_rollouts)) if world > 1 else phase.grouping.dropped_rollouts
+            row = {
+                **rollouts_row,
+                "rounds": phase.rounds,
+                "updated": updated,
+                "loss": loss_sum / max(1.0, total_tokens / world),
+                "clip_frac": stats["clipped"] / max(1.0, stats["tokens"]),
+                "kl": stats["kl"] / max(1.0, stats["tokens"]),
+                "ratio_mean": stats["ratio"] / max(1.0, stats["tokens"]),
+                "logprob_gap": stats["logprob_diff"] / max(1.0, stats["tokens"]),
+                "lr": scheduler.get_last_lr()[0],
+                "grad_norm": grad_norm,
+                "rollout_s": phase.seconds,
+                "train_s": train_s,
+                "step_s": step_s,
+                "rollout_tokens_per_s": rollouts_row["sampled_tokens"] / max(1e-9, phase.seconds),
+                "trainer_tokens_per_s": trained / max(1e-9, train_s),
+                "generation_s": None if server else generating,  # a server's busy time is not seen here
+                "wait_share": None if server else max(0.0, phase.seconds - generating) / max(1e-9, step_s),
+            }
+            dropped = (
+                gather_object(list(phase.grouping.dropped_rollouts)) if world > 1 else phase.grouping.dropped_rollouts
+            )
             if step % spec.log["every_steps"] == 0 or step == optim["steps"]:
                 log.write(step, row)
                 for trial_id, reason in dropped:
                     log.write(step, {"trial": trial_id, "reason": reason}, kind="dropped_rollout")
             if console is not None and accelerator.is_main_process and not progress:
-                console.print(f"step {step}: reward {row['reward_mean']:.3f} ± {row['reward_std']:.3f}, "
-                              f"pass {row['pass_rate']:.2f}, groups {row['groups']}", highlight=False)
+                console.print(
+                    f"step {step}: reward {row['reward_mean']:.3f} ± {row['reward_std']:.3f}, "
+                    f"pass {row['pass_rate']:.2f}, groups {row['groups']}",
+                    highlight=False,
+                )
             if bar is not None:
                 bar[0].update(bar[1], advance=1, description=f"reward {row['reward_mean']:.3f}")
             if step % spec.checkpoint["every_steps"] == 0 and step < optim["steps"]:
@@ -261,6 +322,10 @@ def _forget_later_rollouts(out: Path, step: int, accelerator: Any) -> None:
 def check_ready(spec: RLSpec) -> None:
     """Problems that would only surface mid-run, raised before anything loads."""
     if spec.rollout["top_p"] < 1.0:
-        raise ClawgymError("rollout.top_p below 1 makes the recorded log-probabilities those of the untruncated "
-                           "distribution, not of what was sampled", file=str(spec.file), key="rollout.top_p",
-                           hint="set rollout.top_p: 1 for exact policy-gradient ratios")
+        raise ClawgymError(
+            "rollout.top_p below 1 makes the recorded log-probabilities those of the untruncated "
+            "distribution, not of what was sampled",
+            file=str(spec.file),
+            key="rollout.top_p",
+            hint="set rollout.top_p: 1 for exact policy-gradient ratios",
+        )

@@ -41,8 +41,9 @@ def plain_token_loss(torch: Any, model: Any, batch: dict[str, Any]) -> Any:
     targets = batch["labels"][:, 1:]
     keep = (targets != -100).any(dim=0).nonzero().flatten()
     logits = model(**inputs, use_cache=False, logits_to_keep=keep).logits
-    return torch.nn.functional.cross_entropy(logits.flatten(0, 1).float(), targets[:, keep].flatten(),
-                                             ignore_index=-100, reduction="sum")
+    return torch.nn.functional.cross_entropy(
+        logits.flatten(0, 1).float(), targets[:, keep].flatten(), ignore_index=-100, reduction="sum"
+    )
 
 
 class FusedTokenLoss:
@@ -58,8 +59,11 @@ class FusedTokenLoss:
         """`loss(weight, hidden, targets, bias)` -> summed loss; Liger's kernel by default."""
         self.head = model.get_output_embeddings()
         if self.head is None or not hasattr(self.head, "weight"):
-            raise ClawgymError(f"{type(model).__name__} has no output projection the fused loss can use",
-                               key="kernels.fused_loss", hint="set kernels.fused_loss: none for this model")
+            raise ClawgymError(
+                f"{type(model).__name__} has no output projection the fused loss can use",
+                key="kernels.fused_loss",
+                hint="set kernels.fused_loss: none for this model",
+            )
         if loss is None:
             import torch
             from liger_kernel.transformers import LigerFusedLinearCrossEntropyLoss
@@ -81,8 +85,11 @@ class FusedTokenLoss:
         model(**inputs, use_cache=False, logits_to_keep=keep)
         hidden, self._hidden = self._hidden, None
         if hidden is None:
-            raise ClawgymError("the fused loss saw no call of the model's output projection",
-                               key="kernels.fused_loss", hint="set kernels.fused_loss: none for this model")
+            raise ClawgymError(
+                "the fused loss saw no call of the model's output projection",
+                key="kernels.fused_loss",
+                hint="set kernels.fused_loss: none for this model",
+            )
         return self.loss(self.head.weight, hidden.flatten(0, 1), targets[:, keep].flatten(), self.head.bias)
 
     def close(self) -> None:
@@ -111,8 +118,12 @@ def choose(kernels: dict[str, Any], model: Any, device_type: str, *, file: str |
             loss = FusedTokenLoss(model)
             status["fused_loss"] = "liger"
         elif want == "liger":
-            raise ClawgymError(f"Liger's fused loss was asked for, but {why}", file=file, key="kernels.fused_loss",
-                               hint="install liger-kernel on a CUDA machine, or set kernels.fused_loss: auto")
+            raise ClawgymError(
+                f"Liger's fused loss was asked for, but {why}",
+                file=file,
+                key="kernels.fused_loss",
+                hint="install liger-kernel on a CUDA machine, or set kernels.fused_loss: auto",
+            )
         else:
             status["fused_loss"] = f"off ({why})"
     if kernels.get("compile"):

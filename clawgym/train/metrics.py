@@ -25,8 +25,11 @@ class MetricsLog:
         out.mkdir(parents=True, exist_ok=True)
         path = out / "metrics.jsonl"
         if after_step is not None and path.is_file():
-            kept = [line for line in path.read_text(encoding="utf-8").splitlines(keepends=True)
-                    if line.strip() and json.loads(line).get("step", 0) <= after_step]
+            kept = [
+                line
+                for line in path.read_text(encoding="utf-8").splitlines(keepends=True)
+                if line.strip() and json.loads(line).get("step", 0) <= after_step
+            ]
             path.write_text("".join(kept), encoding="utf-8")
         self._fh = open(path, "a", encoding="utf-8")
         if tensorboard:

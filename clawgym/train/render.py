@@ -76,7 +76,7 @@ class Example:
 def _divergence(a: str, b: str) -> str:
     """Where two renders first differ, shown briefly."""
     i = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-    return f"at character {i}: {a[max(0, i - 30):i + 30]!r} versus {b[max(0, i - 30):i + 30]!r}"
+    return f"at character {i}: {a[max(0, i - 30) : i + 30]!r} versus {b[max(0, i - 30) : i + 30]!r}"
 
 
 def _rerenders(n: int, shorter: str, longer: str) -> ChatTemplateError:
@@ -84,18 +84,30 @@ def _rerenders(n: int, shorter: str, longer: str) -> ChatTemplateError:
         f"the chat template re-renders history: a conversation's text is not a prefix of its text once more "
         f"messages follow (messages[:{n}], {_divergence(shorter, longer)}), so no exact loss mask exists "
         "(templates that drop earlier reasoning or move the system prompt to the last user turn do this)",
-        hint="train with a template that renders each message the same whatever follows (chat_template:)")
+        hint="train with a template that renders each message the same whatever follows (chat_template:)",
+    )
 
 
-def assistant_spans(tokenizer: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, *,
-                    chat_template: str | None = None) -> tuple[str, list[tuple[int, int]]]:
+def assistant_spans(
+    tokenizer: Any,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None = None,
+    *,
+    chat_template: str | None = None,
+) -> tuple[str, list[tuple[int, int]]]:
     """The whole rendered conversation and the character span of each assistant message in it."""
     native = tools_supported(tokenizer, tools, chat_template=chat_template)
 
     def render(msgs: list[dict[str, Any]], generation: bool, what: str) -> str:
         try:
-            return render_chat(tokenizer, msgs, tools, chat_template=chat_template,
-                               add_generation_prompt=generation, tools_native=native)
+            return render_chat(
+                tokenizer,
+                msgs,
+                tools,
+                chat_template=chat_template,
+                add_generation_prompt=generation,
+                tools_native=native,
+            )
         except Exception as exc:  # noqa: BLE001 - Jinja errors of any kind
             raise ChatTemplateError(f"the chat template cannot render {what}: {type(exc).__name__}: {exc}") from None
 
@@ -105,7 +117,7 @@ def assistant_spans(tokenizer: Any, messages: list[dict[str, Any]], tools: list[
         if m.get("role") != "assistant":
             continue
         before = render(messages[:i], True, f"messages[:{i}] with a generation prompt")
-        after = render(messages[:i + 1], False, f"messages[:{i + 1}]")
+        after = render(messages[: i + 1], False, f"messages[:{i + 1}]")
         if not after.startswith(before):
             history = render(messages[:i], False, f"messages[:{i}]")
             if after.startswith(history):  # the history agrees: the generation prompt is what differs
@@ -113,7 +125,8 @@ def assistant_spans(tokenizer: Any, messages: list[dict[str, Any]], tools: list[
                     f"the chat template does not open assistant message {i} with its generation prompt: rendering "
                     f"messages[:{i}] with add_generation_prompt=True is not a prefix of rendering messages[:{i + 1}] "
                     f"({_divergence(before, after)})",
-                    hint="use a template whose generation prompt is exactly how it opens an assistant turn")
+                    hint="use a template whose generation prompt is exactly how it opens an assistant turn",
+                )
             raise _rerenders(i + 1, history, after)
         if not full.startswith(after):
             raise _rerenders(len(messages), after, full)
@@ -139,9 +152,15 @@ def _ids(tokenizer: Any, text: str) -> list[int]:
     return list(tokenizer(text, add_special_tokens=False)["input_ids"]) if text else []
 
 
-def tokenize_example(tokenizer: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, *,
-                     chat_template: str | None = None, max_length: int,
-                     truncation: Truncation = "turns") -> Example | None:
+def tokenize_example(
+    tokenizer: Any,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None = None,
+    *,
+    chat_template: str | None = None,
+    max_length: int,
+    truncation: Truncation = "turns",
+) -> Example | None:
     """Token ids and assistant-only labels of a conversation; None when it has no assistant message
     or does not fit `max_length` (see the module docstring for tokens and truncation)."""
     full, spans = assistant_spans(tokenizer, messages, tools, chat_template=chat_template)
@@ -155,12 +174,12 @@ def tokenize_example(tokenizer: Any, messages: list[dict[str, Any]], tools: list
     split, done = 0, 0
     for n, (start, end) in enumerate(spans):
         prompt, through = list(pieces[2 * n]), list(pieces[2 * n + 1])
-        if prompt[:len(ids)] == ids:
-            context = prompt[len(ids):]
+        if prompt[: len(ids)] == ids:
+            context = prompt[len(ids) :]
         else:  # the history tokenises differently in one piece: keep ours, add the text since the last turn
             context, split = _ids(tokenizer, full[done:start]), split + 1
-        if through[:len(prompt)] == prompt:
-            turn = through[len(prompt):]
+        if through[: len(prompt)] == prompt:
+            turn = through[len(prompt) :]
         else:  # the turn's first token merges with the prompt's last: tokenise it as the model emits it
             turn, split = _ids(tokenizer, full[start:end]), split + 1
         ids += context + turn
@@ -171,19 +190,22 @@ def tokenize_example(tokenizer: Any, messages: list[dict[str, Any]], tools: list
     if cut is None:
         return None
     n, kept = cut
-    return Example(input_ids=ids[:n], labels=labels[:n], turns=kept, dropped_turns=len(spans) - kept,
-                   split_boundaries=split)
+    return Example(
+        input_ids=ids[:n], labels=labels[:n], turns=kept, dropped_turns=len(spans) - kept, split_boundaries=split
+    )
 
 
 def has_token_ids(t: Trajectory) -> bool:
     """Whether every model call of `t` recorded its prompt and sampled token ids (failed calls aside)."""
     calls = [turn for turn in t.turns if "error" not in turn]
-    return bool(calls) and all(turn.get("prompt_token_ids") and isinstance(turn.get("token_ids"), list)
-                               for turn in calls)
+    return bool(calls) and all(
+        turn.get("prompt_token_ids") and isinstance(turn.get("token_ids"), list) for turn in calls
+    )
 
 
-def examples_from_turns(turns: list[dict[str, Any]], *, max_length: int,
-                        truncation: Truncation = "turns") -> list[Example]:
+def examples_from_turns(
+    turns: list[dict[str, Any]], *, max_length: int, truncation: Truncation = "turns"
+) -> list[Example]:
     """Examples from recorded token ids, one per prefix-consistent run of model calls (module docstring)."""
     segments: list[tuple[list[int], list[int], list[float], list[int]]] = []  # ids, labels, logprobs, turn ends
     for turn in turns:
@@ -191,30 +213,54 @@ def examples_from_turns(turns: list[dict[str, Any]], *, max_length: int,
             continue
         prompt, sampled = list(turn["prompt_token_ids"]), list(turn["token_ids"])
         recorded = turn.get("logprobs")
-        sampled_lp = [float(x) for x in recorded] if isinstance(recorded, list) and len(recorded) == len(sampled) \
+        sampled_lp = (
+            [float(x) for x in recorded]
+            if isinstance(recorded, list) and len(recorded) == len(sampled)
             else [0.0] * len(sampled)
-        if segments and prompt[:len(segments[-1][0])] == segments[-1][0]:
+        )
+        if segments and prompt[: len(segments[-1][0])] == segments[-1][0]:
             ids, labels, logprobs, ends = segments[-1]
-            extra = prompt[len(ids):]
+            extra = prompt[len(ids) :]
             ids += extra + sampled
             labels += [IGNORE] * len(extra) + sampled
             logprobs += [0.0] * len(extra) + sampled_lp
             ends.append(len(ids))
         else:
-            segments.append((prompt + sampled, [IGNORE] * len(prompt) + sampled, [0.0] * len(prompt) + sampled_lp,
-                             [len(prompt) + len(sampled)]))
+            segments.append(
+                (
+                    prompt + sampled,
+                    [IGNORE] * len(prompt) + sampled,
+                    [0.0] * len(prompt) + sampled_lp,
+                    [len(prompt) + len(sampled)],
+                )
+            )
     out = []
     for ids, labels, logprobs, ends in segments:
         cut = _truncate(ends, max_length, truncation)
         if cut is not None:
             n, kept = cut
-            out.append(Example(input_ids=ids[:n], labels=labels[:n], turns=kept, dropped_turns=len(ends) - kept,
-                               from_token_ids=True, logprobs=logprobs[:n]))
+            out.append(
+                Example(
+                    input_ids=ids[:n],
+                    labels=labels[:n],
+                    turns=kept,
+                    dropped_turns=len(ends) - kept,
+                    from_token_ids=True,
+                    logprobs=logprobs[:n],
+                )
+            )
     return out
 
 
-def trajectory_examples(tokenizer: Any, t: Trajectory, *, chat_template: str | None = None, max_length: int,
-                        truncation: Truncation = "turns", use_token_ids: bool = True) -> list[Example]:
+def trajectory_examples(
+    tokenizer: Any,
+    t: Trajectory,
+    *,
+    chat_template: str | None = None,
+    max_length: int,
+    truncation: Truncation = "turns",
+    use_token_ids: bool = True,
+) -> list[Example]:
     """The examples of one trajectory: from its token ids when it has them (and `use_token_ids`),
     else from its messages. Token ids outside the tokenizer's vocabulary raise: they were sampled
     by another model, and only re-tokenising (use_token_ids=False) can train on them."""
@@ -223,12 +269,20 @@ def trajectory_examples(tokenizer: Any, t: Trajectory, *, chat_template: str | N
         examples = examples_from_turns(t.turns, max_length=max_length, truncation=truncation)
         vocab = len(tokenizer)
         if any(i < 0 or i >= vocab for ex in examples for i in ex.input_ids):
-            raise ClawgymError(f"trajectory of {source or 'a task'} holds token ids outside this tokenizer's "
-                               f"vocabulary ({vocab} tokens): they come from another model",
-                               hint="re-tokenise its messages instead (use_token_ids=False)")
+            raise ClawgymError(
+                f"trajectory of {source or 'a task'} holds token ids outside this tokenizer's "
+                f"vocabulary ({vocab} tokens): they come from another model",
+                hint="re-tokenise its messages instead (use_token_ids=False)",
+            )
     else:
-        example = tokenize_example(tokenizer, t.messages, t.tools or None, chat_template=chat_template,
-                                   max_length=max_length, truncation=truncation)
+        example = tokenize_example(
+            tokenizer,
+            t.messages,
+            t.tools or None,
+            chat_template=chat_template,
+            max_length=max_length,
+            truncation=truncation,
+        )
         examples = [example] if example else []
     for ex in examples:
         ex.source = source

@@ -79,9 +79,14 @@ def collate(samples: Sequence[Sample], device: Any = None) -> dict[str, Any]:
         old += ex.logprobs or [0.0] * n
         adv += [s.advantage] * n
         ref += s.ref_logprobs or [0.0] * n
-    row = {"input_ids": torch.tensor([ids]), "position_ids": torch.tensor([positions]), "labels": torch.tensor([labels]),
-           "old_logprobs": torch.tensor([old], dtype=torch.float32), "advantages": torch.tensor([adv], dtype=torch.float32),
-           "ref_logprobs": torch.tensor([ref], dtype=torch.float32)}
+    row = {
+        "input_ids": torch.tensor([ids]),
+        "position_ids": torch.tensor([positions]),
+        "labels": torch.tensor([labels]),
+        "old_logprobs": torch.tensor([old], dtype=torch.float32),
+        "advantages": torch.tensor([adv], dtype=torch.float32),
+        "ref_logprobs": torch.tensor([ref], dtype=torch.float32),
+    }
     return {k: v.to(device) for k, v in row.items()} if device is not None else row
 
 
@@ -95,17 +100,20 @@ def token_logprobs(model: Any, batch: dict[str, Any], temperature: float) -> tup
 
     targets = batch["labels"][:, 1:]
     keep = (targets != IGNORE).any(dim=0).nonzero().flatten()
-    logits = model(input_ids=batch["input_ids"], position_ids=batch["position_ids"], use_cache=False,
-                   logits_to_keep=keep).logits.float()
+    logits = model(
+        input_ids=batch["input_ids"], position_ids=batch["position_ids"], use_cache=False, logits_to_keep=keep
+    ).logits.float()
     chosen = targets[:, keep]
     mask = chosen != IGNORE
-    logp = -torch.nn.functional.cross_entropy((logits / temperature).flatten(0, 1), chosen.clamp(min=0).flatten(),
-                                              reduction="none").view_as(chosen)
+    logp = -torch.nn.functional.cross_entropy(
+        (logits / temperature).flatten(0, 1), chosen.clamp(min=0).flatten(), reduction="none"
+    ).view_as(chosen)
     return logp, mask, keep
 
 
-def policy_loss(model: Any, batch: dict[str, Any], *, temperature: float, clip_low: float, clip_high: float,
-                kl_weight: float) -> tuple[Any, dict[str, float]]:
+def policy_loss(
+    model: Any, batch: dict[str, Any], *, temperature: float, clip_low: float, clip_high: float, kl_weight: float
+) -> tuple[Any, dict[str, float]]:
     """Summed loss over the batch's trained tokens, and summed statistics (tokens, clipped, KL, ratio)."""
     import torch
 
@@ -123,14 +131,19 @@ def policy_loss(model: Any, batch: dict[str, Any], *, temperature: float, clip_l
         kl = torch.exp(delta) - delta - 1
         per_token = per_token + kl_weight * kl
     m = mask.float()
-    stats = {"tokens": float(m.sum()), "clipped": float(((clipped > unclipped).float() * m).sum()),
-             "kl": float((kl.detach() * m).sum()), "ratio": float((ratio.detach() * m).sum()),
-             "logprob_diff": float(((logp.detach() - old).abs() * m).sum())}
+    stats = {
+        "tokens": float(m.sum()),
+        "clipped": float(((clipped > unclipped).float() * m).sum()),
+        "kl": float((kl.detach() * m).sum()),
+        "ratio": float((ratio.detach() * m).sum()),
+        "logprob_diff": float(((logp.detach() - old).abs() * m).sum()),
+    }
     return (per_token * m).sum(), stats
 
 
-def reference_logprobs(ref_model: Any, samples: Sequence[Sample], *, temperature: float, max_tokens: int,
-                       device: Any) -> None:
+def reference_logprobs(
+    ref_model: Any, samples: Sequence[Sample], *, temperature: float, max_tokens: int, device: Any
+) -> None:
     """Fill each sample's `ref_logprobs` with the reference model's log-probabilities of its tokens."""
     import torch
 
@@ -144,5 +157,5 @@ def reference_logprobs(ref_model: Any, samples: Sequence[Sample], *, temperature
         offset = 0
         for s in group:
             n = len(s.example.input_ids)
-            s.ref_logprobs = values[offset:offset + n].tolist()
+            s.ref_logprobs = values[offset : offset + n].tolist()
             offset += n

@@ -47,8 +47,14 @@ def rl_agent(live_model: str, rollout: dict[str, Any], chat_template: str | None
     sampling = {"temperature": rollout["temperature"], "top_p": rollout["top_p"], "max_tokens": rollout["max_tokens"]}
     server = rollout.get("server")
     if server:
-        policy: dict[str, Any] = {"type": "openai", "base_url": server["base_url"], "model": server["model"],
-                                  "logprobs": True, "return_token_ids": True, **sampling}
+        policy: dict[str, Any] = {
+            "type": "openai",
+            "base_url": server["base_url"],
+            "model": server["model"],
+            "logprobs": True,
+            "return_token_ids": True,
+            **sampling,
+        }
         if server.get("api_key_env"):
             policy["api_key_env"] = server["api_key_env"]
     else:
@@ -58,8 +64,13 @@ def rl_agent(live_model: str, rollout: dict[str, Any], chat_template: str | None
     harness = dict(rollout.get("harness") or {"type": "claw"})
     kind = harness.pop("type", "claw")
     if kind == "openclaw":  # the real OpenClaw; its model calls reach `policy` through the recording proxy
-        return {"type": "openclaw", "policy": policy, "max_turns": rollout["max_turns"],
-                "max_tokens": rollout["max_tokens"], **harness}
+        return {
+            "type": "openclaw",
+            "policy": policy,
+            "max_turns": rollout["max_turns"],
+            "max_tokens": rollout["max_tokens"],
+            **harness,
+        }
     return {"type": "claw", "policy": policy, "max_turns": rollout["max_turns"]}
 
 
@@ -76,17 +87,19 @@ def sync_server(server: dict[str, Any], folder: Path) -> None:
     headers = {"Content-Type": "application/json"}
     if server.get("api_key_env") and os.environ.get(server["api_key_env"]):
         headers["Authorization"] = f"Bearer {os.environ[server['api_key_env']]}"
-    request = urllib.request.Request(url, data=json.dumps({"path": str(folder.resolve())}).encode(), headers=headers,
-                                     method="POST")
+    request = urllib.request.Request(
+        url, data=json.dumps({"path": str(folder.resolve())}).encode(), headers=headers, method="POST"
+    )
     try:
         with urllib.request.urlopen(request, timeout=float(server["timeout"])) as response:
             response.read()
     except (urllib.error.URLError, OSError) as exc:
         detail = exc.read().decode(errors="replace")[:300] if isinstance(exc, urllib.error.HTTPError) else str(exc)
-        raise ClawgymError(f"the inference server did not load the new weights ({url}): {detail}",
-                           key="rollout.server",
-                           hint="the server must accept POST {\"path\": FOLDER} at sync_path (clawgym serve does)"
-                           ) from None
+        raise ClawgymError(
+            f"the inference server did not load the new weights ({url}): {detail}",
+            key="rollout.server",
+            hint='the server must accept POST {"path": FOLDER} at sync_path (clawgym serve does)',
+        ) from None
 
 
 @dataclass
@@ -100,23 +113,47 @@ class Phase:
     seconds: float = 0.0
 
 
-def run_round(tasks: list[Task], agent: dict[str, Any], out: Path, *, group_size: int, rollout: dict[str, Any],
-              pass_threshold: float) -> list[dict[str, Any]]:
+def run_round(
+    tasks: list[Task],
+    agent: dict[str, Any],
+    out: Path,
+    *,
+    group_size: int,
+    rollout: dict[str, Any],
+    pass_threshold: float,
+) -> list[dict[str, Any]]:
     """G trials of each task through the runner (finished ones reused on resume); their records.
 
     The G rollouts of an instance start from one prepared tree of its files, copied into each
     rollout's workspace; it is also the pristine original they are graded against (its digest is
     in each record as `inputs_sha256`)."""
     trials = [Trial(task, agent, attempt=g) for task in tasks for g in range(group_size)]
-    plan = RunPlan(name=out.name, trials=trials, out=out, concurrency=rollout["concurrency"],
-                   sandbox=rollout.get("sandbox"), pass_threshold=pass_threshold, retries=1,
-                   trial_timeout=rollout.get("trial_timeout"), source={"rl_round": str(out)},
-                   shared_inputs=True)
+    plan = RunPlan(
+        name=out.name,
+        trials=trials,
+        out=out,
+        concurrency=rollout["concurrency"],
+        sandbox=rollout.get("sandbox"),
+        pass_threshold=pass_threshold,
+        retries=1,
+        trial_timeout=rollout.get("trial_timeout"),
+        source={"rl_round": str(out)},
+        shared_inputs=True,
+    )
     return execute(plan, resume=True)
 
 
-def rollout_phase(pool: TaskPool, agent: dict[str, Any], out: Path, *, step: int, rank: int, n_groups: int,
-                  rollout: dict[str, Any], reward: dict[str, Any]) -> Phase:
+def rollout_phase(
+    pool: TaskPool,
+    agent: dict[str, Any],
+    out: Path,
+    *,
+    step: int,
+    rank: int,
+    n_groups: int,
+    rollout: dict[str, Any],
+    reward: dict[str, Any],
+) -> Phase:
     """Run rounds until `n_groups` groups are kept or the refill rounds are spent."""
     phase = Phase()
     start = time.monotonic()
@@ -129,8 +166,14 @@ def rollout_phase(pool: TaskPool, agent: dict[str, Any], out: Path, *, step: int
         if not tasks:
             break
         folder = out / f"round-{round_}"
-        records = run_round(tasks, agent, folder, group_size=rollout["group_size"], rollout=rollout,
-                            pass_threshold=reward["pass_threshold"])
+        records = run_round(
+            tasks,
+            agent,
+            folder,
+            group_size=rollout["group_size"],
+            rollout=rollout,
+            pass_threshold=reward["pass_threshold"],
+        )
         rollouts = [Rollout.from_record(r, folder / "trials") for r in records]
         grouping = form_groups(rollouts, min_valid=reward["min_valid"], normalise=reward["normalise"])
         phase.grouping.kept += grouping.kept[:need]

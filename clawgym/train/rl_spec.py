@@ -57,8 +57,13 @@ def load_rl_spec(path: str | Path, *, out: str | Path | None = None) -> RLSpec:
     tasks = tuple(expand_task_paths(list(data["tasks"]), base))
     for i, pattern in enumerate(data["tasks"]):
         if not expand_task_paths([pattern], base):
-            problems.append(Problem(f"no task spec matches {pattern!r}", **doc.where(("tasks", i)),
-                                    hint="task paths and globs are relative to the spec file"))
+            problems.append(
+                Problem(
+                    f"no task spec matches {pattern!r}",
+                    **doc.where(("tasks", i)),
+                    hint="task paths and globs are relative to the spec file",
+                )
+            )
     eval_tasks = tuple(expand_task_paths(list(data["eval"]["tasks"]), base))
     seeds: tuple[int, ...] = ()
     eval_seeds: tuple[int, ...] = ()
@@ -66,8 +71,13 @@ def load_rl_spec(path: str | Path, *, out: str | Path | None = None) -> RLSpec:
         try:
             parsed = tuple(parse_seeds(value))
         except (TypeError, ValueError):
-            problems.append(Problem(f"cannot read seeds {value!r}", **doc.where(where),
-                                    hint="write seeds as '0-99', '0,1,2' or a list of integers"))
+            problems.append(
+                Problem(
+                    f"cannot read seeds {value!r}",
+                    **doc.where(where),
+                    hint="write seeds as '0-99', '0,1,2' or a list of integers",
+                )
+            )
             continue
         if where == ("seeds",):
             seeds = parsed
@@ -76,9 +86,26 @@ def load_rl_spec(path: str | Path, *, out: str | Path | None = None) -> RLSpec:
     if problems:
         raise SpecError(problems)
     template = spec_template(data.get("chat_template"), base)
-    return RLSpec(name=data["name"], file=Path(doc.file), model=data["model"], chat_template=template,
-                  tasks=tasks, seeds=seeds, rollout=data["rollout"], reward=data["reward"], loss=data["loss"],
-                  optim=data["optim"], precision=data["precision"], gradient_checkpointing=data["gradient_checkpointing"],
-                  lora=data["lora"], seed=data["seed"], eval=data["eval"], eval_tasks=eval_tasks,
-                  eval_seeds=eval_seeds, checkpoint=data["checkpoint"], log=data["log"],
-                  out=Path(out or data.get("out") or Path("runs") / "rl" / data["name"]), raw=data)
+    return RLSpec(
+        name=data["name"],
+        file=Path(doc.file),
+        model=data["model"],
+        chat_template=template,
+        tasks=tasks,
+        seeds=seeds,
+        rollout=data["rollout"],
+        reward=data["reward"],
+        loss=data["loss"],
+        optim=data["optim"],
+        precision=data["precision"],
+        gradient_checkpointing=data["gradient_checkpointing"],
+        lora=data["lora"],
+        seed=data["seed"],
+        eval=data["eval"],
+        eval_tasks=eval_tasks,
+        eval_seeds=eval_seeds,
+        checkpoint=data["checkpoint"],
+        log=data["log"],
+        out=Path(out or data.get("out") or Path("runs") / "rl" / data["name"]),
+        raw=data,
+    )

@@ -27,25 +27,39 @@ from . import checkpoint, kernels
 from .batching import Example, collate, plan_batches
 from .checkpoint import TrainerState
 from .kernels import plain_token_loss
-from .loop import (INSTALL_HINT, apply_lora, evaluate_during_training, load_model, make_optimizer,  # noqa: F401
-                   progress_bar, start_run, training_libs)
+from .loop import (
+    INSTALL_HINT,  # noqa: F401
+    apply_lora,  # noqa: F401
+    evaluate_during_training,
+    load_model,
+    make_optimizer,  # noqa: F401
+    progress_bar,
+    start_run,
+    training_libs,
+)
 from .spec import TrainSpec
-
 
 
 def build_examples(spec: TrainSpec, tokenizer: Any) -> tuple[list[Example], dict[str, Any]]:
     """Selected trajectories as tokenized examples, and counts of what was kept and dropped."""
     from .data import examples_from_sources
 
-    return examples_from_sources(spec.sources, tokenizer, data=spec.data, chat_template=spec.chat_template,
-                                 seed=spec.seed)
+    return examples_from_sources(
+        spec.sources, tokenizer, data=spec.data, chat_template=spec.chat_template, seed=spec.seed
+    )
 
 
 _token_loss = plain_token_loss  # the loss without levers (see kernels.py)
 
 
-def train_sft(spec: TrainSpec, *, resume: bool = True, console: Any = None, progress: bool = True,
-              examples: list[Example] | None = None) -> Path:
+def train_sft(
+    spec: TrainSpec,
+    *,
+    resume: bool = True,
+    console: Any = None,
+    progress: bool = True,
+    examples: list[Example] | None = None,
+) -> Path:
     """Train, checkpointing and evaluating as the spec says; returns the saved model folder.
 
     `examples` replaces the data the spec selects (benchmarks train on synthetic tokens this way).
@@ -62,10 +76,17 @@ def train_sft(spec: TrainSpec, *, resume: bool = True, console: Any = None, prog
     else:
         counts = {"given": len(examples)}
     if not examples:
-        hint = (f"raise data.max_length ({counts['too_long']} conversation(s) do not fit even with their first turn only)"
-                 if counts.get("too_long") else "lower data.min_reward, widen data.statuses or add sources")
-        raise ClawgymError("no training examples after selection: " + ", ".join(f"{k} {v}" for k, v in counts.items()),
-                           file=str(spec.file), key="data", hint=hint)
+        hint = (
+            f"raise data.max_length ({counts['too_long']} conversation(s) do not fit even with their first turn only)"
+            if counts.get("too_long")
+            else "lower data.min_reward, widen data.statuses or add sources"
+        )
+        raise ClawgymError(
+            "no training examples after selection: " + ", ".join(f"{k} {v}" for k, v in counts.items()),
+            file=str(spec.file),
+            key="data",
+            hint=hint,
+        )
     if last is None:
         log.write(0, counts, kind="data")
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (tokenizer.eos_token_id or 0)
@@ -75,17 +96,26 @@ def train_sft(spec: TrainSpec, *, resume: bool = True, console: Any = None, prog
     lengths = [len(e.input_ids) for e in examples]
 
     def step_groups(epoch: int) -> list[list[list[int]]]:
-        batches = plan_batches(lengths, batching=data["batching"], batch_size=data["batch_size"],
-                               max_length=data["max_length"], seed=spec.seed, epoch=epoch)
+        batches = plan_batches(
+            lengths,
+            batching=data["batching"],
+            batch_size=data["batch_size"],
+            max_length=data["max_length"],
+            seed=spec.seed,
+            epoch=epoch,
+        )
         per_step = optim["grad_accum"] * world
-        groups = [batches[i:i + per_step] for i in range(0, len(batches), per_step)]
+        groups = [batches[i : i + per_step] for i in range(0, len(batches), per_step)]
         return [g for g in groups if len(g) >= world]  # every process needs a micro-batch in every step
 
     steps_per_epoch = len(step_groups(0))
     if steps_per_epoch == 0:
-        raise ClawgymError(f"{len(examples)} example(s) make fewer micro-batches than the {world} processes need "
-                           "for one step", file=str(spec.file), key="data.batch_size",
-                           hint="lower data.batch_size, add data, or run on fewer processes")
+        raise ClawgymError(
+            f"{len(examples)} example(s) make fewer micro-batches than the {world} processes need for one step",
+            file=str(spec.file),
+            key="data.batch_size",
+            hint="lower data.batch_size, add data, or run on fewer processes",
+        )
     total_steps = optim["max_steps"] or max(1, math.ceil(optim["epochs"] * steps_per_epoch))
     optimizer, scheduler = make_optimizer(libs, model, optim, total_steps)
     # the scheduler is not prepared: accelerate would step it once per process; it steps once per
@@ -108,7 +138,7 @@ def train_sft(spec: TrainSpec, *, resume: bool = True, console: Any = None, prog
     started = time.monotonic() - state.elapsed_s
     while state.step < total_steps:
         groups = step_groups(state.epoch)
-        for group in groups[state.batch_in_epoch:]:
+        for group in groups[state.batch_in_epoch :]:
             t0 = time.monotonic()
             step_examples = [examples[i] for batch in group for i in batch]
             trained = sum(e.trained_tokens for e in step_examples)  # the same on every process
@@ -116,15 +146,22 @@ def train_sft(spec: TrainSpec, *, resume: bool = True, console: Any = None, prog
             model.train()
             loss_sum = torch.zeros((), device=accelerator.device)
             for j, batch_ids in enumerate(mine):
-                batch = {k: v.to(accelerator.device) for k, v in collate(
-                    [examples[i] for i in batch_ids], batching=data["batching"], pad_id=pad_id).items()}
+                batch = {
+                    k: v.to(accelerator.device)
+                    for k, v in collate(
+                        [examples[i] for i in batch_ids], batching=data["batching"], pad_id=pad_id
+                    ).items()
+                }
                 sync = nullcontext() if j == len(mine) - 1 else accelerator.no_sync(model)
                 with sync:
                     token_loss = token_loss_fn(torch, model, batch)
                     accelerator.backward(token_loss * world / max(1, trained))  # DDP averages over processes
                 loss_sum += token_loss.detach()
-            grad_norm = (accelerator.clip_grad_norm_(model.parameters(), optim["max_grad_norm"])
-                         if optim["max_grad_norm"] else None)
+            grad_norm = (
+                accelerator.clip_grad_norm_(model.parameters(), optim["max_grad_norm"])
+                if optim["max_grad_norm"]
+                else None
+            )
             optimizer.step()
             scheduler.step()
             optimizer.zero_grad(set_to_none=True)
@@ -135,16 +172,26 @@ def train_sft(spec: TrainSpec, *, resume: bool = True, console: Any = None, prog
             state.tokens += seen
             state.elapsed_s = time.monotonic() - started
             if state.step % spec.log["every_steps"] == 0 or state.step == total_steps:
-                log.write(state.step, {"loss": total_loss / max(1, trained), "lr": scheduler.get_last_lr()[0],
-                                       "tokens_per_s": seen / max(1e-9, time.monotonic() - t0),
-                                       "trained_tokens": trained, "tokens": state.tokens, "epoch": state.epoch,
-                                       "grad_norm": float(grad_norm) if grad_norm is not None else None})
+                log.write(
+                    state.step,
+                    {
+                        "loss": total_loss / max(1, trained),
+                        "lr": scheduler.get_last_lr()[0],
+                        "tokens_per_s": seen / max(1e-9, time.monotonic() - t0),
+                        "trained_tokens": trained,
+                        "tokens": state.tokens,
+                        "epoch": state.epoch,
+                        "grad_norm": float(grad_norm) if grad_norm is not None else None,
+                    },
+                )
             if bar is not None:
                 bar[0].update(bar[1], advance=1, description=f"loss {total_loss / max(1, trained):.4f}")
             if state.step % spec.checkpoint["every_steps"] == 0 and state.step < total_steps:
                 checkpoint.save(accelerator, out, state, spec.checkpoint["keep"])
             if spec.eval["every_steps"] and state.step % spec.eval["every_steps"] == 0 and state.step < total_steps:
-                evaluate_during_training(spec, accelerator, model, tokenizer, out / "eval-model", state.step, log, console)
+                evaluate_during_training(
+                    spec, accelerator, model, tokenizer, out / "eval-model", state.step, log, console
+                )
             if state.step >= total_steps:
                 break
         else:

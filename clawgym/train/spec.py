@@ -74,8 +74,14 @@ def load_train_spec(path: str | Path, *, out: str | Path | None = None) -> Train
     base = Path(doc.file).resolve().parent
     sources = tuple((base / s) for s in data["data"]["sources"])
     missing = [(i, s) for i, s in enumerate(sources) if not s.exists()]
-    problems = [Problem(f"no such file or folder: {data['data']['sources'][i]}", **doc.where(("data", "sources", i)),
-                        hint="sources are relative to the spec file") for i, _ in missing]
+    problems = [
+        Problem(
+            f"no such file or folder: {data['data']['sources'][i]}",
+            **doc.where(("data", "sources", i)),
+            hint="sources are relative to the spec file",
+        )
+        for i, _ in missing
+    ]
     try:
         eval_tasks = tuple(expand_task_paths(list(data["eval"]["tasks"]), base)) if data["eval"]["tasks"] else ()
         eval_seeds = tuple(parse_seeds(data["eval"]["seeds"]))
@@ -85,10 +91,24 @@ def load_train_spec(path: str | Path, *, out: str | Path | None = None) -> Train
     if problems:
         raise SpecError(problems)
     template = spec_template(data.get("chat_template"), base)
-    return TrainSpec(name=data["name"], file=Path(doc.file), model=data["model"], chat_template=template,
-                     data=data["data"], sources=sources, optim=data["optim"], precision=data["precision"],
-                     gradient_checkpointing=data["gradient_checkpointing"], kernels=data["kernels"], lora=data["lora"],
-                     seed=data["seed"],
-                     eval=data["eval"], eval_tasks=eval_tasks, eval_seeds=eval_seeds,
-                     checkpoint=data["checkpoint"], log=data["log"],
-                     out=Path(out or data.get("out") or Path("runs") / "train" / data["name"]), raw=data)
+    return TrainSpec(
+        name=data["name"],
+        file=Path(doc.file),
+        model=data["model"],
+        chat_template=template,
+        data=data["data"],
+        sources=sources,
+        optim=data["optim"],
+        precision=data["precision"],
+        gradient_checkpointing=data["gradient_checkpointing"],
+        kernels=data["kernels"],
+        lora=data["lora"],
+        seed=data["seed"],
+        eval=data["eval"],
+        eval_tasks=eval_tasks,
+        eval_seeds=eval_seeds,
+        checkpoint=data["checkpoint"],
+        log=data["log"],
+        out=Path(out or data.get("out") or Path("runs") / "train" / data["name"]),
+        raw=data,
+    )

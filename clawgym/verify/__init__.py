@@ -11,8 +11,18 @@
 """
 
 from .client import send, verify, verify_task
-from .grade import (CheckTimeout, Verdict, combine, combine_hybrid, grading_budget, run_checks)
+from .grade import CheckTimeout, Verdict, combine, combine_hybrid, grading_budget, run_checks
 from .request import VerifyRequest
 
-__all__ = ["CheckTimeout", "Verdict", "VerifyRequest", "combine", "combine_hybrid", "grading_budget", "run_checks",
-           "send", "verify", "verify_task"]
+__all__ = [
+    "CheckTimeout",
+    "Verdict",
+    "VerifyRequest",
+    "combine",
+    "combine_hybrid",
+    "grading_budget",
+    "run_checks",
+    "send",
+    "verify",
+    "verify_task",
+]

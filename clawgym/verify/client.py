@@ -18,15 +18,42 @@ if TYPE_CHECKING:
     from ..spec.task import Task
 
 
-def verify(checks: list[dict], *, workspace: Path, original: Path | None = None, task_dir: Path | None,
-           params: dict, trajectory: dict | None = None, sandbox: dict | None = None, timeout: float = 300,
-           pass_threshold: float = 1.0, original_files: Mapping[str, bytes] | None = None,
-           executables: Collection[str] = (), diff: bool = False, mount: str | None = None,
-           workspace_problem: str | None = None) -> Verdict:
+def verify(
+    checks: list[dict],
+    *,
+    workspace: Path,
+    original: Path | None = None,
+    task_dir: Path | None,
+    params: dict,
+    trajectory: dict | None = None,
+    sandbox: dict | None = None,
+    timeout: float = 300,
+    pass_threshold: float = 1.0,
+    original_files: Mapping[str, bytes] | None = None,
+    executables: Collection[str] = (),
+    diff: bool = False,
+    mount: str | None = None,
+    workspace_problem: str | None = None,
+) -> Verdict:
     """`send` a request given field by field (see `VerifyRequest` for what each means)."""
-    return send(VerifyRequest(tuple(checks), workspace, params or {}, task_dir, original, original_files,
-                              tuple(executables), trajectory, sandbox, timeout, pass_threshold, diff, mount,
-                              workspace_problem))
+    return send(
+        VerifyRequest(
+            tuple(checks),
+            workspace,
+            params or {},
+            task_dir,
+            original,
+            original_files,
+            tuple(executables),
+            trajectory,
+            sandbox,
+            timeout,
+            pass_threshold,
+            diff,
+            mount,
+            workspace_problem,
+        )
+    )
 
 
 def send(request: VerifyRequest) -> Verdict:
@@ -70,9 +97,27 @@ def send(request: VerifyRequest) -> Verdict:
     return verdict
 
 
-def verify_task(task: "Task", workspace: Path, *, trajectory: dict | None = None, sandbox: dict | None = None,
-                original: Path | None = None, pass_threshold: float = 1.0, diff: bool = False,
-                workspace_problem: str | None = None) -> Verdict:
+def verify_task(
+    task: "Task",
+    workspace: Path,
+    *,
+    trajectory: dict | None = None,
+    sandbox: dict | None = None,
+    original: Path | None = None,
+    pass_threshold: float = 1.0,
+    diff: bool = False,
+    workspace_problem: str | None = None,
+) -> Verdict:
     """Grade `workspace` with everything a Task says about its grading (`VerifyRequest.for_task`)."""
-    return send(VerifyRequest.for_task(task, workspace, original=original, trajectory=trajectory, sandbox=sandbox,
-                                       pass_threshold=pass_threshold, diff=diff, workspace_problem=workspace_problem))
+    return send(
+        VerifyRequest.for_task(
+            task,
+            workspace,
+            original=original,
+            trajectory=trajectory,
+            sandbox=sandbox,
+            pass_threshold=pass_threshold,
+            diff=diff,
+            workspace_problem=workspace_problem,
+        )
+    )

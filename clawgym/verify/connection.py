@@ -47,9 +47,14 @@ class VerifierServer:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (pkg_root, env.get("PYTHONPATH")) if p)
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         try:
-            self._proc = subprocess.Popen([sys.executable, "-m", "clawgym.verify.server", str(theirs.fileno())],
-                                          pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, env=env,
-                                          cwd=pkg_root, start_new_session=True)
+            self._proc = subprocess.Popen(
+                [sys.executable, "-m", "clawgym.verify.server", str(theirs.fileno())],
+                pass_fds=[theirs.fileno()],
+                stdin=subprocess.DEVNULL,
+                env=env,
+                cwd=pkg_root,
+                start_new_session=True,
+            )
         except OSError as e:
             ours.close()
             raise InfraError(f"cannot start the verifier server: {e}") from None
@@ -138,8 +143,9 @@ def ask(payload: bytes, timeout: float, token: Any, *, reuse: bool = False, pids
             _server.active -= 1
 
 
-def _exchange(conn: socket.socket, payload: bytes, deadline: float, timeout: float, token: Any,
-              pids: list | None = None) -> Any:
+def _exchange(
+    conn: socket.socket, payload: bytes, deadline: float, timeout: float, token: Any, pids: list | None = None
+) -> Any:
     """Send `payload` and read `<pid>\\n<answer>` until EOF. The wait sleeps in `recv` until data,
     the deadline or a cancellation (which shuts the socket to wake it): no polling, so thousands
     of waiting verifications cost nothing."""

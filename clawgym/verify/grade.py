@@ -21,8 +21,6 @@ if TYPE_CHECKING:
     from .judge import RubricResult
 
 
-
-
 @dataclass
 class Verdict:
     """The combined outcome: `reward` in [0, 1], `passed` if no gate failed and reward ≥ threshold."""
@@ -32,25 +30,35 @@ class Verdict:
     results: list[CheckResult] = field(default_factory=list)
     gate_failed: str | None = None
     error: str | None = None
-    code_reward: float | None = None     # set by combine_hybrid when the task has a rubric
-    rubric_score: float | None = None    # None when the rubric was not scored
+    code_reward: float | None = None  # set by combine_hybrid when the task has a rubric
+    rubric_score: float | None = None  # None when the rubric was not scored
     notes: list[str] = field(default_factory=list)
     workspace_diff: str | None = field(default=None, repr=False, compare=False)  # with verify(diff=True)
 
     def to_dict(self) -> dict:
-        out = {"reward": self.reward, "passed": self.passed, "gate_failed": self.gate_failed,
-               "error": self.error, "results": [r.to_dict() for r in self.results]}
+        out = {
+            "reward": self.reward,
+            "passed": self.passed,
+            "gate_failed": self.gate_failed,
+            "error": self.error,
+            "results": [r.to_dict() for r in self.results],
+        }
         if self.code_reward is not None or self.notes:
             out.update(code_reward=self.code_reward, rubric_score=self.rubric_score, notes=list(self.notes))
         return out
 
     @classmethod
     def from_dict(cls, d: dict) -> "Verdict":
-        return cls(reward=float(d["reward"]), passed=bool(d["passed"]),
-                   results=[CheckResult.from_dict(r) for r in d.get("results", [])],
-                   gate_failed=d.get("gate_failed"), error=d.get("error"),
-                   code_reward=d.get("code_reward"), rubric_score=d.get("rubric_score"),
-                   notes=list(d.get("notes") or []))
+        return cls(
+            reward=float(d["reward"]),
+            passed=bool(d["passed"]),
+            results=[CheckResult.from_dict(r) for r in d.get("results", [])],
+            gate_failed=d.get("gate_failed"),
+            error=d.get("error"),
+            code_reward=d.get("code_reward"),
+            rubric_score=d.get("rubric_score"),
+            notes=list(d.get("notes") or []),
+        )
 
 
 def _clean_score(score: Any) -> float:
@@ -77,8 +85,14 @@ def combine(results: list[CheckResult], *, pass_threshold: float = 1.0) -> Verdi
     return Verdict(reward, reward >= pass_threshold - 1e-9, results)
 
 
-def combine_hybrid(code: Verdict, rubric: "RubricResult | None", rubric_weight: float = 0.3, *,
-                   has_rubric: bool | None = None, pass_threshold: float = 1.0) -> Verdict:
+def combine_hybrid(
+    code: Verdict,
+    rubric: "RubricResult | None",
+    rubric_weight: float = 0.3,
+    *,
+    has_rubric: bool | None = None,
+    pass_threshold: float = 1.0,
+) -> Verdict:
     """Hybrid reward = (1 - w) * code reward + w * rubric score.
 
     A failed gate keeps reward 0 (the judge is not consulted). `rubric=None` with `has_rubric`
@@ -88,11 +102,21 @@ def combine_hybrid(code: Verdict, rubric: "RubricResult | None", rubric_weight: 
     has_rubric = rubric is not None if has_rubric is None else (has_rubric or rubric is not None)
     if not has_rubric:
         return code
-    out = Verdict(code.reward, code.passed, list(code.results), code.gate_failed, code.error,
-                  code_reward=code.reward, notes=list(code.notes))
+    out = Verdict(
+        code.reward,
+        code.passed,
+        list(code.results),
+        code.gate_failed,
+        code.error,
+        code_reward=code.reward,
+        notes=list(code.notes),
+    )
     if code.gate_failed is not None or code.error:
-        out.notes.append("rubric not scored (" + (f"gate {code.gate_failed!r} failed" if code.gate_failed
-                                                  else "the code checks gave no verdict") + ")")
+        out.notes.append(
+            "rubric not scored ("
+            + (f"gate {code.gate_failed!r} failed" if code.gate_failed else "the code checks gave no verdict")
+            + ")"
+        )
         return out
     if rubric is None:
         out.notes.append("rubric not scored (no judge configured)")
@@ -101,8 +125,17 @@ def combine_hybrid(code: Verdict, rubric: "RubricResult | None", rubric_weight: 
     w = min(1.0, max(0.0, float(rubric_weight))) if math.isfinite(float(rubric_weight)) else 0.3
     seen = {r.name for r in out.results}
     for r in rubric.results:
-        out.results.append(CheckResult(name=_unique(r.name, seen), type="rubric", score=r.score, weight=r.weight,
-                                       gate=False, reason=r.reason, details=r.details))
+        out.results.append(
+            CheckResult(
+                name=_unique(r.name, seen),
+                type="rubric",
+                score=r.score,
+                weight=r.weight,
+                gate=False,
+                reason=r.reason,
+                details=r.details,
+            )
+        )
     out.rubric_score = _clean_score(rubric.score)
     out.reward = min(1.0, max(0.0, (1 - w) * code.reward + w * out.rubric_score))
     out.passed = out.reward >= pass_threshold - 1e-9
@@ -122,8 +155,7 @@ class CheckTimeout(Exception):
 @contextmanager
 def _time_limit(seconds: float | None) -> Iterator[None]:
     """Raise CheckTimeout after `seconds` (main thread on POSIX only; otherwise no limit)."""
-    usable = (seconds and hasattr(signal, "SIGALRM")
-              and threading.current_thread() is threading.main_thread())
+    usable = seconds and hasattr(signal, "SIGALRM") and threading.current_thread() is threading.main_thread()
     if not usable:
         yield
         return
@@ -156,8 +188,14 @@ def _executes(config: Any) -> bool:
     return isinstance(config, dict) and str(config.get("type")) in EXECUTING_CHECKS
 
 
-def _run_one(config: Any, i: int, ctx: CheckContext, check_timeout: float | None,
-             failed_gate: str | None, deadline: float | None = None) -> list[CheckResult]:
+def _run_one(
+    config: Any,
+    i: int,
+    ctx: CheckContext,
+    check_timeout: float | None,
+    failed_gate: str | None,
+    deadline: float | None = None,
+) -> list[CheckResult]:
     """Run one check; a check that raises scores 0 with the error as reason. Most checks give one
     result; a check with named parts (a grading script's sub-scores) may give several."""
     from ..checks import check_class
@@ -201,13 +239,15 @@ def _run_one(config: Any, i: int, ctx: CheckContext, check_timeout: float | None
         weight = float(weight)
     except (TypeError, ValueError):
         weight = 1.0
-    result = CheckResult(name=name, type=ctype, score=score, weight=weight, gate=gate, reason=reason[:MAX_REASON],
-                         details=details)
+    result = CheckResult(
+        name=name, type=ctype, score=score, weight=weight, gate=gate, reason=reason[:MAX_REASON], details=details
+    )
     return check.expand(result) if check is not None else [result]
 
 
-def run_checks(checks: list[dict], ctx: CheckContext, *, check_timeout: float | None = 60.0,
-               deadline: float | None = None) -> list[CheckResult]:
+def run_checks(
+    checks: list[dict], ctx: CheckContext, *, check_timeout: float | None = 60.0, deadline: float | None = None
+) -> list[CheckResult]:
     """Run every check in this process. A check that raises scores 0 with the error as reason;
     only InfraError and PrerequisiteError (the machinery, not the agent) propagate.
 

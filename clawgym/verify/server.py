@@ -33,7 +33,7 @@ from typing import Any
 
 from .connection import CHUNK, REUSED
 
-REUSES = 200               # requests a reused worker answers before a new fork replaces it (CLAWGYM_VERIFIER_REUSES)
+REUSES = 200  # requests a reused worker answers before a new fork replaces it (CLAWGYM_VERIFIER_REUSES)
 GROWTH_LIMIT_KB = 64 << 10  # ... or once its resident memory grew by this much
 
 

@@ -46,8 +46,11 @@ WARM_CHECKS: list[dict] = [  # one of each check that only reads files: their la
     {"type": "csv_rows_equal", "path": "rows.csv", "expected": [{"id": "1", "amount": "2.50"}], "key": ["id"]},
     {"type": "json_field_equals", "path": "data.json", "field": "items[0].n", "expected": 1},
     {"type": "yaml_field_equals", "path": "data.yaml", "field": "n", "expected": 1},
-    {"type": "json_schema", "path": "data.json",
-     "schema": {"type": "object", "required": ["items"], "properties": {"items": {"type": "array"}}}},
+    {
+        "type": "json_schema",
+        "path": "data.json",
+        "schema": {"type": "object", "required": ["items"], "properties": {"items": {"type": "array"}}},
+    },
     {"type": "numeric_close", "path": "data.json", "field": "total", "expected": 2.5, "abs": 0.01},
     {"type": "text_contains", "path": "notes.md", "contains": ["Total"]},
     {"type": "text_matches", "path": "notes.md", "pattern": "Total: ([0-9.]+)"},
@@ -74,6 +77,7 @@ def warm_up() -> None:
         handle({"checks": WARM_CHECKS, "workspace": folder, "original": folder, "params": {}, "diff": True})
         try:  # the sandbox self-test, once here instead of in every command check's verifier
             from ..sandbox import create_sandbox
+
             with create_sandbox(None, Path(folder), network=False):
                 pass
         except Exception:  # noqa: BLE001 - no sandbox here: command checks report it themselves
@@ -121,13 +125,23 @@ def handle(request: dict) -> dict:
         if problem:
             answer: dict = {"results": [r.to_dict() for r in refused(list(request["checks"]), problem)]}
         else:
-            ctx = CheckContext(workspace=workspace, original=original,
-                               task_dir=Path(task_dir) if task_dir else None, params=request.get("params") or {},
-                               trajectory=request.get("trajectory"), sandbox=request.get("sandbox"),
-                               mount=request.get("mount"), original_files=in_memory)
+            ctx = CheckContext(
+                workspace=workspace,
+                original=original,
+                task_dir=Path(task_dir) if task_dir else None,
+                params=request.get("params") or {},
+                trajectory=request.get("trajectory"),
+                sandbox=request.get("sandbox"),
+                mount=request.get("mount"),
+                original_files=in_memory,
+            )
             try:
-                results = run_checks(list(request["checks"]), ctx, deadline=deadline,
-                                     check_timeout=float(request.get("check_timeout") or 60))
+                results = run_checks(
+                    list(request["checks"]),
+                    ctx,
+                    deadline=deadline,
+                    check_timeout=float(request.get("check_timeout") or 60),
+                )
             except PrerequisiteError as e:
                 return {"error": str(e), "kind": "prerequisite"}
             except InfraError as e:
@@ -145,14 +159,22 @@ def refused(checks: list, problem: str) -> list:
     """The results of a workspace that cannot be graded: one failed gate with the reason, every check not run."""
     from ..checks.base import CheckResult
 
-    out = [CheckResult(name="workspace can be graded", type="workspace", score=0.0, weight=0.0, gate=True,
-                       reason=problem)]
+    out = [
+        CheckResult(name="workspace can be graded", type="workspace", score=0.0, weight=0.0, gate=True, reason=problem)
+    ]
     for i, config in enumerate(checks):
         config = config if isinstance(config, dict) else {}
         name = str(config.get("name") or f"{config.get('type', 'check')} #{i + 1}")
-        out.append(CheckResult(name=name, type=str(config.get("type", "?")), score=0.0,
-                               weight=float(config.get("weight", 1) or 0), gate=bool(config.get("gate")),
-                               reason="not run: the workspace cannot be graded"))
+        out.append(
+            CheckResult(
+                name=name,
+                type=str(config.get("type", "?")),
+                score=0.0,
+                weight=float(config.get("weight", 1) or 0),
+                gate=bool(config.get("gate")),
+                reason="not run: the workspace cannot be graded",
+            )
+        )
     return out
 
 

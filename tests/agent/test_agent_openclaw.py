@@ -44,17 +44,27 @@ def _installed(version: str = oc_install.DEFAULT_VERSION) -> str | None:
 MISSING = _installed()
 needs_openclaw = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
 
-SOLVE = ("mkdir -p tools output && printf '%s\\n' 'import csv' "
-         "'print(sum(int(r[\"amount\"]) for r in csv.DictReader(open(\"input/sales.csv\"))))' > tools/summarize.py "
-         "&& python3 tools/summarize.py > output/total.txt && cat output/total.txt")
+SOLVE = (
+    "mkdir -p tools output && printf '%s\\n' 'import csv' "
+    '\'print(sum(int(r["amount"]) for r in csv.DictReader(open("input/sales.csv"))))\' > tools/summarize.py '
+    "&& python3 tools/summarize.py > output/total.txt && cat output/total.txt"
+)
 
 
 def _spec(arena: Arena, agent: dict, *, name: str = "oc", seconds: int = 120, extra_agents: tuple = ()) -> Path:
     task = arena.task(name, False)
     task.write_text(task.read_text().replace("limits: {seconds: 120", f"limits: {{seconds: {seconds}"))
-    spec = {"apiVersion": "clawgym/v1", "kind": "Run", "name": name, "tasks": [str(task)], "seeds": [0],
-            "agents": [agent, *extra_agents], "concurrency": 3, "retries": {"max": 0},
-            "out": str(arena.root / "out")}
+    spec = {
+        "apiVersion": "clawgym/v1",
+        "kind": "Run",
+        "name": name,
+        "tasks": [str(task)],
+        "seeds": [0],
+        "agents": [agent, *extra_agents],
+        "concurrency": 3,
+        "retries": {"max": 0},
+        "out": str(arena.root / "out"),
+    }
     path = arena.root / "run.yaml"
     path.write_text(json.dumps(spec))
     return path
@@ -68,11 +78,14 @@ def arena(tmp_path, bwrap):
 
 # --------------------------------------------------------------------------- no OpenClaw needed
 
+
 def test_missing_install_names_the_command(tmp_path, monkeypatch):
     monkeypatch.setenv(oc_install.ENV_VAR, str(tmp_path))
     with pytest.raises(PrerequisiteError) as err:
         oc_install.find("2026.9.6")
-    assert "not installed" in err.value.format() and "run: clawgym agents install openclaw@2026.9.6" in err.value.format()
+    assert (
+        "not installed" in err.value.format() and "run: clawgym agents install openclaw@2026.9.6" in err.value.format()
+    )
     result = CliRunner().invoke(main, ["agents", "list"])
     assert result.exit_code == 0 and "run: clawgym agents install openclaw" in result.output
     with pytest.raises(ClawgymError, match="bad OpenClaw version"):
@@ -91,8 +104,17 @@ def test_agent_option_pins_a_version():
 
 def test_config_hash_is_stable_and_ignores_the_gateway_token():
     def build(token: str, version: str = "2026.4.1") -> dict:
-        return oc_config.build_config(version, port=1, model_id="m", workspace="/w", timeout_s=60, context_window=4096,
-                                      max_tokens=64, gateway={"port": 2, "token": token})
+        return oc_config.build_config(
+            version,
+            port=1,
+            model_id="m",
+            workspace="/w",
+            timeout_s=60,
+            context_window=4096,
+            max_tokens=64,
+            gateway={"port": 2, "token": token},
+        )
+
     assert oc_config.config_hash(build("a")) == oc_config.config_hash(build("b"))
     assert oc_config.config_hash(build("a")) != oc_config.config_hash(build("a", "2026.9.6"))
     assert "skipBootstrap" not in json.dumps(build("a", "2026.9.6"))  # 2026.9.6 rejects keys it does not know
@@ -105,15 +127,17 @@ def _user(text: str) -> dict:
 def test_recorder_splits_only_where_context_is_rewritten():
     traj = Trajectory(task={}, agent={})
     call = tool_call("exec", "call_exec", command="ls")
-    rec = OpenClawRecorder(ScriptedPolicy({"type": "scripted", "turns": [{"tool_calls": [call]}, "a", "b"]}), traj,
-                           max_turns=3)
+    rec = OpenClawRecorder(
+        ScriptedPolicy({"type": "scripted", "turns": [{"tool_calls": [call]}, "a", "b"]}), traj, max_turns=3
+    )
     system = {"role": "system", "content": "sys"}
     internal = _user(f"{INTERNAL_CONTEXT}\nActive exec sessions: none")
     rec.complete([system, _user("task"), internal])
     # next request: the transient internal context is gone, ids rewritten, new internal context at the end
-    echoed = {"role": "assistant", "content": None,
-              "tool_calls": [{**call, "id": "callexec"}]}
-    rec.complete([system, _user("task"), echoed, {"role": "tool", "tool_call_id": "callexec", "content": "x"}, internal])
+    echoed = {"role": "assistant", "content": None, "tool_calls": [{**call, "id": "callexec"}]}
+    rec.complete(
+        [system, _user("task"), echoed, {"role": "tool", "tool_call_id": "callexec", "content": "x"}, internal]
+    )
     assert rec.segments == 0 and not [s for s in traj.steps if s["kind"] == "context_rewritten"]
     rec.complete([system, _user("summary of earlier work"), _user("go on")])  # compacted history
     assert rec.segments == 1 and [t["segment"] for t in traj.turns] == [0, 0, 1]
@@ -134,6 +158,7 @@ def test_parse_result_finds_the_json_among_log_lines():
 
 # --------------------------------------------------------------------------- the real OpenClaw
 
+
 @needs_openclaw
 def test_install_is_verified():
     inst = oc_install.find()
@@ -147,8 +172,11 @@ def test_install_is_verified():
 
 @needs_openclaw
 def test_scripted_trial_solves_the_task_through_openclaws_tools(arena):
-    turns = [{"content": None, "tool_calls": [tool_call("exec", command=SOLVE)]},
-             {"content": None, "tool_calls": [tool_call("read", path="output/total.txt")]}, "The total is 49."]
+    turns = [
+        {"content": None, "tool_calls": [tool_call("exec", command=SOLVE)]},
+        {"content": None, "tool_calls": [tool_call("read", path="output/total.txt")]},
+        "The total is 49.",
+    ]
     spec = _spec(arena, {"type": "openclaw", "policy": {"type": "scripted", "turns": turns}})
     result = CliRunner().invoke(main, ["run", str(spec), "--quiet"])
     assert result.exit_code == 0, result.output
@@ -159,8 +187,15 @@ def test_scripted_trial_solves_the_task_through_openclaws_tools(arena):
     traj = json.loads((trial / "trajectory.json").read_text())
     assert len(traj["turns"]) == 3 and traj["final_message"] == "The total is 49."
     assert len({t["function"]["name"] for t in traj["tools"]} & {"read", "edit", "write", "exec", "process"}) == 5
-    assert [m["role"] for m in traj["messages"]] == ["system", "user", "assistant", "tool", "assistant", "tool",
-                                                     "assistant"]
+    assert [m["role"] for m in traj["messages"]] == [
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "tool",
+        "assistant",
+    ]
     tools = [s for s in traj["steps"] if s["kind"] == "tool"]
     assert [s["name"] for s in tools] == ["exec", "read"] and tools[1]["result"].strip() == "49"
     (transcript,) = [s for s in traj["steps"] if s["kind"] == "openclaw_transcript"]
@@ -176,8 +211,12 @@ def test_escape_probe_run_by_openclaws_exec_is_contained(arena):
     script = arena.render(PLANT_SUMMARIZE) + "\npython3 tools/summarize.py; cat /proc/1/environ | tr '\\0' ' '"
     turns = [{"content": None, "tool_calls": [tool_call("exec", command=script)]}, "done"]
     attack = Attack("openclaw_exec_probe", "graders run agent code on the host", script)
-    spec = _spec(arena, {"type": "openclaw", "name": "attacker", "policy": {"type": "scripted", "turns": turns}},
-                 name="openclaw-exec-probe", extra_agents=({"type": "nop"}, {"type": "oracle"}))
+    spec = _spec(
+        arena,
+        {"type": "openclaw", "name": "attacker", "policy": {"type": "scripted", "turns": turns}},
+        name="openclaw-exec-probe",
+        extra_agents=({"type": "nop"}, {"type": "oracle"}),
+    )
     before = arena.fingerprint()
     result = CliRunner().invoke(main, ["run", str(spec), "--quiet"])
     assert result.exit_code == 0, result.output
@@ -246,8 +285,11 @@ def _check_model_trial(out: Path) -> dict:
 @pytest.mark.heavy
 def test_embedded_model_trial(arena):
     """OpenClaw's first prompt is about 8,100 tokens: one embedded-model call takes minutes on 2 cores."""
-    spec = _spec(arena, {"type": "openclaw", "max_turns": 1, "policy": {"type": "hf", "model": "embedded", "max_tokens": 48}},
-                 seconds=900)
+    spec = _spec(
+        arena,
+        {"type": "openclaw", "max_turns": 1, "policy": {"type": "hf", "model": "embedded", "max_tokens": 48}},
+        seconds=900,
+    )
     result = CliRunner().invoke(main, ["run", str(spec), "--quiet"])
     assert result.exit_code == 0, result.output
     _check_model_trial(arena.root / "out")
@@ -261,8 +303,16 @@ def test_trial_against_clawgym_serve(arena):
     from clawgym.policy.server import ServerThread
 
     with ServerThread(model="embedded", max_tokens=48) as server:
-        policy = {"type": "openai", "model": server.model_name, "base_url": server.base_url, "logprobs": True,
-                  "return_token_ids": True, "max_tokens": 48, "timeout": 900, "max_retries": 0}
+        policy = {
+            "type": "openai",
+            "model": server.model_name,
+            "base_url": server.base_url,
+            "logprobs": True,
+            "return_token_ids": True,
+            "max_tokens": 48,
+            "timeout": 900,
+            "max_retries": 0,
+        }
         spec = _spec(arena, {"type": "openclaw", "max_turns": 1, "policy": policy}, seconds=900)
         result = CliRunner().invoke(main, ["run", str(spec), "--quiet"])
     assert result.exit_code == 0, result.output
@@ -278,8 +328,10 @@ def test_a_multi_session_task_is_conducted_turn_by_turn(arena):
     turns = ["Noted.", {"content": None, "tool_calls": [tool_call("exec", command=SOLVE)]}, "Done.", "Fresh start."]
     spec = _spec(arena, {"type": "openclaw", "policy": {"type": "scripted", "turns": turns}}, seconds=300)
     task = Path(json.loads(spec.read_text())["tasks"][0])
-    task.write_text(task.read_text() + "followups:\n  - message: Now compute the total.\n"
-                    "  - {message: Anything else?, new_session: true}\n")
+    task.write_text(
+        task.read_text() + "followups:\n  - message: Now compute the total.\n"
+        "  - {message: Anything else?, new_session: true}\n"
+    )
     result = CliRunner().invoke(main, ["run", str(spec), "--quiet"])
     assert result.exit_code == 0, result.output
     (trial,) = (arena.root / "out" / "trials").iterdir()
@@ -295,8 +347,9 @@ def test_a_multi_session_task_is_conducted_turn_by_turn(arena):
 def test_gateway_mode_drives_openclaw_through_its_chat_endpoint(arena):
     """The published way: the gateway inside the sandbox, each message POSTed to its chat endpoint."""
     turns = [{"content": None, "tool_calls": [tool_call("exec", command=SOLVE)]}, "The total is 49."]
-    spec = _spec(arena, {"type": "openclaw", "mode": "gateway", "policy": {"type": "scripted", "turns": turns}},
-                 seconds=300)
+    spec = _spec(
+        arena, {"type": "openclaw", "mode": "gateway", "policy": {"type": "scripted", "turns": turns}}, seconds=300
+    )
     result = CliRunner().invoke(main, ["run", str(spec), "--quiet"])
     assert result.exit_code == 0, result.output
     (trial,) = (arena.root / "out" / "trials").iterdir()
@@ -326,13 +379,33 @@ def test_grpo_rollouts_through_openclaw_are_token_exact(tmp_path, bwrap):
 
     start = tiny_with_tokenizer(tmp_path / "tiny")
     spec = tmp_path / "rl.yaml"
-    spec.write_text(json.dumps({
-        "apiVersion": "clawgym/v1", "kind": "RL", "name": "oc-rl", "model": str(start),
-        "tasks": [str(ROOT / "tests" / "fixtures" / "rl" / "lowercase-word.yaml")], "seeds": "0-3",
-        "rollout": {"tasks_per_step": 1, "group_size": 2, "max_turns": 1, "max_tokens": 6, "concurrency": 2,
-                    "max_batch": 2, "refill_rounds": 0, "harness": {"type": "openclaw", "context_window": 16384}},
-        "loss": {"micro_batch_tokens": 32768}, "optim": {"lr": 1e-2, "steps": 1},
-        "checkpoint": {"every_steps": 1, "keep": 1}, "log": {"tensorboard": False}, "out": str(tmp_path / "run")}))
+    spec.write_text(
+        json.dumps(
+            {
+                "apiVersion": "clawgym/v1",
+                "kind": "RL",
+                "name": "oc-rl",
+                "model": str(start),
+                "tasks": [str(ROOT / "tests" / "fixtures" / "rl" / "lowercase-word.yaml")],
+                "seeds": "0-3",
+                "rollout": {
+                    "tasks_per_step": 1,
+                    "group_size": 2,
+                    "max_turns": 1,
+                    "max_tokens": 6,
+                    "concurrency": 2,
+                    "max_batch": 2,
+                    "refill_rounds": 0,
+                    "harness": {"type": "openclaw", "context_window": 16384},
+                },
+                "loss": {"micro_batch_tokens": 32768},
+                "optim": {"lr": 1e-2, "steps": 1},
+                "checkpoint": {"every_steps": 1, "keep": 1},
+                "log": {"tensorboard": False},
+                "out": str(tmp_path / "run"),
+            }
+        )
+    )
     result = CliRunner().invoke(main, ["train", "rl", str(spec), "--quiet"])
     assert result.exit_code == 0, result.output
     (row,) = read_metrics(tmp_path / "run", "train")

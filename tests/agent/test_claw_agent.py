@@ -30,12 +30,21 @@ def test_registered_schema_and_recording(tmp_path, bwrap):
     agent = make_agent({"type": "claw", "policy": {"type": "scripted"}})
     assert isinstance(agent, ClawAgent)
     jsonschema.Draft202012Validator.check_schema(ClawAgent.schema)
-    jsonschema.validate({"type": "claw", "policy": {"type": "scripted"}, "max_turns": 5,
-                         "parallel_tool_calls": False, "tools": {"enable": ["cron"]}}, ClawAgent.schema)
+    jsonschema.validate(
+        {
+            "type": "claw",
+            "policy": {"type": "scripted"},
+            "max_turns": 5,
+            "parallel_tool_calls": False,
+            "tools": {"enable": ["cron"]},
+        },
+        ClawAgent.schema,
+    )
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({"type": "claw", "policy": {"type": "scripted"}, "bogus": 1}, ClawAgent.schema)
-    traj, _ = run(tmp_path, [calls(("write", {"path": "a.txt", "content": "x"})), "finished"],
-                  files={"AGENTS.md": "be nice"})
+    traj, _ = run(
+        tmp_path, [calls(("write", {"path": "a.txt", "content": "x"})), "finished"], files={"AGENTS.md": "be nice"}
+    )
     assert [m["role"] for m in traj.messages] == ["system", "user", "assistant", "tool", "assistant"]
     assert traj.messages[1] == {"role": "user", "content": "Do the thing."}
     assert traj.messages[3]["tool_call_id"] == "c0"
@@ -57,9 +66,14 @@ def test_token_ids_and_logprobs_recorded(tmp_path, monkeypatch, bwrap):
         type = "test-logprobs"
 
         def complete(self, messages, tools=None, **sampling):
-            return Completion(message={"role": "assistant", "content": "hi"}, usage={"prompt_tokens": 3,
-                              "completion_tokens": 1}, prompt_token_ids=[1, 2, 3], token_ids=[7], logprobs=[-0.5],
-                              latency_s=0.01)
+            return Completion(
+                message={"role": "assistant", "content": "hi"},
+                usage={"prompt_tokens": 3, "completion_tokens": 1},
+                prompt_token_ids=[1, 2, 3],
+                token_ids=[7],
+                logprobs=[-0.5],
+                latency_s=0.01,
+            )
 
     monkeypatch.setitem(_REGISTRY.setdefault("policy", {}), "test-logprobs", WithIds)
     task = make_task()
@@ -117,15 +131,26 @@ def write_ws(root: Path, files: dict[str, str]) -> Workspace:
 
 def test_system_prompt_order_caps_missing_and_skills(tmp_path):
     long = "HEAD" + "a" * 30_000 + "TAIL"
-    ws = write_ws(tmp_path, {
-        "AGENTS.md": "agents rules", "SOUL.md": "soul text", "USER.md": long, "IDENTITY.md": "I am Claw",
-        "HEARTBEAT.md": "beat", "MEMORY.md": "remember this", "memory/2026-01-01.md": "not injected",
-        "skills/csv/SKILL.md": "---\nname: csv\ndescription: Work with CSV files.\n---\n# body not injected",
-        "skills/broken/SKILL.md": "no front matter", "skills/notes/README.md": "x",
-    })
+    ws = write_ws(
+        tmp_path,
+        {
+            "AGENTS.md": "agents rules",
+            "SOUL.md": "soul text",
+            "USER.md": long,
+            "IDENTITY.md": "I am Claw",
+            "HEARTBEAT.md": "beat",
+            "MEMORY.md": "remember this",
+            "memory/2026-01-01.md": "not injected",
+            "skills/csv/SKILL.md": "---\nname: csv\ndescription: Work with CSV files.\n---\n# body not injected",
+            "skills/broken/SKILL.md": "no front matter",
+            "skills/notes/README.md": "x",
+        },
+    )
     text = build_system_prompt(ws, "2026-03-02T09:00:00Z", ["read", "exec"], extra="EXTRA NOTE")
-    order = [text.index(f"### {n}") for n in ("AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md",
-                                               "HEARTBEAT.md", "MEMORY.md")]
+    order = [
+        text.index(f"### {n}")
+        for n in ("AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "HEARTBEAT.md", "MEMORY.md")
+    ]
     assert order == sorted(order)
     assert "### BOOTSTRAP.md" not in text and "not injected" not in text
     assert "[MISSING]" in text.split("### TOOLS.md")[1].split("###")[0]
@@ -137,8 +162,22 @@ def test_system_prompt_order_caps_missing_and_skills(tmp_path):
 
 
 def test_system_prompt_total_cap(tmp_path):
-    ws = write_ws(tmp_path, {n: "z" * 19_000 for n in ("AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md",
-                                                       "HEARTBEAT.md", "BOOTSTRAP.md", "MEMORY.md")})
+    ws = write_ws(
+        tmp_path,
+        {
+            n: "z" * 19_000
+            for n in (
+                "AGENTS.md",
+                "SOUL.md",
+                "TOOLS.md",
+                "IDENTITY.md",
+                "USER.md",
+                "HEARTBEAT.md",
+                "BOOTSTRAP.md",
+                "MEMORY.md",
+            )
+        },
+    )
     text = build_system_prompt(ws, "2026-03-02T09:00:00Z", ["read"])
     assert text.count("z") <= 150_000 and "### BOOTSTRAP.md" in text and "### MEMORY.md" in text
 
@@ -157,9 +196,17 @@ def test_execute_trial_scores_one(tmp_path, monkeypatch, bwrap):
     script = [
         calls(("read", {"path": "input/numbers.txt"})),
         calls(("exec", {"command": "mkdir -p output && awk '{s+=$1} END {print s}' input/numbers.txt"})),
-        {"content": "Writing it.", "tool_calls": [tool_call("write", call_id="w", path="output/total.txt",
-                                                            content=str(task.params["n"] * (task.params["n"] - 1) // 2)
-                                                            + "\n")]},
+        {
+            "content": "Writing it.",
+            "tool_calls": [
+                tool_call(
+                    "write",
+                    call_id="w",
+                    path="output/total.txt",
+                    content=str(task.params["n"] * (task.params["n"] - 1) // 2) + "\n",
+                )
+            ],
+        },
         "The total is in output/total.txt.",
     ]
     agent = {"type": "claw", "policy": {"type": "scripted", "turns": script}}
@@ -176,21 +223,46 @@ def test_followups_are_the_users_next_messages_and_a_new_session_starts_fresh(tm
     `new_session` gives the model a fresh conversation while the trajectory keeps every message."""
     from dataclasses import replace
 
-    task = replace(make_task(instruction="Remember: the code word is heron."),
-                   followups=({"message": "Write the code word to word.txt.", "new_session": False},
-                              {"message": "What did you write?", "new_session": True}))
+    task = replace(
+        make_task(instruction="Remember: the code word is heron."),
+        followups=(
+            {"message": "Write the code word to word.txt.", "new_session": False},
+            {"message": "What did you write?", "new_session": True},
+        ),
+    )
     ws = tmp_path / "ws"
     materialize(task, ws)
-    agent = ClawAgent({"type": "claw", "policy": {"type": "scripted", "turns": [
-        "Noted.", calls(("write", {"path": "word.txt", "content": "heron"})), "Done.", "I wrote heron."]}})
+    agent = ClawAgent(
+        {
+            "type": "claw",
+            "policy": {
+                "type": "scripted",
+                "turns": [
+                    "Noted.",
+                    calls(("write", {"path": "word.txt", "content": "heron"})),
+                    "Done.",
+                    "I wrote heron.",
+                ],
+            },
+        }
+    )
     with LocalSandbox(ws, mount=task.mount) as sb:
         traj = agent.run(task, sb)
     seen = [c["messages"] for c in agent.policy.calls]
-    assert [m["role"] for m in seen[1]] == ["system", "user", "assistant", "user"]       # continued
+    assert [m["role"] for m in seen[1]] == ["system", "user", "assistant", "user"]  # continued
     assert seen[1][-1]["content"] == "Write the code word to word.txt."
     assert [m["role"] for m in seen[3]] == ["system", "user"] and seen[3][1]["content"] == "What did you write?"
     assert (ws / "word.txt").read_text() == "heron" and traj.outcome == "completed"
-    assert [m["role"] for m in traj.messages] == ["system", "user", "assistant", "user", "assistant", "tool",
-                                                  "assistant", "user", "assistant"]
+    assert [m["role"] for m in traj.messages] == [
+        "system",
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "user",
+        "assistant",
+    ]
     (marker,) = [s for s in traj.steps if s.get("kind") == "new_session"]
     assert marker["message_index"] == 7 and traj.final_message == "I wrote heron."

@@ -38,8 +38,11 @@ out: "{tmp_path}/out"
     assert 0.0 <= record["reward"] <= 1.0
     (traj,) = list(collect_run(tmp_path / "out"))
     assert traj.messages[0]["role"] == "system" and traj.messages[1]["role"] == "user"
-    assert traj.turns and traj.turns[0].get("token_ids") and len(traj.turns[0]["token_ids"]) == len(
-        traj.turns[0]["logprobs"])
+    assert (
+        traj.turns
+        and traj.turns[0].get("token_ids")
+        and len(traj.turns[0]["token_ids"]) == len(traj.turns[0]["logprobs"])
+    )
     assert {t["function"]["name"] for t in traj.tools} >= {"read", "write", "edit", "exec", "process"}
 
 
@@ -49,10 +52,26 @@ def test_claw_through_openai_policy_against_clawgym_serve(tmp_path, bwrap):
     from clawgym.policy.server import ServerThread
 
     with ServerThread(model="embedded", max_tokens=48) as server:
-        result = CliRunner().invoke(main, [
-            "run", str(ROOT / "specs/tasks/productivity/invoice-followup.yaml"), "--agent", "claw",
-            "--model", server.model_name, "--base-url", server.base_url, "--max-turns", "2", "--max-tokens", "48",
-            "--out", str(tmp_path / "out"), "--quiet"])
+        result = CliRunner().invoke(
+            main,
+            [
+                "run",
+                str(ROOT / "specs/tasks/productivity/invoice-followup.yaml"),
+                "--agent",
+                "claw",
+                "--model",
+                server.model_name,
+                "--base-url",
+                server.base_url,
+                "--max-turns",
+                "2",
+                "--max-tokens",
+                "48",
+                "--out",
+                str(tmp_path / "out"),
+                "--quiet",
+            ],
+        )
     assert result.exit_code == 0, result.output + result.stderr
     record = json.loads(next((tmp_path / "out" / "trials").glob("*/record.json")).read_text())
     assert record["status"] in ("passed", "failed"), record.get("error")

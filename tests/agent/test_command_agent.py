@@ -18,7 +18,7 @@ from clawgym.run.trial import Trial, execute_trial
 
 LIB = Path(__file__).parent.parent / "fixtures" / "lib"
 
-AGENT = r'''
+AGENT = r"""
 import json, os, sys
 from openai import OpenAI
 client = OpenAI()
@@ -39,7 +39,7 @@ while True:
         os.makedirs(os.path.dirname(args["path"]) or ".", exist_ok=True)
         open(args["path"], "w").write(args["content"])
         messages.append({"role": "tool", "tool_call_id": call.id, "content": "ok"})
-'''
+"""
 
 
 def _dist_closure(name: str) -> set[str]:
@@ -57,8 +57,16 @@ def _dist_closure(name: str) -> set[str]:
         seen.add(key)
         for req in dist.requires or []:
             if "extra ==" not in req:
-                todo.append(req.split(";")[0].split("[")[0].split("<")[0].split(">")[0].split("=")[0]
-                            .split("!")[0].split("~")[0].strip())
+                todo.append(
+                    req.split(";")[0]
+                    .split("[")[0]
+                    .split("<")[0]
+                    .split(">")[0]
+                    .split("=")[0]
+                    .split("!")[0]
+                    .split("~")[0]
+                    .strip()
+                )
     return seen
 
 
@@ -90,12 +98,21 @@ def _trial(tmp_path: Path, lib: Path, turns: list, seed: int = 4) -> tuple[dict,
     task = compile_task(load_task_spec(LIB / "specs" / "good.yaml"), seed)
     (lib / "agent.py").write_text(AGENT)
     os.chmod(lib / "agent.py", 0o644)
-    agent = {"type": "command", "run": "python3 /opt/lib/agent.py", "version": "echo demo-agent 1.2.3",
-             "install": str(lib), "ro_binds": [[str(lib), "/opt/lib"]],
-             "env": {"PYTHONPATH": "/opt/lib"}, "policy": {"type": "scripted", "turns": turns}}
+    agent = {
+        "type": "command",
+        "run": "python3 /opt/lib/agent.py",
+        "version": "echo demo-agent 1.2.3",
+        "install": str(lib),
+        "ro_binds": [[str(lib), "/opt/lib"]],
+        "env": {"PYTHONPATH": "/opt/lib"},
+        "policy": {"type": "scripted", "turns": turns},
+    }
     record = execute_trial(Trial(task, agent), trial_dir=tmp_path / "trial")
-    traj = json.loads((tmp_path / "trial" / "trajectory.json").read_text()) \
-        if (tmp_path / "trial" / "trajectory.json").exists() else {}
+    traj = (
+        json.loads((tmp_path / "trial" / "trajectory.json").read_text())
+        if (tmp_path / "trial" / "trajectory.json").exists()
+        else {}
+    )
     return record, traj
 
 
@@ -105,8 +122,10 @@ def _answer(seed: int = 4) -> str:
 
 
 def test_black_box_agent_is_recorded_like_the_builtin_agent(tmp_path, openai_lib, bwrap):
-    turns = [{"tool_calls": [tool_call("write", path="output/total.txt", content=_answer() + "\n")]},
-             "I wrote the total."]
+    turns = [
+        {"tool_calls": [tool_call("write", path="output/total.txt", content=_answer() + "\n")]},
+        "I wrote the total.",
+    ]
     record, traj = _trial(tmp_path, openai_lib, turns)
     assert record["status"] == "passed", record.get("error") or record.get("verdict")
     assert record["reward"] == 1.0
@@ -119,6 +138,7 @@ def test_black_box_agent_is_recorded_like_the_builtin_agent(tmp_path, openai_lib
     assert traj["final_message"] == "I wrote the total."
     assert "final: I wrote the total." in traj["steps"][-1]["output"]
     from clawgym.records.trajectory import Trajectory
+
     assert set(Trajectory.from_dict(traj).to_dict()) == set(traj)  # the same versioned format
 
 

@@ -40,8 +40,9 @@ def concrete(family: Path, seed: int, out: Path) -> Path:
     """A concrete spec of `family` at `seed`, as `clawgym synth` writes it (no filters run)."""
     fam = load_family(str(family))
     c = Candidate("persona", fam.name, fam.personas[0], seed, fam.category, fam.subcategory)
-    made = make_from_family(c, str(family), out, "src", FilterSettings(trials=False, paths_mentioned=False),
-                            DedupSettings())
+    made = make_from_family(
+        c, str(family), out, "src", FilterSettings(trials=False, paths_mentioned=False), DedupSettings()
+    )
     assert made.text, made.error
     path = out / made.path
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -67,6 +68,7 @@ def calibration(bench: Path, name: str) -> dict:
 
 # --- bench add -----------------------------------------------------------------------------------
 
+
 def test_add_places_instances_with_stable_names_and_skips_duplicates(tmp_path):
     a = concrete(FIXTURES / "good-tally.yaml", 1000001, tmp_path)
     b = concrete(FIXTURES / "good-shopping.yaml", 1000001, tmp_path)
@@ -74,12 +76,14 @@ def test_add_places_instances_with_stable_names_and_skips_duplicates(tmp_path):
     code, out = run("bench", "add", str(a), str(b), "--bench", str(bench))
     assert code == 0, out
     assert sorted(i.spec.relative_to(bench).as_posix() for i in find_instances(bench)) == [
-        "analysis/good-tally-1/task.yaml", "planning/good-shopping-1/task.yaml"]
+        "analysis/good-tally-1/task.yaml",
+        "planning/good-shopping-1/task.yaml",
+    ]
     text = (bench / "analysis/good-tally-1/task.yaml").read_text()
     assert "\nname: good-tally-1\n" in text
     assert "# Benchmark instance good-tally-1, added by `clawgym bench add` from" in text
-    assert "from task family good-tally" in text and "seed 1000001" in text   # synth provenance kept
-    assert str(tmp_path) not in text                                           # no machine paths
+    assert "from task family good-tally" in text and "seed 1000001" in text  # synth provenance kept
+    assert str(tmp_path) not in text  # no machine paths
     # the same content again is skipped; another seed of the family gets the next number
     c = concrete(FIXTURES / "good-tally.yaml", 1000002, tmp_path)
     code, out = run("bench", "add", str(a), str(c), "--bench", str(bench))
@@ -93,8 +97,15 @@ def test_add_reads_a_synth_dataset_in_manifest_order(tmp_path):
     rows = []
     for seed in (1000003, 1000001):
         path = concrete(FIXTURES / "good-tally.yaml", seed, data)
-        rows.append({"path": path.relative_to(data).as_posix(), "name": f"good-tally-{seed:05d}", "seed": seed,
-                     "category": "analysis", "source": {"family": "good-tally"}})
+        rows.append(
+            {
+                "path": path.relative_to(data).as_posix(),
+                "name": f"good-tally-{seed:05d}",
+                "seed": seed,
+                "category": "analysis",
+                "source": {"family": "good-tally"},
+            }
+        )
     (data / "manifest.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     added = add(sources([str(data)]), tmp_path / "bench")
     assert [(a.name, a.category) for a in added] == [("good-tally-1", "analysis"), ("good-tally-2", "analysis")]
@@ -104,19 +115,26 @@ def test_add_reads_a_synth_dataset_in_manifest_order(tmp_path):
 def test_add_refuses_a_spec_with_params(tmp_path):
     code, out = run("bench", "add", str(FIXTURES / "good-tally.yaml"), "--bench", str(tmp_path / "b"))
     assert code == 2
-    assert "good-tally.yaml:1: params: benchmark instances must be concrete specs, and this one has params or vars" in out
+    assert (
+        "good-tally.yaml:1: params: benchmark instances must be concrete specs, and this one has params or vars" in out
+    )
 
 
 def test_hybrid_caps_the_rubrics_and_spreads_them_over_categories(tmp_path):
-    specs = [concrete(FAMILIES / "productivity" / "meeting-followup-drafts.yaml", seed, tmp_path / "p")
-             for seed in (1000001, 1000002, 1000003)]
+    specs = [
+        concrete(FAMILIES / "productivity" / "meeting-followup-drafts.yaml", seed, tmp_path / "p")
+        for seed in (1000001, 1000002, 1000003)
+    ]
     specs.append(concrete(FAMILIES / "software" / "release-from-commit-log.yaml", 1000001, tmp_path / "s"))
     added = add(sources([str(p) for p in specs]), tmp_path / "bench", hybrid=2)
     assert sum(a.hybrid for a in added) == 2
-    assert {a.category for a in added if a.hybrid} == {"productivity", "software"}   # one from each
-    more = add(sources([str(concrete(FAMILIES / "productivity" / "meeting-followup-drafts.yaml", 1000009,
-                                     tmp_path / "q"))]), tmp_path / "bench", hybrid=2)
-    assert [a.hybrid for a in more] == [False]   # the benchmark already holds two
+    assert {a.category for a in added if a.hybrid} == {"productivity", "software"}  # one from each
+    more = add(
+        sources([str(concrete(FAMILIES / "productivity" / "meeting-followup-drafts.yaml", 1000009, tmp_path / "q"))]),
+        tmp_path / "bench",
+        hybrid=2,
+    )
+    assert [a.hybrid for a in more] == [False]  # the benchmark already holds two
 
 
 def test_hybrid_families_get_a_rubric_from_their_content(tmp_path):
@@ -143,24 +161,38 @@ def test_every_rubric_template_fits_its_family(family, tmp_path):
 
 # --- partial agents ------------------------------------------------------------------------------
 
+
 def test_units_of_work_follow_the_instruction_and_skip_incidental_files():
     effects = [partial_agent.Effect("write", p) for p in ("b/out.md", "a/first.csv", "__pycache__/x.pyc", "c/x.json")]
     effects.append(partial_agent.Effect("delete", "old/one.log"))
     units, incidental = partial_agent.units_of_work(
-        effects, {"side_effects": {"outbox": [{"message": "hi"}]}},
-        "Write a/first.csv, then c/x.json, then b/out.md. Prune old/.", graded=["old/**"])
-    assert [u.label() for u in units] == ["write a/first.csv", "write c/x.json", "write b/out.md",
-                                          "delete old/one.log", "outbox #1"]
+        effects,
+        {"side_effects": {"outbox": [{"message": "hi"}]}},
+        "Write a/first.csv, then c/x.json, then b/out.md. Prune old/.",
+        graded=["old/**"],
+    )
+    assert [u.label() for u in units] == [
+        "write a/first.csv",
+        "write c/x.json",
+        "write b/out.md",
+        "delete old/one.log",
+        "outbox #1",
+    ]
     assert [e.path for e in incidental] == ["__pycache__/x.pyc"]
     assert [partial_agent.count_for(f, 3) for f in partial_agent.FRACTIONS] == [0, 0, 1, 2, 3]
-    assert partial_agent.monotone({0.0: 0, 0.5: 0.4, 1.0: 1}) and not partial_agent.monotone({0.0: 0, 0.5: 0.6, 1.0: 0.5})
+    assert partial_agent.monotone({0.0: 0, 0.5: 0.4, 1.0: 1}) and not partial_agent.monotone(
+        {0.0: 0, 0.5: 0.6, 1.0: 0.5}
+    )
 
 
 # --- calibrate -----------------------------------------------------------------------------------
 
+
 def test_calibrate_passes_good_instances_and_fails_broken_ones_with_reasons(tmp_path, bwrap):
-    specs = [concrete(FAMILIES / "productivity" / "meeting-followup-drafts.yaml", 1000002, tmp_path),
-             concrete(FIXTURES / "good-tally.yaml", 1000001, tmp_path)]
+    specs = [
+        concrete(FAMILIES / "productivity" / "meeting-followup-drafts.yaml", 1000002, tmp_path),
+        concrete(FIXTURES / "good-tally.yaml", 1000001, tmp_path),
+    ]
     specs += [concrete(FIXTURES / f"{bad}.yaml", 0, tmp_path) for bad in ("bad-nop", "bad-tamper", "bad-paths")]
     bench = bench_of(tmp_path, specs)
     assert run("bench", "lock", "--bench", str(bench))[0] == 0
@@ -170,8 +202,10 @@ def test_calibrate_passes_good_instances_and_fails_broken_ones_with_reasons(tmp_
     assert "FAIL analysis/bad-nop-1" in lines
     assert "- nop: doing nothing scores 1.000 > 0.1 (passing: unchanged data/**)" in lines
     assert "FAIL analysis/bad-tamper-1" in lines
-    assert ("- tamper: truncating the inputs and answering for what is left scores 1.000, more than doing nothing "
-            "(0.000); passing: text_contains out/header.txt") in lines
+    assert (
+        "- tamper: truncating the inputs and answering for what is left scores 1.000, more than doing nothing "
+        "(0.000); passing: text_contains out/header.txt"
+    ) in lines
     assert "FAIL analysis/bad-paths-1" in lines
     assert "- paths: the instruction never mentions out/secret_count.txt" in lines
     assert "5 instance(s) calibrated" in out and "2 passed, 3 failed" in out
@@ -203,8 +237,10 @@ def test_partial_work_scoring_as_complete_is_a_failure(tmp_path, bwrap):
     code, out = run("bench", "calibrate", "--bench", str(bench), "--only", "good-tally-1")
     assert code == 1
     reason = calibration(bench, "good-tally-1")["failures"]
-    assert reason == ["partial: 1 of 2 units of work (write out/totals.json) already score 1.000, as much as all "
-                      "of them: write out/when.txt is not graded"]
+    assert reason == [
+        "partial: 1 of 2 units of work (write out/totals.json) already score 1.000, as much as all "
+        "of them: write out/when.txt is not graded"
+    ]
 
 
 def test_agent_results_reviews_and_difficulty(tmp_path, bwrap):
@@ -214,21 +250,54 @@ def test_agent_results_reviews_and_difficulty(tmp_path, bwrap):
     current = calibration(bench, inst.name)["hash"]
     runs = tmp_path / "runs" / "model"
     for i, (reward, h) in enumerate([(1.0, current), (0.0, current), (0.5, "an-older-version")]):
-        rec = {"trial_id": f"t{i}", "task": {"name": inst.name, "hash": h}, "agent": {"type": "claw", "name": "sft"},
-               "status": "passed" if reward == 1 else "failed", "reward": reward}
+        rec = {
+            "trial_id": f"t{i}",
+            "task": {"name": inst.name, "hash": h},
+            "agent": {"type": "claw", "name": "sft"},
+            "status": "passed" if reward == 1 else "failed",
+            "reward": reward,
+        }
         (runs / "trials" / f"t{i}").mkdir(parents=True)
         (runs / "trials" / f"t{i}" / "record.json").write_text(json.dumps(rec))
-    (inst.folder / "review.yaml").write_text(yaml.safe_dump({"reviews": [
-        {"decision": "accept", "reviewer": "Ada", "date": "2026-01-02T10:00:00Z", "hash": current, "comment": ""}]}))
-    code, out = run("bench", "calibrate", "--bench", str(bench), "--only", inst.name,
-                    "--agents", str(runs), "--agents", f"before={runs}")
+    (inst.folder / "review.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "reviews": [
+                    {
+                        "decision": "accept",
+                        "reviewer": "Ada",
+                        "date": "2026-01-02T10:00:00Z",
+                        "hash": current,
+                        "comment": "",
+                    }
+                ]
+            }
+        )
+    )
+    code, out = run(
+        "bench",
+        "calibrate",
+        "--bench",
+        str(bench),
+        "--only",
+        inst.name,
+        "--agents",
+        str(runs),
+        "--agents",
+        f"before={runs}",
+    )
     assert code == 0, out
     cal = calibration(bench, inst.name)
     assert cal["agents"]["sft"] == {"trials": 2, "errors": 0, "mean_reward": 0.5, "pass_rate": 0.5}
     assert set(cal["agents"]) == {"sft", "before"}
     assert "agents: 1 result(s) of sft are for another version of this instance, ignored" in cal["warnings"]
-    assert cal["review"] == {"file": "review.yaml", "status": "accept", "llm_reviews": 0, "reviewer": "Ada",
-                             "date": "2026-01-02T10:00:00Z"}
+    assert cal["review"] == {
+        "file": "review.yaml",
+        "status": "accept",
+        "llm_reviews": 0,
+        "reviewer": "Ada",
+        "date": "2026-01-02T10:00:00Z",
+    }
     components = cal["difficulty"]["components"]
     assert components["agent:sft"] == 0.5 and "partial" in components
     assert cal["difficulty"]["score"] == round(sum(components.values()) / 3, 4)
@@ -251,9 +320,12 @@ def test_judge_scores_the_rubric_of_the_reference(tmp_path, bwrap):
 
 # --- lock and version ----------------------------------------------------------------------------
 
+
 def test_lock_detects_changes_and_the_version_follows_every_instance(tmp_path, bwrap):
-    specs = [concrete(FIXTURES / "good-tally.yaml", 1000001, tmp_path),
-             concrete(FIXTURES / "good-shopping.yaml", 1000001, tmp_path)]
+    specs = [
+        concrete(FIXTURES / "good-tally.yaml", 1000001, tmp_path),
+        concrete(FIXTURES / "good-shopping.yaml", 1000001, tmp_path),
+    ]
     bench = bench_of(tmp_path, specs)
     code, out = run("bench", "calibrate", "--bench", str(bench))
     assert code == 1 and f"{bench}/bench.lock.json is stale: the benchmark has no bench.lock.json" in out
@@ -280,6 +352,7 @@ def test_lock_detects_changes_and_the_version_follows_every_instance(tmp_path, b
     v3 = read_lock(bench)["version"]
     # remove one
     import shutil
+
     shutil.rmtree(bench / "planning/good-shopping-1")
     code, out = run("bench", "calibrate", "--bench", str(bench), "-j", "1")
     assert code == 1 and "in the lock but gone (removed): good-shopping-1" in out
@@ -294,6 +367,7 @@ def test_unknown_instance_is_a_user_error(tmp_path):
 
 
 # --- the shipped benchmark -----------------------------------------------------------------------
+
 
 @pytest.mark.skipif(not BENCH.is_dir(), reason="no specs/bench in this checkout")
 def test_shipped_benchmark_is_complete_calibrated_and_locked():
@@ -316,6 +390,7 @@ def test_shipped_benchmark_is_complete_calibrated_and_locked():
 
 # --- synthesis for the benchmark: far seeds, de-duplicated against training seeds ----------------
 
+
 def test_bench_synth_seeds_start_far_from_training(tmp_path):
     from clawgym.synth.families import family_files, load_families
     from clawgym.synth.sample import Balancer
@@ -337,15 +412,25 @@ def test_dedup_against_family_seeds_is_cached_and_skips_seeds_that_do_not_compil
     bad = tmp_path / "fam" / "sometimes.yaml"
     bad.parent.mkdir()
     # a family that cannot be compiled on odd seeds: those made no task, so they are skipped
-    bad.write_text((FIXTURES / "good-tally.yaml").read_text().replace("name: good-tally", "name: sometimes")
-                   .replace("rows: {int: [6, 12]}", "rows: {int: [0, 1]}")
-                   .replace("checks:\n", "checks:\n  - {type: markdown_section, path: out/totals.md, "
-                                         "headings: \"{{ data.orders | map(attribute='id') | list }}\"}\n"))
+    bad.write_text(
+        (FIXTURES / "good-tally.yaml")
+        .read_text()
+        .replace("name: good-tally", "name: sometimes")
+        .replace("rows: {int: [6, 12]}", "rows: {int: [0, 1]}")
+        .replace(
+            "checks:\n",
+            "checks:\n  - {type: markdown_section, path: out/totals.md, "
+            "headings: \"{{ data.orders | map(attribute='id') | list }}\"}\n",
+        )
+    )
     raw = [{"path": "fam/*.yaml", "seeds": "0-9"}, os.path.relpath(FIXTURES / "good-tally.yaml", tmp_path)]
     first = against.against_signatures(raw, tmp_path, DedupSettings(), jobs=1)
     names = sorted(k for k, _ in first)
-    assert [n for n in names if "good-tally" in n] == ["against:good-tally@0", "against:good-tally@1",
-                                                       "against:good-tally@2"]
+    assert [n for n in names if "good-tally" in n] == [
+        "against:good-tally@0",
+        "against:good-tally@1",
+        "against:good-tally@2",
+    ]
     kept = [n for n in names if "sometimes" in n]
     assert 0 < len(kept) < 10
     assert len(list((tmp_path / "cache" / "synth-against").glob("*.npz"))) == 2

@@ -21,9 +21,13 @@ from clawgym.cli.main import main
 from clawgym.spec.load import load_file
 
 FIXTURE_LIB = Path(__file__).parent.parent / "fixtures" / "lib"
-GOOD_ANSWER = {"ambiguity": {"problem": False, "notes": "clear"},
-               "leaked_answers": {"problem": True, "notes": "numbers.txt holds the total"},
-               "unasked_checks": {"problem": False, "notes": ""}, "recommendation": "revise", "summary": "fix the leak"}
+GOOD_ANSWER = {
+    "ambiguity": {"problem": False, "notes": "clear"},
+    "leaked_answers": {"problem": True, "notes": "numbers.txt holds the total"},
+    "unasked_checks": {"problem": False, "notes": ""},
+    "recommendation": "revise",
+    "summary": "fix the leak",
+}
 
 
 def _instance(root: Path, category: str, name: str, *, task_name: str | None = None) -> Path:
@@ -31,8 +35,9 @@ def _instance(root: Path, category: str, name: str, *, task_name: str | None = N
     folder = root / "specs" / "bench" / category / name
     folder.mkdir(parents=True)
     text = (FIXTURE_LIB / "specs" / "good.yaml").read_text()
-    text = text.replace("name: good", f"name: {task_name or name}").replace("category: productivity",
-                                                                            f"category: {category}")
+    text = text.replace("name: good", f"name: {task_name or name}").replace(
+        "category: productivity", f"category: {category}"
+    )
     (folder / "task.yaml").write_text(text)
     return folder
 
@@ -66,8 +71,17 @@ def _hash(bench: Path, key: str) -> str:
 
 
 def test_review_records_decision_non_interactive(bench):
-    res = _invoke("bench", "review", "productivity/sum-a", "--reviewer", "Alice", "--decision", "accept",
-                  "--comment", "clear and fair")
+    res = _invoke(
+        "bench",
+        "review",
+        "productivity/sum-a",
+        "--reviewer",
+        "Alice",
+        "--decision",
+        "accept",
+        "--comment",
+        "clear and fair",
+    )
     assert res.exit_code == 0, res.output
     assert "Sum the numbers" in res.output and "numeric_close" in res.output and "not calibrated yet" in res.output
     [rec] = _reviews(bench / "productivity" / "sum-a")["reviews"]
@@ -130,21 +144,25 @@ def test_llm_review_records_parsed_answer(bench, tmp_path):
 
 
 def test_llm_review_records_junk_with_parse_error(bench, tmp_path):
-    policy = _policy_file(tmp_path, ["I think [/b] this task is fine", "{\"ambiguity\": 1}"])
+    policy = _policy_file(tmp_path, ["I think [/b] this task is fine", '{"ambiguity": 1}'])
     res = _invoke("bench", "review", "sum-b", "--policy", policy, "--reviewer", "Dan", "--decision", "accept")
     assert res.exit_code == 0, res.output
     assert "unusable answer" in res.output
     data = _reviews(bench / "analysis" / "sum-b")
     [rec] = data["llm_reviews"]
-    assert "review" not in rec and rec["attempts"] == 2 and rec["raw"] == "{\"ambiguity\": 1}"
+    assert "review" not in rec and rec["attempts"] == 2 and rec["raw"] == '{"ambiguity": 1}'
     assert "ambiguity" in rec["parse_error"]
     assert data["reviews"][0]["reviewer"] == "Dan"  # the human review is recorded beside it
 
 
 def test_parse_review_shapes():
     assert parse_review(json.dumps(GOOD_ANSWER))["recommendation"] == "revise"
-    for junk, problem in (("", "empty"), ("hello", "not JSON"), ("[1, 2]", "object"),
-                          (json.dumps({**GOOD_ANSWER, "recommendation": "maybe"}), "recommendation")):
+    for junk, problem in (
+        ("", "empty"),
+        ("hello", "not JSON"),
+        ("[1, 2]", "object"),
+        (json.dumps({**GOOD_ANSWER, "recommendation": "maybe"}), "recommendation"),
+    ):
         with pytest.raises(ValueError, match=problem):
             parse_review(junk)
 
@@ -154,8 +172,9 @@ def test_parse_review_shapes():
 
 
 def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=cwd, check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=cwd, check=True, capture_output=True
+    )
 
 
 @pytest.fixture
@@ -180,21 +199,29 @@ def test_diff_lists_added_changed_removed(repo):
     edit = repo / "specs" / "edit.yaml"
     edit.write_text(edit.read_text().replace("// 2 }}", "// 2 + 1 }}"))
     (repo / "specs" / "drop.yaml").unlink()
-    (repo / "specs" / "new.yaml").write_text((repo / "specs" / "keep.yaml").read_text().replace("name: keep", "name: new"))
+    (repo / "specs" / "new.yaml").write_text(
+        (repo / "specs" / "keep.yaml").read_text().replace("name: keep", "name: new")
+    )
     status_before = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True).stdout
     res = _invoke("diff", "HEAD", "--seeds", "0")
     assert res.exit_code == 0, res.output
     listing = [line for line in res.output.splitlines() if re.match(r"(added|changed|removed) ", line)]
-    assert listing == ["added    new@0  (specs/new.yaml)", "changed  edit@0  (specs/edit.yaml)",
-                       "removed  drop@0  (specs/drop.yaml)"]
+    assert listing == [
+        "added    new@0  (specs/new.yaml)",
+        "changed  edit@0  (specs/edit.yaml)",
+        "removed  drop@0  (specs/drop.yaml)",
+    ]
     # keep.yaml did not change: it is not compiled
-    assert ("1 added, 1 changed, 1 removed, 0 unchanged since HEAD (seeds 0); 1 spec file not affected, "
-            "not compiled") in res.output
+    assert (
+        "1 added, 1 changed, 1 removed, 0 unchanged since HEAD (seeds 0); 1 spec file not affected, not compiled"
+    ) in res.output
     old, new = map(int, re.search(r"^-  expected: (\d+)\n\+  expected: (\d+)$", res.output, re.MULTILINE).groups())
     assert new == old + 1
     # the working tree and index are untouched
-    assert subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True,
-                          text=True).stdout == status_before
+    assert (
+        subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True).stdout
+        == status_before
+    )
     data = json.loads(_invoke("diff", "HEAD", "--json", "--seeds", "1").output)
     assert data["seeds"] == [0, 1] and data["not_compiled"] == 1
     assert [c["key"] for c in data["changed"]] == ["edit@0", "edit@1"]
@@ -256,7 +283,7 @@ def test_bench_run_rows_resume_and_leaderboard(bench, bwrap):
     rows = [line for line in md.splitlines() if line.startswith(("| 1 ", "| 2 "))]
     assert rows[0].startswith("| 1 | oracle |") and rows[1].startswith("| 2 | do-nothing |")
     assert "1.000 [1.000, 1.000]" in rows[0] and "Analysis & Reasoning" in md and "⚠ unlocked" in md
-    assert page.index(">oracle<") < page.index(">do-nothing<") and "<table class=\"stats\">" in page
+    assert page.index(">oracle<") < page.index(">do-nothing<") and '<table class="stats">' in page
 
 
 def test_bench_run_refuses_stale_lock(bench, bwrap):
@@ -275,10 +302,24 @@ def test_bench_run_refuses_stale_lock(bench, bwrap):
     spec.write_text(spec.read_text().replace("write the total", "write just the total"))
     res = CliRunner().invoke(main, ["bench", "run", "--agent", "nop", "-k", "1", "--quiet", "--label", "x"])
     assert res.exit_code == 2 and "lock is stale" in res.output and "changed sum-b" in res.output
-    res = _invoke("bench", "run", "--agent", "nop", "-k", "1", "--quiet", "--label", "x", "--allow-unlocked",
-                  "--only", "analysis/sum-b")
+    res = _invoke(
+        "bench",
+        "run",
+        "--agent",
+        "nop",
+        "-k",
+        "1",
+        "--quiet",
+        "--label",
+        "x",
+        "--allow-unlocked",
+        "--only",
+        "analysis/sum-b",
+    )
     row = json.loads(Path("results/leaderboard/x.json").read_text())
-    assert row["benchmark"]["stale"] and not row["benchmark"]["locked"] and row["benchmark"]["version"] != lock["version"]
+    assert (
+        row["benchmark"]["stale"] and not row["benchmark"]["locked"] and row["benchmark"]["version"] != lock["version"]
+    )
 
     md = markdown(load_rows(Path("results/leaderboard")))
     assert "other version" in md  # two versions on one board are flagged
@@ -292,11 +333,23 @@ def test_imported_layout_any_depth(tmp_path, monkeypatch, bwrap):
     for name in ("task-0001", "task-0002"):
         (imported / name).mkdir(parents=True)
         (imported / name / "task.yaml").write_text(
-            (FIXTURE_LIB / "specs" / "good.yaml").read_text().replace("name: good", f"name: {name}"))
+            (FIXTURE_LIB / "specs" / "good.yaml").read_text().replace("name: good", f"name: {name}")
+        )
     monkeypatch.chdir(root)
     assert [key_of(i, imported) for i in discover(imported)] == ["task-0001", "task-0002"]
-    res = _invoke("bench", "run", "--agent", "oracle", "-k", "1", "--quiet", "--bench", "specs/imported/pub",
-                  "--label", "pub-oracle")
+    res = _invoke(
+        "bench",
+        "run",
+        "--agent",
+        "oracle",
+        "-k",
+        "1",
+        "--quiet",
+        "--bench",
+        "specs/imported/pub",
+        "--label",
+        "pub-oracle",
+    )
     assert res.exit_code == 0, res.output
     row = json.loads(Path("results/leaderboard/pub-oracle.json").read_text())
     assert row["benchmark"]["path"] == "specs/imported/pub" and not row["benchmark"]["locked"]

@@ -19,8 +19,9 @@ SPEC = "specs/dinner-rsvp.yaml"
 
 
 def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=cwd, check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=cwd, check=True, capture_output=True
+    )
 
 
 @pytest.fixture
@@ -40,7 +41,9 @@ def repo(tmp_path, monkeypatch) -> Path:
     _git(root, "add", "-A")
     _git(root, "commit", "-qm", "base")
     monkeypatch.chdir(root)
-    (root / SPEC).write_text((root / SPEC).read_text().replace("n_guests: {int: [12, 20]}", "n_guests: {int: [20, 40]}"))
+    (root / SPEC).write_text(
+        (root / SPEC).read_text().replace("n_guests: {int: [12, 20]}", "n_guests: {int: [20, 40]}")
+    )
     return root
 
 
@@ -48,8 +51,9 @@ def test_text_shows_the_params_change_and_its_effect_per_seed(repo):
     res = CliRunner().invoke(main, ["diff", "HEAD"])
     assert res.exit_code == 0, res.output
     out = res.output
-    assert ("0 added, 3 changed, 0 removed, 0 unchanged since HEAD (seeds 0, 1, 2); 1 spec file not affected, "
-            "not compiled") in out
+    assert (
+        "0 added, 3 changed, 0 removed, 0 unchanged since HEAD (seeds 0, 1, 2); 1 spec file not affected, not compiled"
+    ) in out
     assert "specs/dinner-rsvp.yaml (changed: params)" in out
     assert "-    int: [12, 20]\n+    int: [20, 40]" in out
     effects = [line.strip() for line in out.splitlines() if line.startswith("  dinner-rsvp@")]
@@ -70,7 +74,7 @@ def test_markdown_is_a_pull_request_comment(repo):
     assert "### `specs/dinner-rsvp.yaml` (changed)\n\nSpec change (params):\n\n```diff\n" in md
     assert "| instance | effect |\n|---|---|\n| `dinner-rsvp@0` | params n_guests" in md
     assert md.count("<details>") == 3 and md.count("```diff") == 4
-    assert "other" not in md.split("(seeds 0, 1, 2)")[1].split("\n", 1)[1]   # the unchanged spec is left out
+    assert "other" not in md.split("(seeds 0, 1, 2)")[1].split("\n", 1)[1]  # the unchanged spec is left out
 
 
 def test_json_and_only_changed_specs_compiled(repo):
@@ -89,6 +93,7 @@ def test_json_and_only_changed_specs_compiled(repo):
 def test_the_ci_example_posts_the_markdown():
     workflow = (ROOT / "examples" / "ci" / "clawgym-diff.yml").read_text()
     import yaml
+
     doc = yaml.safe_load(workflow)
     steps = doc["jobs"]["diff"]["steps"]
     run = "\n".join(s.get("run", "") for s in steps)

@@ -31,8 +31,9 @@ def test_render_json_is_the_compiled_task():
 def test_run_needs_a_spec_or_resume():
     result = CliRunner().invoke(main, ["run"])
     assert result.exit_code == 2
-    assert result.stderr.strip() == ("error: give a spec file to run, or --resume RUN_DIR "
-                                     "(for example: clawgym run specs/quickstart.yaml)")
+    assert result.stderr.strip() == (
+        "error: give a spec file to run, or --resume RUN_DIR (for example: clawgym run specs/quickstart.yaml)"
+    )
 
 
 def test_report_on_a_folder_without_trials(tmp_path):

@@ -14,8 +14,19 @@ def test_reference_is_up_to_date():
 
 def test_reference_covers_every_field_and_plugin():
     text = reference_markdown()
-    for needle in ("## Task", "## Persona", "## Skill", "## Workspace", "## Run", "`instruction`",
-                   "### `csv_rows_equal`", "### `python`", "### `csv_ledger`", "### `oracle`", "### `local`"):
+    for needle in (
+        "## Task",
+        "## Persona",
+        "## Skill",
+        "## Workspace",
+        "## Run",
+        "`instruction`",
+        "### `csv_rows_equal`",
+        "### `python`",
+        "### `csv_ledger`",
+        "### `oracle`",
+        "### `local`",
+    ):
         assert needle in text
 
 

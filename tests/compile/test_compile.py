@@ -43,8 +43,18 @@ def test_task_is_frozen():
 
 def test_workspace_layout_follows_openclaw():
     task = compile_task(load_task_spec(INVOICE), 0)
-    for name in ("AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "HEARTBEAT.md", "USER.md",
-                 "skills/csv/SKILL.md", "input/invoices.csv", "todo.md", "notes/README.md"):
+    for name in (
+        "AGENTS.md",
+        "SOUL.md",
+        "TOOLS.md",
+        "IDENTITY.md",
+        "HEARTBEAT.md",
+        "USER.md",
+        "skills/csv/SKILL.md",
+        "input/invoices.csv",
+        "todo.md",
+        "notes/README.md",
+    ):
         assert name in task.files, name
     user = task.files["USER.md"].decode()
     assert "Maya Okafor" in user and "Europe/Lisbon" in user
@@ -54,8 +64,10 @@ def test_workspace_layout_follows_openclaw():
 
 
 def test_memory_files_and_hash_changes_with_content(tmp_path):
-    text = GOOD.read_text().replace("instruction:", "memory:\n  long_term: 'Ada likes {{ params.n }}'\n"
-                                    "  daily:\n    2026-03-01: 'met Bob'\ninstruction:")
+    text = GOOD.read_text().replace(
+        "instruction:",
+        "memory:\n  long_term: 'Ada likes {{ params.n }}'\n  daily:\n    2026-03-01: 'met Bob'\ninstruction:",
+    )
     path = GOOD.parent / "_memory_tmp.yaml"
     path.write_text(text.replace("name: good", "name: memory-tmp"))
     try:
@@ -71,8 +83,14 @@ def test_memory_files_and_hash_changes_with_content(tmp_path):
 def test_param_samplers_are_deterministic_and_in_range():
     import random
 
-    specs = {"i": {"int": [1, 3]}, "f": {"float": [0.5, 0.6], "round": 3}, "c": {"choice": ["a", "b"]},
-             "s": {"sample": [1, 2, 3, 4], "k": 2}, "d": {"date": ["2026-01-30", "2026-02-02"]}, "v": {"value": 9}}
+    specs = {
+        "i": {"int": [1, 3]},
+        "f": {"float": [0.5, 0.6], "round": 3},
+        "c": {"choice": ["a", "b"]},
+        "s": {"sample": [1, 2, 3, 4], "k": 2},
+        "d": {"date": ["2026-01-30", "2026-02-02"]},
+        "v": {"value": 9},
+    }
     one = sample_params(specs, random.Random("x"))
     assert one == sample_params(specs, random.Random("x"))
     assert 1 <= one["i"] <= 3 and 0.5 <= one["f"] <= 0.6 and one["c"] in "ab" and len(one["s"]) == 2

@@ -50,8 +50,9 @@ def reward_sh(task_id: str, workspace: Path, tmp: Path, payload: Path | None = N
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin"}
     if payload is not None:
         env["OPENCLAW_REWARD_PAYLOAD"] = str(payload)
-    out = subprocess.run(["bash", str(ws / "reward" / "reward.sh"), str(ws)], capture_output=True, text=True,
-                         env=env, timeout=60).stdout
+    out = subprocess.run(
+        ["bash", str(ws / "reward" / "reward.sh"), str(ws)], capture_output=True, text=True, env=env, timeout=60
+    ).stdout
     return float(out.strip().splitlines()[-1])
 
 
@@ -60,8 +61,14 @@ def our_reward(spec: Path, workspace: Path, tmp: Path, trajectory: dict | None =
     original = tmp / "original"
     shutil.rmtree(original, ignore_errors=True)
     materialize(task, original)
-    verdict = verify(list(thaw(task.checks)), workspace=workspace, original=original, task_dir=Path(task.task_dir),
-                     params={}, trajectory=trajectory)
+    verdict = verify(
+        list(thaw(task.checks)),
+        workspace=workspace,
+        original=original,
+        task_dir=Path(task.task_dir),
+        params={},
+        trajectory=trajectory,
+    )
     return verdict.reward
 
 
@@ -77,8 +84,13 @@ def test_every_good_fixture_imports_as_a_valid_spec(imported):
         check = task.checks[0]
         assert check["type"] == "python" and check["subscores"]["aggregate"] == "mean"
         if check["restore"]:
-            assert task.checks[1] == {"type": "unchanged", "name": "inputs unchanged", "paths": check["restore"],
-                                      "gate": True, "weight": 0}
+            assert task.checks[1] == {
+                "type": "unchanged",
+                "name": "inputs unchanged",
+                "paths": check["restore"],
+                "gate": True,
+                "weight": 0,
+            }
     report = [json.loads(line) for line in (imported / "import-report.jsonl").read_text().splitlines()]
     assert len(report) == len(GOOD) and all(r["nop_score"] <= 0.1 for r in report)
 
@@ -88,32 +100,53 @@ def test_restore_decisions_keep_only_what_the_instruction_changes(imported):
     for task_id in GOOD:
         task = compile_task(load_task_spec(spec_of(imported, task_id)), 0)
         inputs = FIXTURES / "good" / task_id / "input_files"
-        all_inputs = {p.relative_to(inputs).as_posix() for p in inputs.rglob("*") if p.is_file()} \
-            if inputs.is_dir() else set()
+        all_inputs = (
+            {p.relative_to(inputs).as_posix() for p in inputs.rglob("*") if p.is_file()} if inputs.is_dir() else set()
+        )
         restored = set(task.checks[0]["restore"])
         if all_inputs - restored:
             kept[task_id] = sorted(all_inputs - restored)
     assert kept == {
         "task_0002": ["notes/journal.md"],
         "task_0003": ["config/app.yaml"],
-        "task_0004": ["downloads/Budget_2025.CSV", "downloads/backup_db.sh", "downloads/logo_v2.svg",
-                      "downloads/offsite_schedule.ics"],
+        "task_0004": [
+            "downloads/Budget_2025.CSV",
+            "downloads/backup_db.sh",
+            "downloads/logo_v2.svg",
+            "downloads/offsite_schedule.ics",
+        ],
         "task_0011": ["src/parser.py"],
-        "task_0014": ["docs/onboarding.md", "docs/team_handbook.md"],   # "apply these changes in place to ..."
-        "task_0015": ["config/config.json"],                            # "only adjust config/config.json"
+        "task_0014": ["docs/onboarding.md", "docs/team_handbook.md"],  # "apply these changes in place to ..."
+        "task_0015": ["config/config.json"],  # "only adjust config/config.json"
         "task_0022": ["tools/budget_check.py"],
     }
 
 
 def test_decisions_read_the_instruction_sentence_by_sentence():
-    inputs = ["data/sales.csv", "config/app.yaml", "src/a.py", "tests/test_a.py", "data/contacts.csv",
-              "notes/todo.md", "inbox/x.eml"]
-    text = ("Read data/sales.csv and write the totals to output/totals.csv. The port in config/app.yaml should "
-            "be changed to 8080. Fix the bug in src/a.py so tests/test_a.py passes. Add up the amounts in "
-            "data/contacts.csv. Do not modify notes/todo.md; tick nothing. Archive everything in inbox/.")
+    inputs = [
+        "data/sales.csv",
+        "config/app.yaml",
+        "src/a.py",
+        "tests/test_a.py",
+        "data/contacts.csv",
+        "notes/todo.md",
+        "inbox/x.eml",
+    ]
+    text = (
+        "Read data/sales.csv and write the totals to output/totals.csv. The port in config/app.yaml should "
+        "be changed to 8080. Fix the bug in src/a.py so tests/test_a.py passes. Add up the amounts in "
+        "data/contacts.csv. Do not modify notes/todo.md; tick nothing. Archive everything in inbox/."
+    )
     got = {d.path: d.restore for d in decide(inputs, text)}
-    assert got == {"data/sales.csv": True, "config/app.yaml": False, "src/a.py": False, "tests/test_a.py": True,
-                   "data/contacts.csv": True, "notes/todo.md": True, "inbox/x.eml": False}
+    assert got == {
+        "data/sales.csv": True,
+        "config/app.yaml": False,
+        "src/a.py": False,
+        "tests/test_a.py": True,
+        "data/contacts.csv": True,
+        "notes/todo.md": True,
+        "inbox/x.eml": False,
+    }
     gone = decide(["in/a.txt"], "Tidy up.", "assert not os.path.exists(os.path.join(ws, 'in/a.txt'))")
     assert not gone[0].restore and gone[0].why.startswith("kept: the grader checks that it is gone")
 
@@ -151,13 +184,16 @@ def test_oracle_nop_and_parity_with_reward_sh(imported, task_id, tmp_path, bwrap
 CHAT_ANSWERS = {  # the right final answer of each chat-style fixture task (graded through the payload)
     "task_0010": "The lease ends on 2026-01-18, so the notice must reach the landlord by 2025-11-19.",
     "task_0021": "You land in São Paulo on 2025-03-29 at 05:45 local time and reach the hotel at 08:15, "
-                 "so yes, you will make it to the 09:30 meeting with 1 h 15 min to spare.",
+    "so yes, you will make it to the 09:30 meeting with 1 h 15 min to spare.",
 }
 
 
 def test_chat_task_is_graded_on_the_final_answer_through_the_payload(imported, tmp_path):
-    chat = [t for t in GOOD if "input_mount_dir" not in json.loads(
-        (FIXTURES / "good" / t / "data_entry.json").read_text(encoding="utf-8"))]
+    chat = [
+        t
+        for t in GOOD
+        if "input_mount_dir" not in json.loads((FIXTURES / "good" / t / "data_entry.json").read_text(encoding="utf-8"))
+    ]
     assert len(chat) >= 2 and set(CHAT_ANSWERS) <= set(chat)
     for task_id in chat:
         spec = spec_of(imported, task_id)
@@ -168,12 +204,25 @@ def test_chat_task_is_graded_on_the_final_answer_through_the_payload(imported, t
         entry = json.loads((FIXTURES / "good" / task_id / "data_entry.json").read_text(encoding="utf-8"))
         messages = [(CHAT_ANSWERS[task_id], True)] if task_id in CHAT_ANSWERS else []
         for message, expect_full in messages + [("I could not work it out.", False)]:
-            trajectory = {"final_message": message, "messages": [{"role": "user", "content": entry["user_query"]},
-                                                                  {"role": "assistant", "content": message}]}
+            trajectory = {
+                "final_message": message,
+                "messages": [
+                    {"role": "user", "content": entry["user_query"]},
+                    {"role": "assistant", "content": message},
+                ],
+            }
             payload = tmp_path / "payload.json"
-            payload.write_text(json.dumps({"task_id": task_id, "user_query": entry["user_query"],
-                                           "metadata": entry["metadata"], "final_message": message,
-                                           "transcript": trajectory["messages"]}))
+            payload.write_text(
+                json.dumps(
+                    {
+                        "task_id": task_id,
+                        "user_query": entry["user_query"],
+                        "metadata": entry["metadata"],
+                        "final_message": message,
+                        "transcript": trajectory["messages"],
+                    }
+                )
+            )
             ours = our_reward(spec, ws, tmp_path, trajectory)
             assert ours == reward_sh(task_id, ws, tmp_path, payload), (task_id, message)
             assert (ours == 1.0) is expect_full
@@ -225,12 +274,19 @@ def test_bad_folders_are_rejected_or_warned_and_never_stop_the_others(tmp_path):
     shutil.copytree(FIXTURES / "good" / "task_0001", source / "task_0001")
     result = CliRunner().invoke(main, ["import", "clawgym", str(source), "--out", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
-    report = {r["source"]: r for r in map(json.loads, (tmp_path / "out" / "import-report.jsonl").read_text()
-                                          .splitlines())}
+    report = {
+        r["source"]: r for r in map(json.loads, (tmp_path / "out" / "import-report.jsonl").read_text().splitlines())
+    }
     assert {k: v["status"] for k, v in report.items()} == {
-        "crashing_grader": "rejected", "empty_query": "rejected", "invalid_json": "rejected",
-        "missing_input": "warned", "no_data_entry": "rejected", "no_number": "rejected", "no_reward": "rejected",
-        "task_0001": "imported"}
+        "crashing_grader": "rejected",
+        "empty_query": "rejected",
+        "invalid_json": "rejected",
+        "missing_input": "warned",
+        "no_data_entry": "rejected",
+        "no_number": "rejected",
+        "no_reward": "rejected",
+        "task_0001": "imported",
+    }
     reasons = {k: v["reasons"][0] for k, v in report.items() if v["reasons"]}
     assert reasons["no_data_entry"] == "no data_entry.json (every task folder needs one with task_id and user_query)"
     assert reasons["empty_query"] == "data_entry.json: `user_query` is '', expected a non-empty string"
@@ -239,8 +295,10 @@ def test_bad_folders_are_rejected_or_warned_and_never_stop_the_others(tmp_path):
     assert reasons["no_reward"].startswith("no reward/ folder")
     assert reasons["crashing_grader"].startswith("grader fails on the untouched workspace (exit status 1; stderr: ")
     assert reasons["crashing_grader"].endswith("KeyError: 'file'); fix reward/check.py")
-    assert reasons["no_number"].startswith("grader output is not what reward.sh reads, so every rollout would score 0: "
-                                           "the grader's output is not one JSON document")
+    assert reasons["no_number"].startswith(
+        "grader output is not what reward.sh reads, so every rollout would score 0: "
+        "the grader's output is not one JSON document"
+    )
     assert reasons["missing_input"].startswith("references input file(s) missing from input_files/: logs/app.log")
     assert "8 task folder(s): 1 imported, 1 imported with warnings, 6 rejected" in " ".join(result.output.split())
     assert (tmp_path / "out" / "task-0001" / "task.yaml").is_file()
@@ -261,9 +319,16 @@ def _published_task(folder: Path, check_py: str) -> Path:
     (folder / "input_files" / "input" / "data.csv").write_text("a,b\n1,2\n")
     (folder / "reward").mkdir()
     (folder / "reward" / "check.py").write_text(check_py)
-    (folder / "data_entry.json").write_text(json.dumps({
-        "task_id": folder.name, "user_query": "Sum column b of input/data.csv into output/sum.txt.",
-        "input_mount_dir": "/root/.openclaw/workspace", "metadata": {"category": "", "grading_type": "automated"}}))
+    (folder / "data_entry.json").write_text(
+        json.dumps(
+            {
+                "task_id": folder.name,
+                "user_query": "Sum column b of input/data.csv into output/sum.txt.",
+                "input_mount_dir": "/root/.openclaw/workspace",
+                "metadata": {"category": "", "grading_type": "automated"},
+            }
+        )
+    )
     return folder
 
 
@@ -273,17 +338,20 @@ def test_import_runs_untrusted_graders_in_a_sandbox(tmp_path):
     from clawgym.interop.clawgym_import import import_one
 
     marker = tmp_path / "host-marker"
-    hostile = (f"import json, os, sys\n"
-               f"for p in [{str(marker)!r}, '/etc/clawgym-owned']:\n"
-               f"    try:\n        open(p, 'w').write('owned')\n    except OSError:\n        pass\n"
-               f"ws = sys.argv[1]\n"
-               f"print(json.dumps({{'cwd': os.getcwd() == ws, 'inputs': os.path.exists(ws + '/input/data.csv'),"
-               f" 'seeded': os.path.isfile(ws + '/.git/HEAD') and os.path.isfile(ws + '/BOOTSTRAP.md'),"
-               f" 'out': os.path.exists(ws + '/output/sum.txt')}}, indent=2))\n")
+    hostile = (
+        f"import json, os, sys\n"
+        f"for p in [{str(marker)!r}, '/etc/clawgym-owned']:\n"
+        f"    try:\n        open(p, 'w').write('owned')\n    except OSError:\n        pass\n"
+        f"ws = sys.argv[1]\n"
+        f"print(json.dumps({{'cwd': os.getcwd() == ws, 'inputs': os.path.exists(ws + '/input/data.csv'),"
+        f" 'seeded': os.path.isfile(ws + '/.git/HEAD') and os.path.isfile(ws + '/BOOTSTRAP.md'),"
+        f" 'out': os.path.exists(ws + '/output/sum.txt')}}, indent=2))\n"
+    )
     folder = _published_task(tmp_path / "task_0001", hostile)
     out = tmp_path / "out"
     out.mkdir()
     from clawgym.interop.library import ensure_library
+
     ensure_library(out)
     outcome = import_one(folder, out)
     assert outcome.status == "warned" and outcome.nop_score == pytest.approx(3 / 4), outcome
@@ -294,6 +362,7 @@ def test_import_runs_untrusted_graders_in_a_sandbox(tmp_path):
     assert (out / "task-0001" / "task.yaml").is_file()  # the earlier import stays
     (folder / "reward" / "check.py").write_text("import time\ntime.sleep(30)\n")
     from clawgym.interop import clawgym_import
+
     old = clawgym_import.SMOKE_TIMEOUT
     try:
         clawgym_import.SMOKE_TIMEOUT = 0.5
@@ -310,14 +379,18 @@ def test_batched_graders_cannot_disturb_each_other(tmp_path, bwrap):
     from clawgym.interop.clawgym_import import import_many
     from clawgym.interop.library import ensure_library
 
-    good = ("import json, os, sys\nws = sys.argv[1]\n"
-            "print(json.dumps({'untouched': not os.path.exists(ws + '/output'), 'here': os.getcwd() == ws}))\n")
+    good = (
+        "import json, os, sys\nws = sys.argv[1]\n"
+        "print(json.dumps({'untouched': not os.path.exists(ws + '/output'), 'here': os.getcwd() == ws}))\n"
+    )
     graders = {
         "task_a": "import os, signal\nos.kill(-1, signal.SIGKILL)\n",
         "task_b": good,
         "task_c": "import time\ntime.sleep(60)\n",
-        "task_d": ("import os, subprocess, sys\nsubprocess.Popen(['sh', '-c', 'sleep 1; mkdir -p output'],"
-                   " start_new_session=True)\nprint(0.0)\n"),
+        "task_d": (
+            "import os, subprocess, sys\nsubprocess.Popen(['sh', '-c', 'sleep 1; mkdir -p output'],"
+            " start_new_session=True)\nprint(0.0)\n"
+        ),
         "task_e": good,
     }
     folders = [_published_task(tmp_path / name, code) for name, code in graders.items()]
@@ -337,8 +410,11 @@ def test_batched_graders_cannot_disturb_each_other(tmp_path, bwrap):
     assert status["task_d"][1] == 0.0 and not any("grader" in r for r in outcomes[3].reasons), outcomes[3]
 
 
-NATIVE = ["specs/tasks/analysis/grade-statistics.yaml", "specs/tasks/systems/log-incident-report.yaml",
-          "specs/tasks/software/fix-failing-function.yaml"]
+NATIVE = [
+    "specs/tasks/analysis/grade-statistics.yaml",
+    "specs/tasks/systems/log-incident-report.yaml",
+    "specs/tasks/software/fix-failing-function.yaml",
+]
 
 
 def test_native_tasks_export_with_a_portable_grader_and_import_back(tmp_path, bwrap):

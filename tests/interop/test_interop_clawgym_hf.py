@@ -15,7 +15,7 @@ from clawgym.compile.compiler import compile_task, load_task_spec
 from clawgym.interop.clawgym_hf import front_matter, rubric_of
 from clawgym.run.trial import Trial, execute_trial
 
-CHECK = '''import json, os, sys
+CHECK = """import json, os, sys
 
 def grade(transcript, workspace_path):
     ws = workspace_path
@@ -28,7 +28,7 @@ def grade(transcript, workspace_path):
 
 if __name__ == "__main__":
     print(json.dumps(grade(None, sys.argv[1]), indent=2))
-'''
+"""
 
 TEMPLATE = """---
 category: Analysis & Reasoning
@@ -44,21 +44,36 @@ Ask for the week's total from the till export.
 
 
 def _rows() -> list[dict]:
-    good = {"prompt": "Hey, can you add up the amounts in input/sales.csv and put the total in output/total.txt? "
-                      "Don't modify anything under input/.",
-            "hook_code": CHECK,
-            "input_files": [{"file_path": "input/sales.csv", "content": "region,amount\nnorth,10\nsouth,32\n"},
-                            {"file_path": "/root/.openclaw/workspace/input/README.md", "content": "Till export.\n"}],
-            "rule": "1. The reply states the total in one sentence\n2. It names the file it wrote",
-            "origin_template": TEMPLATE}
-    grader_in_files = {"prompt": "Summarise notes/week.md into output/summary.md.",
-                       "input_files": [{"file_path": "notes/week.md", "content": "Mon: bake\n"},
-                                       {"file_path": "reward/check.py",
-                                        "content": "import json, os, sys\nws = sys.argv[1]\nprint(json.dumps("
-                                                   "{'summary': os.path.exists(os.path.join(ws, 'output/summary.md'))}))\n"}],
-                       "rule": None, "origin_template": "# no front matter\n"}
+    good = {
+        "prompt": "Hey, can you add up the amounts in input/sales.csv and put the total in output/total.txt? "
+        "Don't modify anything under input/.",
+        "hook_code": CHECK,
+        "input_files": [
+            {"file_path": "input/sales.csv", "content": "region,amount\nnorth,10\nsouth,32\n"},
+            {"file_path": "/root/.openclaw/workspace/input/README.md", "content": "Till export.\n"},
+        ],
+        "rule": "1. The reply states the total in one sentence\n2. It names the file it wrote",
+        "origin_template": TEMPLATE,
+    }
+    grader_in_files = {
+        "prompt": "Summarise notes/week.md into output/summary.md.",
+        "input_files": [
+            {"file_path": "notes/week.md", "content": "Mon: bake\n"},
+            {
+                "file_path": "reward/check.py",
+                "content": "import json, os, sys\nws = sys.argv[1]\nprint(json.dumps("
+                "{'summary': os.path.exists(os.path.join(ws, 'output/summary.md'))}))\n",
+            },
+        ],
+        "rule": None,
+        "origin_template": "# no front matter\n",
+    }
     no_grader = {"prompt": "Do something.", "input_files": [], "hook_code": ""}
-    escapes = {"prompt": "Read it.", "hook_code": CHECK, "input_files": [{"file_path": "../../etc/passwd", "content": "x"}]}
+    escapes = {
+        "prompt": "Read it.",
+        "hook_code": CHECK,
+        "input_files": [{"file_path": "../../etc/passwd", "content": "x"}],
+    }
     return [good, grader_in_files, no_grader, escapes]
 
 
@@ -87,13 +102,18 @@ def test_rule_front_matter_and_persona(imported, bwrap):
     out, _ = imported
     task = compile_task(load_task_spec(out / "hf-00001" / "task.yaml"), 0)
     assert task.category == "analysis" and task.subcategory == "bookkeeping"
-    assert [c["criterion"] for c in task.rubric] == ["The reply states the total in one sentence",
-                                                      "It names the file it wrote"]
+    assert [c["criterion"] for c in task.rubric] == [
+        "The reply states the total in one sentence",
+        "It names the file it wrote",
+    ]
     assert task.rubric_weight == 0.3
     persona = load_task_spec(out / "hf-00001" / "task.yaml").doc.data["persona"]
     assert (out / "personas" / f"{persona}.yaml").read_text().count("Dana Whitfield") == 1
     assert set(task.files) >= {"input/sales.csv", "input/README.md", ".git/HEAD", "BOOTSTRAP.md"}
-    assert list(task.checks[0]["restore"]) == ["input/README.md", "input/sales.csv"]  # "Don't modify anything under input/"
+    assert list(task.checks[0]["restore"]) == [
+        "input/README.md",
+        "input/sales.csv",
+    ]  # "Don't modify anything under input/"
 
 
 def test_graded_exactly_as_reward_sh(imported, tmp_path, bwrap):

@@ -53,18 +53,17 @@ def compiled(imported: Path, task_id: str):
 
 def test_import_report_suite_and_order(imported):
     rows = [json.loads(ln) for ln in (imported / "import-report.jsonl").read_text().splitlines()]
-    assert rows[0]["task_id"] == "task_sanity"                       # run_first, then the manifest's order
+    assert rows[0]["task_id"] == "task_sanity"  # run_first, then the manifest's order
     assert [r["task_id"] for r in rows[:3]] == ["task_sanity", "task_calendar", "task_config_audit"]
     warned = {r["task_id"] for r in rows if r["status"] == "warned"}
-    assert warned == {"task_project_plan", "task_gh_issues", "task_npm_markdownlint",
-                      "task_05_weather"}
+    assert warned == {"task_project_plan", "task_gh_issues", "task_npm_markdownlint", "task_05_weather"}
     suite = json.loads((imported / "pinchbench-suite.json").read_text())
     assert suite["size"] == 15 and suite["run_first"] == ["task_sanity"] and len(suite["core"]) == 5
     assert (imported / "pinchbench-manifest.yaml").read_bytes() == (REPO / "tasks" / "manifest.yaml").read_bytes()
 
 
 def test_front_matter_id_is_authoritative(imported):
-    task = compiled(imported, "task_05_weather")               # the file is task_04_weather.md
+    task = compiled(imported, "task_05_weather")  # the file is task_04_weather.md
     assert task.name == "task-05-weather"
     assert (imported / "task-05-weather" / "pinchbench" / "task_04_weather.md").is_file()
 
@@ -79,10 +78,10 @@ def test_prompt_is_the_whole_section_with_its_headings(imported):
 def test_fixtures_category_timeout_and_tags(imported):
     csv_task = compiled(imported, "task_csv_sales")
     assert csv_task.files["sales_q1.csv"] == (REPO / "assets" / "csvs" / "sales_q1.csv").read_bytes()
-    assert csv_task.subcategory == "csv_analysis" and csv_task.category == "analysis"   # the manifest's override
+    assert csv_task.subcategory == "csv_analysis" and csv_task.category == "analysis"  # the manifest's override
     log = compiled(imported, "task_log_errors")
     assert log.subcategory == "log_analysis" and log.category == "systems"
-    assert log.files["logs/app.log"].startswith(b"2026-02-27 08:00:01 INFO")          # inline content
+    assert log.files["logs/app.log"].startswith(b"2026-02-27 08:00:01 INFO")  # inline content
     assert log.limits["seconds"] == 120 and compiled(imported, "task_sanity").limits["seconds"] == 60
     spec = load_task_spec(imported / "task-gh-issues" / "task.yaml").data
     assert "prerequisite-unmet" in spec["tags"] and "core" not in spec["tags"]
@@ -91,13 +90,13 @@ def test_fixtures_category_timeout_and_tags(imported):
 
 def test_rubric_and_hybrid_weights(imported):
     csv_task = compiled(imported, "task_csv_sales")
-    assert csv_task.rubric_weight == pytest.approx(0.4)                     # 0.6 / 0.4
+    assert csv_task.rubric_weight == pytest.approx(0.4)  # 0.6 / 0.4
     assert compiled(imported, "task_meeting_actions").rubric_weight == 0.5  # unset: 0.5 / 0.5
     assert compiled(imported, "task_project_plan").rubric_weight == pytest.approx(0.6)
     crits = [c["criterion"] for c in csv_task.rubric]
     assert len(crits) == 3 and crits[0].startswith("Criterion 1: Accuracy of the figures (Weight: 40%)")
-    assert {c["weight"] for c in csv_task.rubric} == {1}                    # the runner does not apply them
-    brief = compiled(imported, "task_research_brief")                       # llm_judge without a rubric
+    assert {c["weight"] for c in csv_task.rubric} == {1}  # the runner does not apply them
+    brief = compiled(imported, "task_research_brief")  # llm_judge without a rubric
     assert brief.rubric_weight == 1.0 and len(brief.rubric) == 4
     assert brief.rubric[0]["criterion"].startswith("brief.md exists")
     automated = compiled(imported, "task_calendar")
@@ -158,8 +157,12 @@ def direct_score(task_file: Path, workspace: Path, events: list[dict], tmp: Path
     grader = read_task_file(task_file, REPO).grader
     (tmp / "grader.py").write_text(grader)
     (tmp / "transcript.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
-    out = subprocess.run([sys.executable, "-c", DIRECT, str(tmp / "grader.py"), str(tmp / "transcript.jsonl"),
-                          str(workspace)], capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", DIRECT, str(tmp / "grader.py"), str(tmp / "transcript.jsonl"), str(workspace)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     return min(1.0, max(0.0, json.loads(out.stdout.strip().splitlines()[-1])))
 
 
@@ -178,8 +181,10 @@ def _msgs(*turns: tuple) -> dict:
 
 
 def _steps(commands: list[str], final: str) -> dict:
-    return {"steps": [{"kind": "exec", "command": c, "exit_code": 0, "output": ""} for c in commands],
-            "final_message": final}
+    return {
+        "steps": [{"kind": "exec", "command": c, "exit_code": 0, "output": ""} for c in commands],
+        "final_message": final,
+    }
 
 
 def _revenue(path: Path) -> dict:
@@ -204,15 +209,20 @@ def honest(task_id: str, ws: Path) -> dict:
     if task_id == "task_sanity":
         return _msgs(("user", "Hello!", None), ("assistant", "Hello! I'm here and working.", None))
     if task_id == "task_calendar":
-        w("project_sync.ics").write_text("BEGIN:VCALENDAR\nVERSION:2.0\nBEGIN:VEVENT\nDTSTART:20260303T150000\n"
-                                         "SUMMARY:Project Sync\nATTENDEE:mailto:john@example.com\n"
-                                         "DESCRIPTION:Discuss the Q1 roadmap\nEND:VEVENT\nEND:VCALENDAR\n")
+        w("project_sync.ics").write_text(
+            "BEGIN:VCALENDAR\nVERSION:2.0\nBEGIN:VEVENT\nDTSTART:20260303T150000\n"
+            "SUMMARY:Project Sync\nATTENDEE:mailto:john@example.com\n"
+            "DESCRIPTION:Discuss the Q1 roadmap\nEND:VEVENT\nEND:VCALENDAR\n"
+        )
         return _steps(["cat > project_sync.ics"], "Saved project_sync.ics for Tuesday 3 March at 15:00.")
     if task_id == "task_config_audit":
-        return _msgs(("user", "Which config?", None),
-                     ("assistant", "", [("read", {"path": "configs/staging.yaml"}), ("read", {"path": "configs/dev.yaml"})]),
-                     ("tool", "service: billing\ndebug: true", None), ("tool", "service: billing", None),
-                     ("assistant", "It is configs/staging.yaml: it sets debug: true.", None))
+        return _msgs(
+            ("user", "Which config?", None),
+            ("assistant", "", [("read", {"path": "configs/staging.yaml"}), ("read", {"path": "configs/dev.yaml"})]),
+            ("tool", "service: billing\ndebug: true", None),
+            ("tool", "service: billing", None),
+            ("assistant", "It is configs/staging.yaml: it sets debug: true.", None),
+        )
     if task_id == "task_csv_sales":
         rev = _revenue(w("sales_q1.csv"))
         w("revenue_by_region.json").write_text(json.dumps(rev))
@@ -223,11 +233,13 @@ def honest(task_id: str, ws: Path) -> dict:
         w("error_report.json").write_text(json.dumps(_errors(w("logs/app.log"))))
         return _steps(["grep ERROR logs/app.log"], "The worker component has the most errors (3).")
     if task_id == "task_meeting_actions":
-        w("action_items.md").write_text("- [ ] Marcus: send staging credentials to Tom (by Friday)\n"
-                                        "- [ ] Alina: send onboarding copy to legal (by Monday)\n"
-                                        "- [ ] Priya and Tom: pair on the flaky login test\n"
-                                        "- [ ] Everyone: merge before the freeze (by 4 March)\n"
-                                        "- [ ] Alina: update the release notes before the freeze\n")
+        w("action_items.md").write_text(
+            "- [ ] Marcus: send staging credentials to Tom (by Friday)\n"
+            "- [ ] Alina: send onboarding copy to legal (by Monday)\n"
+            "- [ ] Priya and Tom: pair on the flaky login test\n"
+            "- [ ] Everyone: merge before the freeze (by 4 March)\n"
+            "- [ ] Alina: update the release notes before the freeze\n"
+        )
         return _steps([], "Action items saved.")
     if task_id == "task_word_count":
         w("word_count.txt").write_text(f"{len(w('essay.txt').read_text().split())}\n")
@@ -236,10 +248,12 @@ def honest(task_id: str, ws: Path) -> dict:
         w("contacts.json").write_text(json.dumps(list(csv.DictReader(io.StringIO(w("contacts.csv").read_text())))))
         return _steps(["python3 convert.py"], "Converted.")
     if task_id == "task_project_plan":
-        w("project_plan.md").write_text("# Wiki migration\n\n## 1. Goals\nMove every page.\n\n## 2. Timeline\n"
-                                        + "".join(f"- Phase {i}: milestone {i}\n" for i in range(1, 5))
-                                        + "\n## 3. Risks\n" + "".join(f"- Risk {i}. Mitigation: plan {i}\n"
-                                                                      for i in range(1, 4)))
+        w("project_plan.md").write_text(
+            "# Wiki migration\n\n## 1. Goals\nMove every page.\n\n## 2. Timeline\n"
+            + "".join(f"- Phase {i}: milestone {i}\n" for i in range(1, 5))
+            + "\n## 3. Risks\n"
+            + "".join(f"- Risk {i}. Mitigation: plan {i}\n" for i in range(1, 4))
+        )
         return _steps([], "Plan written.")
     if task_id == "task_memory_recall":
         w("MEMORY.md").write_text("- Dog: Biscuit\n- Favourite colour: teal\n")
@@ -248,8 +262,10 @@ def honest(task_id: str, ws: Path) -> dict:
         w("issues.md").write_text("- #12 Stock counts drift\n")
         return _steps(["gh issue list --repo octo-org/inventory --state open"], "Saved issues.md.")
     if task_id == "task_npm_markdownlint":
-        w("README.md").write_text("# Inventory Tool\n\nA small command line tool for tracking inventory.\n\n"
-                                  "## Install\n\nRun `npm install`.\n\n## Usage\n\n- add an item\n- remove an item\n")
+        w("README.md").write_text(
+            "# Inventory Tool\n\nA small command line tool for tracking inventory.\n\n"
+            "## Install\n\nRun `npm install`.\n\n## Usage\n\n- add an item\n- remove an item\n"
+        )
         return _steps(["npx markdownlint README.md"], "Fixed.")
     if task_id == "task_05_weather":
         w("weather.py").write_text("import sys\nDATA = {'Lisbon': 'sunny, 19C'}\nprint(DATA.get(sys.argv[1], '?'))\n")
@@ -257,9 +273,21 @@ def honest(task_id: str, ws: Path) -> dict:
     raise KeyError(task_id)
 
 
-GRADED = ["task_sanity", "task_calendar", "task_config_audit", "task_csv_sales", "task_log_errors",
-          "task_meeting_actions", "task_word_count", "task_contacts_json", "task_project_plan", "task_memory_recall",
-          "task_gh_issues", "task_npm_markdownlint", "task_05_weather"]
+GRADED = [
+    "task_sanity",
+    "task_calendar",
+    "task_config_audit",
+    "task_csv_sales",
+    "task_log_errors",
+    "task_meeting_actions",
+    "task_word_count",
+    "task_contacts_json",
+    "task_project_plan",
+    "task_memory_recall",
+    "task_gh_issues",
+    "task_npm_markdownlint",
+    "task_05_weather",
+]
 FILE_OF = {"task_05_weather": "task_04_weather.md"}
 
 
@@ -267,8 +295,15 @@ def ours(task, ws: Path, trajectory: dict | None, tmp: Path):
     original = tmp / "original"
     shutil.rmtree(original, ignore_errors=True)
     materialize(task, original)
-    return verify(list(thaw(task.checks)), workspace=ws, original=original, task_dir=Path(task.task_dir),
-                  params={}, trajectory=trajectory, mount=task.mount)
+    return verify(
+        list(thaw(task.checks)),
+        workspace=ws,
+        original=original,
+        task_dir=Path(task.task_dir),
+        params={},
+        trajectory=trajectory,
+        mount=task.mount,
+    )
 
 
 @pytest.mark.parametrize("task_id", GRADED)
@@ -281,15 +316,18 @@ def test_parity_with_the_original_grader(imported, task_id, tmp_path, bwrap):
     for label in ("untouched", "honest"):
         ws = tmp_path / label
         materialize(task, ws)
-        trajectory = {"task": task.summary(), "steps": [], "final_message": None} if label == "untouched" else \
-            {"task": task.summary(), **honest(task_id, ws)}
+        trajectory = (
+            {"task": task.summary(), "steps": [], "final_message": None}
+            if label == "untouched"
+            else {"task": task.summary(), **honest(task_id, ws)}
+        )
         verdict = ours(task, ws, trajectory, tmp_path)
         auto = next(r for r in verdict.results if r.name == "automated")
         events = session_events(trajectory, prompts=list(check["prompt"]), clock=check["clock"], cwd=task.mount)
         assert auto.score == direct_score(task_file, ws, events, tmp_path), (label, auto.reason)
         if label == "untouched":
             assert auto.score <= 0.34, auto.reason
-        elif task_id == "task_05_weather":   # reads tool-call `params`, which OpenClaw transcripts lack
+        elif task_id == "task_05_weather":  # reads tool-call `params`, which OpenClaw transcripts lack
             assert auto.score == pytest.approx(2 / 3), auto.reason
         else:
             assert auto.score == 1.0, auto.reason
@@ -308,13 +346,15 @@ def test_input_tampering_scores_no_more_than_doing_nothing(imported, task_id, tm
     nop = ours(task, nop_ws, {"task": task.summary(), "steps": []}, tmp_path).reward
     ws = tmp_path / "tamper"
     materialize(task, ws)
-    fixture = {"task_log_errors": "logs/app.log", "task_word_count": "essay.txt", "task_csv_sales": "sales_q1.csv"}[task_id]
+    fixture = {"task_log_errors": "logs/app.log", "task_word_count": "essay.txt", "task_csv_sales": "sales_q1.csv"}[
+        task_id
+    ]
     lines = (ws / fixture).read_text().splitlines(keepends=True)
-    (ws / fixture).write_text("".join(lines[:max(2, len(lines) // 2)]))
-    trajectory = {"task": task.summary(), **honest(task_id, ws)}   # outputs consistent with the truncated input
+    (ws / fixture).write_text("".join(lines[: max(2, len(lines) // 2)]))
+    trajectory = {"task": task.summary(), **honest(task_id, ws)}  # outputs consistent with the truncated input
     events = session_events(trajectory, prompts=list(task.checks[0]["prompt"]), clock=CLOCK, cwd=task.mount)
     task_file = REPO / "tasks" / f"{task_id}.md"
-    assert direct_score(task_file, ws, events, tmp_path) == 1.0     # the hole in the original
+    assert direct_score(task_file, ws, events, tmp_path) == 1.0  # the hole in the original
     verdict = ours(task, ws, trajectory, tmp_path)
     assert verdict.reward <= nop, verdict
 
@@ -336,7 +376,7 @@ def test_scoring_rules_as_the_runner_applies_them():
     assert automated_score({"a": 1.0, "b": 0.0, "c": True, "note": "text"}) == pytest.approx(2 / 3)
     assert automated_score({}) == 0.0
     assert judge_total({"scores": {"a": 0.5, "b": 1.0}, "total": 0.6}) == 0.6
-    assert judge_total({"scores": {"a": 0.5, "b": 1.0}, "total": 7.5}) == 0.75    # total > 1: the mean
+    assert judge_total({"scores": {"a": 0.5, "b": 1.0}, "total": 7.5}) == 0.75  # total > 1: the mean
     assert judge_total({"scores": {"a": 0.5, "b": 1.0}}) == 0.75
     assert hybrid_score(1.0, 0.5) == 0.75 and hybrid_score(1.0, 0.5, (0.6, 0.4)) == pytest.approx(0.8)
     score = run_score([("t1", 1.0), ("t1", 0.0), ("t2", 1.0)], suite_size=147)
@@ -355,11 +395,32 @@ def test_hybrid_reward_is_the_task_weighted_combination(imported, tmp_path, bwra
 def test_run_score_from_trial_records(imported):
     def rec(task_id: str, reward: float, agent: str = "claw") -> dict:
         spec = str(imported / task_id.replace("_", "-") / "task.yaml")
-        return {"trial_id": f"{task_id}.{agent}.{reward}", "task": {"name": task_id.replace("_", "-"), "spec_file": spec},
-                "agent": {"type": agent}, "status": "passed" if reward == 1 else "failed", "reward": reward}
-    records = [rec("task_sanity", 1.0), rec("task_calendar", 0.5), rec("task_calendar", 1.0), rec("task_sanity", 0.0, "nop")]
-    scores = pinchbench_scores(records + [{"trial_id": "x", "task": {"name": "other", "spec_file": "/nowhere/t.yaml"},
-                                           "agent": {"type": "claw"}, "status": "passed", "reward": 1.0}])
+        return {
+            "trial_id": f"{task_id}.{agent}.{reward}",
+            "task": {"name": task_id.replace("_", "-"), "spec_file": spec},
+            "agent": {"type": agent},
+            "status": "passed" if reward == 1 else "failed",
+            "reward": reward,
+        }
+
+    records = [
+        rec("task_sanity", 1.0),
+        rec("task_calendar", 0.5),
+        rec("task_calendar", 1.0),
+        rec("task_sanity", 0.0, "nop"),
+    ]
+    scores = pinchbench_scores(
+        records
+        + [
+            {
+                "trial_id": "x",
+                "task": {"name": "other", "spec_file": "/nowhere/t.yaml"},
+                "agent": {"type": "claw"},
+                "status": "passed",
+                "reward": 1.0,
+            }
+        ]
+    )
     assert scores["claw"].score == pytest.approx((1.0 + 0.75) / 2) and scores["claw"].tasks_run == 2
     assert scores["claw"].subset and scores["claw"].suite_size == 15
     assert scores["nop"].sanity_failed and "task_sanity scored 0" in scores["nop"].describe()
@@ -370,8 +431,15 @@ def test_run_score_from_trial_records(imported):
 
 
 def test_transcript_has_openclaws_shape_for_any_trajectory():
-    claw = session_events(_msgs(("user", "Which config?", None), ("assistant", "", [("read", {"path": "a.yaml"})]),
-                                ("tool", "x: 1", None), ("assistant", "a.yaml", None)), clock=CLOCK)
+    claw = session_events(
+        _msgs(
+            ("user", "Which config?", None),
+            ("assistant", "", [("read", {"path": "a.yaml"})]),
+            ("tool", "x: 1", None),
+            ("assistant", "a.yaml", None),
+        ),
+        clock=CLOCK,
+    )
     steps = session_events(_steps(["ls configs"], "a.yaml"), prompts=["Which config?"], clock=CLOCK)
     for events in (claw, steps):
         assert [e["type"] for e in events[:2]] == ["session", "model_change"]
@@ -389,13 +457,18 @@ def test_runs_with_nop_oracle_claw_and_command_agents(imported, bwrap):
     for agent in ({"type": "nop"}, {"type": "oracle"}):
         record = execute_trial(Trial(task, agent))
         assert record["status"] == "failed" and record["reward"] == 0.0, record
-    script = [{"content": "", "tool_calls": [tool_call("read", call_id="r1", path="configs/staging.yaml")]},
-              "configs/staging.yaml is the one with debug: true."]
+    script = [
+        {"content": "", "tool_calls": [tool_call("read", call_id="r1", path="configs/staging.yaml")]},
+        "configs/staging.yaml is the one with debug: true.",
+    ]
     claw = execute_trial(Trial(task, {"type": "claw", "policy": {"type": "scripted", "turns": script}}))
     assert claw["status"] == "passed" and claw["reward"] == 1.0, claw
     count = compiled(imported, "task_word_count")
-    command = {"type": "command", "run": "wc -w < essay.txt | tr -d ' ' > word_count.txt",
-               "policy": {"type": "scripted"}}
+    command = {
+        "type": "command",
+        "run": "wc -w < essay.txt | tr -d ' ' > word_count.txt",
+        "policy": {"type": "scripted"},
+    }
     record = execute_trial(Trial(count, command))
     assert record["status"] == "passed" and record["reward"] == 1.0, record
 
@@ -423,7 +496,7 @@ def test_edited_import_exports_its_edit_with_its_own_grader(imported, tmp_path):
     result = export_command([spec], tmp_path / "out")[0]
     text = (tmp_path / "out" / result.file).read_text()
     assert result.file == "tasks/task_word_count.md" and not result.verbatim
-    assert "Count the words in essay.txt." in text and "reported = int((workspace / \"word_count.txt\")" in text
+    assert "Count the words in essay.txt." in text and 'reported = int((workspace / "word_count.txt")' in text
     back = read_task_file(tmp_path / "out" / result.file, tmp_path / "out")
     assert back.id == "task_word_count" and back.files[0].dest == "essay.txt" and back.grading_type == "automated"
 
@@ -441,9 +514,20 @@ def test_native_task_exports_with_a_grade_that_calls_the_portable_grader(tmp_pat
         ws = tmp_path / agent
         record = execute_trial(Trial(task, {"type": agent}), keep_workspace=ws)
         (tmp_path / "g.py").write_text(parsed.grader)
-        run = subprocess.run([sys.executable, "-c", "import json, sys; ns = {}; exec(open(sys.argv[1]).read(), ns); "
-                              "print(json.dumps(ns['grade']([], sys.argv[2])))", str(tmp_path / "g.py"), str(ws)],
-                             capture_output=True, text=True, timeout=120, cwd=out)
+        run = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import json, sys; ns = {}; exec(open(sys.argv[1]).read(), ns); "
+                "print(json.dumps(ns['grade']([], sys.argv[2])))",
+                str(tmp_path / "g.py"),
+                str(ws),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=out,
+        )
         assert run.returncode == 0, run.stderr[-2000:]
         scores[agent] = json.loads(run.stdout.strip().splitlines()[-1])["clawgym_reward"]
         assert scores[agent] == pytest.approx(record["reward"]), (agent, record["verdict"])
@@ -457,15 +541,45 @@ def test_cli_import_run_report_and_export(tmp_path, bwrap):
 
     runner = CliRunner()
     res = runner.invoke(main, ["import", "pinchbench", str(REPO), "--out", str(tmp_path / "specs"), "--quiet"])
-    assert res.exit_code == 0 and "15 PinchBench task(s): 11 imported, 4 imported with warnings, 0 rejected" in res.output
-    res = runner.invoke(main, ["run", str(tmp_path / "specs" / "task-sanity" / "task.yaml"), "--agent", "nop",
-                               "--out", str(tmp_path / "run")])
+    assert (
+        res.exit_code == 0 and "15 PinchBench task(s): 11 imported, 4 imported with warnings, 0 rejected" in res.output
+    )
+    res = runner.invoke(
+        main,
+        [
+            "run",
+            str(tmp_path / "specs" / "task-sanity" / "task.yaml"),
+            "--agent",
+            "nop",
+            "--out",
+            str(tmp_path / "run"),
+        ],
+    )
     assert res.exit_code == 0, res.output
     res = runner.invoke(main, ["report", str(tmp_path / "run"), "--pinchbench"])
     assert res.exit_code == 0 and "nop: PinchBench score 0.0% (1 task; a subset of 15" in res.output, res.output
-    res = runner.invoke(main, ["bench", "run", "--bench", str(tmp_path / "specs"), "--agent", "nop", "-k", "1",
-                               "--only", "task-sanity", "--allow-unlocked", "--quiet", "--pinchbench",
-                               "--out", str(tmp_path / "bench-run"), "--leaderboard", str(tmp_path / "rows")])
+    res = runner.invoke(
+        main,
+        [
+            "bench",
+            "run",
+            "--bench",
+            str(tmp_path / "specs"),
+            "--agent",
+            "nop",
+            "-k",
+            "1",
+            "--only",
+            "task-sanity",
+            "--allow-unlocked",
+            "--quiet",
+            "--pinchbench",
+            "--out",
+            str(tmp_path / "bench-run"),
+            "--leaderboard",
+            str(tmp_path / "rows"),
+        ],
+    )
     assert res.exit_code == 0 and "nop: PinchBench score 0.0% (1 task; a subset of 15" in res.output, res.output
     res = runner.invoke(main, ["export", "pinchbench", str(tmp_path / "specs"), "--out", str(tmp_path / "pb")])
     assert res.exit_code == 0 and "15 exported (15 unchanged from their import)" in res.output

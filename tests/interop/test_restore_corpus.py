@@ -31,8 +31,24 @@ def test_the_corpus_is_large_and_covers_every_kind():
     cases = yaml.safe_load(CORPUS.read_text(encoding="utf-8"))
     assert len(cases) >= 80
     kinds = Counter(c["id"].split("-", 1)[0] for c in cases)
-    for kind in ("fileban", "dirban", "else", "only", "inplace", "append", "rename", "move", "delete", "newfile",
-                 "output", "noun", "neg", "passing", "code", "conflict"):
+    for kind in (
+        "fileban",
+        "dirban",
+        "else",
+        "only",
+        "inplace",
+        "append",
+        "rename",
+        "move",
+        "delete",
+        "newfile",
+        "output",
+        "noun",
+        "neg",
+        "passing",
+        "code",
+        "conflict",
+    ):
         assert kinds[kind] >= 3, kind
     assert all(set(c["expected"]) == set(c["inputs"]) for c in cases)
 

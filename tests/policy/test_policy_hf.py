@@ -14,11 +14,24 @@ from tiny_models import hf_policy as _hf
 
 tiny_model = tiny_models.tiny_model  # the fixture: a tiny random Llama built offline
 
-TOOLS = [{"type": "function", "function": {"name": "read", "description": "Read a file",
-                                           "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}},
-         {"type": "function", "function": {"name": "write", "description": "Write a file",
-                                           "parameters": {"type": "object", "properties": {
-                                               "path": {"type": "string"}, "content": {"type": "string"}}}}}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "read",
+            "description": "Read a file",
+            "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "write",
+            "description": "Write a file",
+            "parameters": {"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}}},
+        },
+    },
+]
 
 
 def _calls(text: str, names=None):
@@ -30,49 +43,86 @@ def _calls(text: str, names=None):
 
 # ---- tool-call parsing -------------------------------------------------------------------------
 
-@pytest.mark.parametrize("text, content, calls", [
-    ('<tool_call>\n{"name": "read", "arguments": {"path": "a.txt"}}\n</tool_call>', "", [("read", {"path": "a.txt"})]),
-    ('Let me look.\n<tool_call>{"name": "read", "arguments": {"path": "a"}}</tool_call>\n'
-     '<tool_call>{"name": "write", "arguments": {"path": "b", "content": "x"}}</tool_call>',
-     "Let me look.", [("read", {"path": "a"}), ("write", {"path": "b", "content": "x"})]),
-    ('<tool_call>{"name": "read", "arguments": {"path": "a"}}', "", [("read", {"path": "a"})]),  # unclosed
-    ('<tool_call>\n```json\n{"name": "read", "arguments": {"path": "a"}}\n```\n</tool_call><|im_end|>', "",
-     [("read", {"path": "a"})]),
-    ('<tool_call>[{"name": "read", "arguments": {}}, {"name": "write", "arguments": {}}]</tool_call>', "",
-     [("read", {}), ("write", {})]),
-    ("<tool_call>{'name': 'read', 'arguments': {'path': 'a', 'all': True}}</tool_call>", "",
-     [("read", {"path": "a", "all": True})]),  # Python-literal style
-    ('<tool_call>{"name": "read", "arguments": "{\\"path\\": \\"a\\"}"}</tool_call>', "", [("read", {"path": "a"})]),
-    ('<tool_call>\n<function=write>\n<parameter=path>\nb.txt\n</parameter>\n<parameter=content>\nline 1\nline 2\n'
-     '</parameter>\n</function>\n</tool_call>', "", [("write", {"path": "b.txt", "content": "line 1\nline 2"})]),
-    ('<|python_tag|>{"name": "read", "parameters": {"path": "a"}}<|eom_id|>', "", [("read", {"path": "a"})]),
-    ('<|python_tag|>{"name": "read", "parameters": {"path": "a"}}; {"name": "write", "parameters": {}}', "",
-     [("read", {"path": "a"}), ("write", {})]),
-    ('<function=read>{"path": "a"}</function>', "", [("read", {"path": "a"})]),
-    ('[TOOL_CALLS] [{"name": "read", "arguments": {"path": "a"}}]', "", [("read", {"path": "a"})]),
-    ('{"name": "read", "arguments": {"path": "a"}}', "", [("read", {"path": "a"})]),
-    ('{"tool": "read", "parameters": {"path": "a"}}', "", [("read", {"path": "a"})]),
-    ('{"function": {"name": "read", "arguments": "{\\"path\\": \\"a\\"}"}}', "", [("read", {"path": "a"})]),
-    ('```json\n{"name": "read", "arguments": {"path": "a"}}\n```', "", [("read", {"path": "a"})]),
-    ('{"name": "read", "arguments": {"path": "a"}}\n{"name": "write", "arguments": {"path": "b"}}', "",
-     [("read", {"path": "a"}), ("write", {"path": "b"})]),
-    ('[{"name": "read", "arguments": {}}]', "", [("read", {})]),
-    ('{"name": "read"}', "", [("read", {})]),
-])
+
+@pytest.mark.parametrize(
+    "text, content, calls",
+    [
+        (
+            '<tool_call>\n{"name": "read", "arguments": {"path": "a.txt"}}\n</tool_call>',
+            "",
+            [("read", {"path": "a.txt"})],
+        ),
+        (
+            'Let me look.\n<tool_call>{"name": "read", "arguments": {"path": "a"}}</tool_call>\n'
+            '<tool_call>{"name": "write", "arguments": {"path": "b", "content": "x"}}</tool_call>',
+            "Let me look.",
+            [("read", {"path": "a"}), ("write", {"path": "b", "content": "x"})],
+        ),
+        ('<tool_call>{"name": "read", "arguments": {"path": "a"}}', "", [("read", {"path": "a"})]),  # unclosed
+        (
+            '<tool_call>\n```json\n{"name": "read", "arguments": {"path": "a"}}\n```\n</tool_call><|im_end|>',
+            "",
+            [("read", {"path": "a"})],
+        ),
+        (
+            '<tool_call>[{"name": "read", "arguments": {}}, {"name": "write", "arguments": {}}]</tool_call>',
+            "",
+            [("read", {}), ("write", {})],
+        ),
+        (
+            "<tool_call>{'name': 'read', 'arguments': {'path': 'a', 'all': True}}</tool_call>",
+            "",
+            [("read", {"path": "a", "all": True})],
+        ),  # Python-literal style
+        (
+            '<tool_call>{"name": "read", "arguments": "{\\"path\\": \\"a\\"}"}</tool_call>',
+            "",
+            [("read", {"path": "a"})],
+        ),
+        (
+            "<tool_call>\n<function=write>\n<parameter=path>\nb.txt\n</parameter>\n<parameter=content>\nline 1\nline 2\n"
+            "</parameter>\n</function>\n</tool_call>",
+            "",
+            [("write", {"path": "b.txt", "content": "line 1\nline 2"})],
+        ),
+        ('<|python_tag|>{"name": "read", "parameters": {"path": "a"}}<|eom_id|>', "", [("read", {"path": "a"})]),
+        (
+            '<|python_tag|>{"name": "read", "parameters": {"path": "a"}}; {"name": "write", "parameters": {}}',
+            "",
+            [("read", {"path": "a"}), ("write", {})],
+        ),
+        ('<function=read>{"path": "a"}</function>', "", [("read", {"path": "a"})]),
+        ('[TOOL_CALLS] [{"name": "read", "arguments": {"path": "a"}}]', "", [("read", {"path": "a"})]),
+        ('{"name": "read", "arguments": {"path": "a"}}', "", [("read", {"path": "a"})]),
+        ('{"tool": "read", "parameters": {"path": "a"}}', "", [("read", {"path": "a"})]),
+        ('{"function": {"name": "read", "arguments": "{\\"path\\": \\"a\\"}"}}', "", [("read", {"path": "a"})]),
+        ('```json\n{"name": "read", "arguments": {"path": "a"}}\n```', "", [("read", {"path": "a"})]),
+        (
+            '{"name": "read", "arguments": {"path": "a"}}\n{"name": "write", "arguments": {"path": "b"}}',
+            "",
+            [("read", {"path": "a"}), ("write", {"path": "b"})],
+        ),
+        ('[{"name": "read", "arguments": {}}]', "", [("read", {})]),
+        ('{"name": "read"}', "", [("read", {})]),
+    ],
+)
 def test_formats(text: str, content: str, calls: list) -> None:
     assert _calls(text) == (content, calls)
 
 
-@pytest.mark.parametrize("text", [
-    "Just a plain answer.",
-    "",
-    '{"name": "Alice", "age": 31}',           # JSON that is not a call
-    '[1, 2, 3]',
-    '{"answer": 42}',
-    "{not json at all",
-    "The config is {\"name\": \"read\", \"arguments\": {}} maybe",  # prose + JSON, no tool names given
-    "<function=>",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Just a plain answer.",
+        "",
+        '{"name": "Alice", "age": 31}',  # JSON that is not a call
+        "[1, 2, 3]",
+        '{"answer": 42}',
+        "{not json at all",
+        'The config is {"name": "read", "arguments": {}} maybe',  # prose + JSON, no tool names given
+        "<function=>",
+    ],
+)
 def test_junk_stays_content(text: str) -> None:
     content, calls = parse_tool_calls(text)
     assert calls == [] and content == text.strip()
@@ -89,7 +139,9 @@ def test_bad_arguments_are_kept_verbatim_for_the_agent_to_report() -> None:
 
 
 def test_calls_inside_prose_with_known_tool_names() -> None:
-    text = 'I will read it: {"name": "read", "arguments": {"path": "a"}} and then stop. {"name": "other", "arguments": {}}'
+    text = (
+        'I will read it: {"name": "read", "arguments": {"path": "a"}} and then stop. {"name": "other", "arguments": {}}'
+    )
     content, calls = _calls(text, ["read", "write"])
     assert calls == [("read", {"path": "a"})]
     assert content == 'I will read it:  and then stop. {"name": "other", "arguments": {}}'
@@ -103,10 +155,13 @@ def test_ids_are_unique() -> None:
 
 # ---- the hf policy with a tiny random model ------------------------------------------------------
 
-CHATML_TOOLS = ("{% if tools %}<|im_start|>system\nTOOLS:{% for t in tools %}{{ t['function']['name'] }} "
-                "{% endfor %}<|im_end|>\n{% endif %}{% for m in messages %}<|im_start|>{{ m['role'] }}\n"
-                "{{ m['content'] or '' }}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n"
-                "{% endif %}")
+CHATML_TOOLS = (
+    "{% if tools %}<|im_start|>system\nTOOLS:{% for t in tools %}{{ t['function']['name'] }} "
+    "{% endfor %}<|im_end|>\n{% endif %}{% for m in messages %}<|im_start|>{{ m['role'] }}\n"
+    "{{ m['content'] or '' }}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n"
+    "{% endif %}"
+)
+
 
 def test_tokens_and_logprobs(tiny_model) -> None:
     policy = _hf(tiny_model, temperature=0.8, seed=3)
@@ -128,7 +183,7 @@ def test_logprobs_match_a_forward_pass(tiny_model) -> None:
     model = policy._loaded.model
     ids = torch.tensor([out.prompt_token_ids + out.token_ids], device=model.device)
     with torch.no_grad():
-        logits = model(ids).logits[0, len(out.prompt_token_ids) - 1:-1].float().cpu()
+        logits = model(ids).logits[0, len(out.prompt_token_ids) - 1 : -1].float().cpu()
     expected = torch.log_softmax(logits / 0.7, dim=-1).gather(1, torch.tensor(out.token_ids)[:, None])[:, 0]
     atol = 1e-4 if model.dtype == torch.float32 else 5e-2  # bf16 on a GPU: cached vs full forward differ
     assert torch.allclose(expected, torch.tensor(out.logprobs), atol=atol)
@@ -136,13 +191,21 @@ def test_logprobs_match_a_forward_pass(tiny_model) -> None:
 
 def test_template_without_tools_gets_our_instructions(tiny_model) -> None:
     policy = _hf(tiny_model, temperature=0)
-    history = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "go"},
-               {"role": "assistant", "content": None, "tool_calls": [
-                   {"id": "c1", "type": "function", "function": {"name": "read", "arguments": '{"path": "a"}'}}]},
-               {"role": "tool", "tool_call_id": "c1", "content": "file body"}]
+    history = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "go"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "read", "arguments": '{"path": "a"}'}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "file body"},
+    ]
     prompt = policy._render(history, TOOLS)
     assert prompt.startswith("<|im_start|>system\nBe brief.\n\nYou can call tools.")
-    assert '"name": "write"' in prompt and "<tool_call>\n{\"name\": \"read\", \"arguments\": {\"path\": \"a\"}}" in prompt
+    assert '"name": "write"' in prompt and '<tool_call>\n{"name": "read", "arguments": {"path": "a"}}' in prompt
     assert "<|im_start|>user\n<tool_response>\nfile body\n</tool_response><|im_end|>" in prompt
     assert prompt.endswith("<|im_start|>assistant\n")
     out = policy.complete(history, tools=TOOLS)  # greedy: runs with no seed
@@ -173,14 +236,20 @@ def test_embedded_model_chat_with_tools() -> None:
     start = time.monotonic()
     policy = _hf("embedded", temperature=0.7, seed=0, max_tokens=48, device="auto")
     load_s = time.monotonic() - start
-    out = policy.complete([{"role": "system", "content": "You work in the user's files."},
-                           {"role": "user", "content": "Write 'hi' to hello.txt."}], tools=TOOLS)
+    out = policy.complete(
+        [
+            {"role": "system", "content": "You work in the user's files."},
+            {"role": "user", "content": "Write 'hi' to hello.txt."},
+        ],
+        tools=TOOLS,
+    )
     assert out.token_ids and len(out.token_ids) == len(out.logprobs) and all(lp <= 0 for lp in out.logprobs)
     assert out.message["content"] or out.tool_calls
     print(f"embedded: load {load_s:.1f} s, {len(out.token_ids) / out.latency_s:.1f} tokens/s")
 
 
 # ---- the embedded model's location and prerequisites ---------------------------------------------
+
 
 def test_cache_dir_resolution(monkeypatch, tmp_path) -> None:
     from clawgym.policy import embedded

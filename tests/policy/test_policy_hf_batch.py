@@ -14,10 +14,16 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-SIMPLE = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
-          "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
-PROMPTS = ["hi", "read the file a.txt", "write hello to the file a.txt, then read it and call tools",
-           "system user assistant tool you can call tools read the file a.txt and write hello"]
+SIMPLE = (
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+PROMPTS = [
+    "hi",
+    "read the file a.txt",
+    "write hello to the file a.txt, then read it and call tools",
+    "system user assistant tool you can call tools read the file a.txt and write hello",
+]
 _names = itertools.count()
 
 
@@ -31,15 +37,29 @@ def tiny():
     raw.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     raw.decoder = decoders.ByteLevel()
     corpus = ["read the file a.txt and write hello", "system user assistant tool you can call tools"] * 20
-    raw.train_from_iterator(corpus, trainers.BpeTrainer(vocab_size=300, special_tokens=specials,
-                                                        initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
-    tok = PreTrainedTokenizerFast(tokenizer_object=raw, eos_token="<|im_end|>", pad_token="<|endoftext|>",
-                                  bos_token="<|im_start|>")
+    raw.train_from_iterator(
+        corpus,
+        trainers.BpeTrainer(
+            vocab_size=300, special_tokens=specials, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+        ),
+    )
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=raw, eos_token="<|im_end|>", pad_token="<|endoftext|>", bos_token="<|im_start|>"
+    )
     tok.chat_template = SIMPLE
     torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
-                         eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id)
+    config = LlamaConfig(
+        vocab_size=len(tok),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=512,
+        eos_token_id=tok.eos_token_id,
+        pad_token_id=tok.pad_token_id,
+        bos_token_id=tok.bos_token_id,
+    )
     model = LlamaForCausalLM(config).eval()
     with torch.no_grad():
         model.lm_head.weight[tok.eos_token_id] *= 1.6  # greedy: 3 of PROMPTS end early, 1 does not
@@ -67,7 +87,8 @@ def test_batched_greedy_equals_unbatched(tiny) -> None:
     alone = [single.complete([{"role": "user", "content": p}]) for p in PROMPTS]
     seen: list = []  # (position ids, mask) of each forward pass: RoPE barely shows a shift, so look at them
     hook = tiny[1].model.register_forward_pre_hook(
-        lambda m, args, kw: seen.append((kw["position_ids"], kw["attention_mask"])), with_kwargs=True)
+        lambda m, args, kw: seen.append((kw["position_ids"], kw["attention_mask"])), with_kwargs=True
+    )
     try:
         together = _concurrently(batched, PROMPTS)
     finally:
@@ -91,7 +112,7 @@ def test_sampled_logprobs_match_teacher_forcing(tiny) -> None:
         assert out.token_ids and len(out.token_ids) == len(out.logprobs)
         with torch.no_grad():
             logits = model(torch.tensor([out.prompt_token_ids + out.token_ids])).logits[0]
-        logits = logits[len(out.prompt_token_ids) - 1:-1].float()
+        logits = logits[len(out.prompt_token_ids) - 1 : -1].float()
         expected = torch.log_softmax(logits, dim=-1).gather(1, torch.tensor(out.token_ids)[:, None])[:, 0]
         assert torch.allclose(expected, torch.tensor(out.logprobs), atol=1e-4)
     assert policy._loaded._batcher.rows_run == 4
@@ -104,14 +125,23 @@ def test_unbatched_path_matches_a_plain_generate(tiny) -> None:
     policy = _policy(tiny, temperature=0.8, seed=7)
     out = policy.complete([{"role": "user", "content": PROMPTS[1]}])
     eos = policy._eos_ids
-    gen = GenerationConfig(max_new_tokens=16, do_sample=True, temperature=0.8, top_p=1.0, top_k=0,
-                           repetition_penalty=1.0, eos_token_id=eos, pad_token_id=eos[0],
-                           output_logits=True, return_dict_in_generate=True)
+    gen = GenerationConfig(
+        max_new_tokens=16,
+        do_sample=True,
+        temperature=0.8,
+        top_p=1.0,
+        top_k=0,
+        repetition_penalty=1.0,
+        eos_token_id=eos,
+        pad_token_id=eos[0],
+        output_logits=True,
+        return_dict_in_generate=True,
+    )
     inputs = torch.tensor([out.prompt_token_ids])
     with torch.inference_mode():
         torch.manual_seed(7)
         ref = tiny[1].generate(input_ids=inputs, attention_mask=torch.ones_like(inputs), generation_config=gen)
-    ids = ref.sequences[0, inputs.shape[1]:].tolist()
+    ids = ref.sequences[0, inputs.shape[1] :].tolist()
     logprobs = torch.log_softmax(torch.stack(ref.logits)[:, 0].float() / 0.8, -1).gather(1, torch.tensor(ids)[:, None])
     assert out.token_ids == ids and out.logprobs == logprobs[:, 0].tolist()
     assert policy._loaded._batcher is None
@@ -144,8 +174,10 @@ def test_error_reaches_every_caller_and_the_generator_survives(tiny, monkeypatch
 def test_settings_split_batches(tiny) -> None:
     policy = _policy(tiny, temperature=0, max_batch=4, batch_wait_ms=5000)
     with ThreadPoolExecutor(4) as pool:
-        futures = [pool.submit(policy.complete, [{"role": "user", "content": p}], max_tokens=4 + i % 2)
-                   for i, p in enumerate(PROMPTS)]
+        futures = [
+            pool.submit(policy.complete, [{"role": "user", "content": p}], max_tokens=4 + i % 2)
+            for i, p in enumerate(PROMPTS)
+        ]
         outs = [f.result() for f in futures]
     assert all(len(o.token_ids) <= 4 + i % 2 for i, o in enumerate(outs))
     assert (policy._loaded._batcher.batches_run, policy._loaded._batcher.rows_run) == (2, 4)

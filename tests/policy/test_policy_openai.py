@@ -17,10 +17,15 @@ def _completion(content: str | None = "hi", tool_calls: list | None = None, **ex
     message: dict[str, Any] = {"role": "assistant", "content": content}
     if tool_calls is not None:
         message["tool_calls"] = tool_calls
-    return {"id": "x", "object": "chat.completion", "created": 0, "model": "m",
-            "choices": [{"index": 0, "message": message,
-                         "finish_reason": "tool_calls" if tool_calls else "stop"}],
-            "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8}, **extra}
+    return {
+        "id": "x",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "m",
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if tool_calls else "stop"}],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8},
+        **extra,
+    }
 
 
 class FakeEndpoint:
@@ -71,7 +76,7 @@ class FakeEndpoint:
             handler.wfile.flush()
             handler.close_connection = True
             return
-        status, body = (action if isinstance(action, tuple) else (200, action))
+        status, body = action if isinstance(action, tuple) else (200, action)
         payload = (body if isinstance(body, str) else json.dumps(body)).encode()
         handler.send_response(status)
         handler.send_header("Content-Type", "application/json")
@@ -98,8 +103,18 @@ def endpoint():
 
 
 def _policy(url: str, **config: Any):
-    return make_policy({"type": "openai", "model": "m", "base_url": url, "api_key_env": "NO_SUCH_KEY_VAR",
-                        "timeout": 2, "max_retries": 2, "backoff": 0.01, **config})
+    return make_policy(
+        {
+            "type": "openai",
+            "model": "m",
+            "base_url": url,
+            "api_key_env": "NO_SUCH_KEY_VAR",
+            "timeout": 2,
+            "max_retries": 2,
+            "backoff": 0.01,
+            **config,
+        }
+    )
 
 
 SERVER_ERROR = (500, {"error": {"message": "boom", "type": "server_error"}})
@@ -159,11 +174,14 @@ def test_client_error_fails_at_once(endpoint) -> None:
     assert len(fake.requests) == 1
 
 
-@pytest.mark.parametrize("bad", [
-    _completion(None, [{"id": "c", "type": "function", "function": {"name": "read", "arguments": '{"path": '}}]),
-    {"id": "x", "object": "chat.completion", "choices": []},
-    "this is not json",
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        _completion(None, [{"id": "c", "type": "function", "function": {"name": "read", "arguments": '{"path": '}}]),
+        {"id": "x", "object": "chat.completion", "choices": []},
+        "this is not json",
+    ],
+)
 def test_malformed_responses_are_retried_then_fail(endpoint, bad) -> None:
     fake = endpoint(bad)
     with pytest.raises(PolicyError, match="malformed response"):
@@ -197,8 +215,9 @@ def test_concurrency_cap(endpoint) -> None:
     fake = endpoint(("sleep", 0.2, _completion("ok")))
     policy = _policy(fake.url, model="capped-model", max_concurrency=2)
     other = _policy(fake.url, model="capped-model", max_concurrency=2)  # shares the process-wide cap
-    threads = [threading.Thread(target=p.complete, args=([{"role": "user", "content": "x"}],))
-               for p in [policy, other] * 3]
+    threads = [
+        threading.Thread(target=p.complete, args=([{"role": "user", "content": "x"}],)) for p in [policy, other] * 3
+    ]
     for t in threads:
         t.start()
     for t in threads:

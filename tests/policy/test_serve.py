@@ -39,8 +39,9 @@ def test_sdk_client_tool_calls_and_models(scripted_server) -> None:
 
     client = openai.OpenAI(base_url=scripted_server.base_url, api_key="unused")
     assert [m.id for m in client.models.list().data] == ["scripted-model"]
-    reply = client.chat.completions.create(model="anything", messages=[{"role": "user", "content": "go"}],
-                                           tools=TOOLS, temperature=0.5, max_tokens=20)
+    reply = client.chat.completions.create(
+        model="anything", messages=[{"role": "user", "content": "go"}], tools=TOOLS, temperature=0.5, max_tokens=20
+    )
     choice = reply.choices[0]
     assert choice.finish_reason == "tool_calls" and choice.message.content == "on it"
     assert choice.message.tool_calls[0].function.name == "write"
@@ -51,12 +52,15 @@ def test_sdk_client_tool_calls_and_models(scripted_server) -> None:
 
 
 def test_openai_policy_against_the_server(scripted_server) -> None:
-    policy = make_policy({"type": "openai", "model": "scripted-model", "base_url": scripted_server.base_url,
-                          "max_retries": 0})
+    policy = make_policy(
+        {"type": "openai", "model": "scripted-model", "base_url": scripted_server.base_url, "max_retries": 0}
+    )
     first = policy.complete([{"role": "user", "content": "go"}], tools=TOOLS)
     assert first.tool_calls == [CALL] and first.finish_reason == "tool_calls"
-    second = policy.complete([{"role": "user", "content": "go"}, first.message,
-                              {"role": "tool", "tool_call_id": "call_w", "content": "ok"}], tools=TOOLS)
+    second = policy.complete(
+        [{"role": "user", "content": "go"}, first.message, {"role": "tool", "tool_call_id": "call_w", "content": "ok"}],
+        tools=TOOLS,
+    )
     assert second.message == {"role": "assistant", "content": "done."} and second.finish_reason == "stop"
 
 
@@ -64,8 +68,15 @@ def test_streaming(scripted_server) -> None:
     import openai
 
     client = openai.OpenAI(base_url=scripted_server.base_url, api_key="unused")
-    chunks = list(client.chat.completions.create(model="m", messages=[{"role": "user", "content": "go"}],
-                                                 tools=TOOLS, stream=True, stream_options={"include_usage": True}))
+    chunks = list(
+        client.chat.completions.create(
+            model="m",
+            messages=[{"role": "user", "content": "go"}],
+            tools=TOOLS,
+            stream=True,
+            stream_options={"include_usage": True},
+        )
+    )
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     calls = [tc for c in chunks if c.choices for tc in (c.choices[0].delta.tool_calls or [])]
     assert text == "on it" and calls[0].function.name == "write" and calls[0].id == "call_w"
@@ -79,7 +90,9 @@ def test_errors_are_openai_style(scripted_server) -> None:
     assert status == 400 and body["error"]["type"] == "invalid_request_error"
     status, body = _post(url, json.dumps({"model": "m", "messages": []}).encode())
     assert status == 400 and body["error"]["param"] == "messages"
-    status, body = _post(url, json.dumps({"messages": [{"role": "user", "content": "x"}], "temperature": "hot"}).encode())
+    status, body = _post(
+        url, json.dumps({"messages": [{"role": "user", "content": "x"}], "temperature": "hot"}).encode()
+    )
     assert status == 400 and body["error"]["param"] == "temperature"
     status, body = _post(url, b"{}", path="/v1/nothing")
     assert status == 404 and "error" in body
@@ -90,19 +103,31 @@ def test_errors_are_openai_style(scripted_server) -> None:
 def test_policy_failure_is_a_500_and_the_openai_policy_retries_then_errors() -> None:
     from clawgym.policy import PolicyError
 
-    with ServerThread(policy=ScriptedPolicy({"type": "scripted", "turns": [{"error": "model fell over"}] * 3})) as server:
+    with ServerThread(
+        policy=ScriptedPolicy({"type": "scripted", "turns": [{"error": "model fell over"}] * 3})
+    ) as server:
         status, body = _post(server.url, json.dumps({"messages": [{"role": "user", "content": "x"}]}).encode())
         assert status == 500 and "model fell over" in body["error"]["message"]
-        policy = make_policy({"type": "openai", "model": "scripted", "base_url": server.base_url,
-                              "max_retries": 1, "backoff": 0.01})
+        policy = make_policy(
+            {"type": "openai", "model": "scripted", "base_url": server.base_url, "max_retries": 1, "backoff": 0.01}
+        )
         with pytest.raises(PolicyError, match="HTTP 500"):
             policy.complete([{"role": "user", "content": "x"}])
 
 
 def test_hf_model_served_with_logprobs_and_token_ids(tiny_model) -> None:  # noqa: F811
     with ServerThread(tiny_model, device="cpu", max_tokens=8) as server:
-        policy = make_policy({"type": "openai", "model": server.model_name, "base_url": server.base_url,
-                              "logprobs": True, "return_token_ids": True, "seed": 1, "max_retries": 0})
+        policy = make_policy(
+            {
+                "type": "openai",
+                "model": server.model_name,
+                "base_url": server.base_url,
+                "logprobs": True,
+                "return_token_ids": True,
+                "seed": 1,
+                "max_retries": 0,
+            }
+        )
         out = policy.complete([{"role": "user", "content": "read the file"}], tools=TOOLS)
         assert out.token_ids and len(out.token_ids) == len(out.logprobs) == out.usage["completion_tokens"]
         assert all(lp <= 0 and math.isfinite(lp) for lp in out.logprobs) and out.prompt_token_ids
@@ -115,10 +140,21 @@ def test_embedded_model_through_serve_and_the_openai_policy() -> None:
     start = time.monotonic()
     with ServerThread("embedded", max_tokens=48) as server:
         load_s = time.monotonic() - start
-        policy = make_policy({"type": "openai", "model": "embedded", "base_url": server.base_url,
-                              "seed": 0, "temperature": 0.7, "timeout": 300, "max_retries": 0})
-        messages = [{"role": "system", "content": "You work in the user's files."},
-                    {"role": "user", "content": "Write 'hi' to hello.txt."}]
+        policy = make_policy(
+            {
+                "type": "openai",
+                "model": "embedded",
+                "base_url": server.base_url,
+                "seed": 0,
+                "temperature": 0.7,
+                "timeout": 300,
+                "max_retries": 0,
+            }
+        )
+        messages = [
+            {"role": "system", "content": "You work in the user's files."},
+            {"role": "user", "content": "Write 'hi' to hello.txt."},
+        ]
         out = policy.complete(messages, tools=TOOLS)
         assert out.message["content"] or out.tool_calls
         assert out.usage["completion_tokens"] > 0

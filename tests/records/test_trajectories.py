@@ -14,19 +14,38 @@ from clawgym.records.store import collect_run, read_jsonl, reward_of, status_of,
 from clawgym.records.trajectory import Trajectory
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "lib"
-TOOLS = [{"type": "function", "function": {"name": "write", "description": "Write a file.",
-                                           "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "write",
+            "description": "Write a file.",
+            "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
+        },
+    }
+]
 
 
 def traj(name="t", seed=0, category="productivity", final="done") -> Trajectory:
-    t = Trajectory(task={"name": name, "id": f"{name}@{seed}", "hash": f"h-{name}-{seed}", "seed": seed,
-                         "category": category, "spec_file": f"specs/{name}.yaml"},
-                   agent={"type": "claw", "name": "claw"})
+    t = Trajectory(
+        task={
+            "name": name,
+            "id": f"{name}@{seed}",
+            "hash": f"h-{name}-{seed}",
+            "seed": seed,
+            "category": category,
+            "spec_file": f"specs/{name}.yaml",
+        },
+        agent={"type": "claw", "name": "claw"},
+    )
     t.tools = TOOLS
-    t.messages = [{"role": "system", "content": "sys"}, {"role": "user", "content": "do it"},
-                  {"role": "assistant", "content": None, "tool_calls": [tool_call("write", "c1", path="a.txt")]},
-                  {"role": "tool", "tool_call_id": "c1", "content": "wrote 3 bytes"},
-                  {"role": "assistant", "content": final}]
+    t.messages = [
+        {"role": "system", "content": "sys"},
+        {"role": "user", "content": "do it"},
+        {"role": "assistant", "content": None, "tool_calls": [tool_call("write", "c1", path="a.txt")]},
+        {"role": "tool", "tool_call_id": "c1", "content": "wrote 3 bytes"},
+        {"role": "assistant", "content": final},
+    ]
     t.turns = [{"index": 0, "token_ids": [1, 2], "logprobs": [-0.1, -0.2]}]
     t.side_effects = {"outbox": [{"channel": "email", "target": "b", "message": "m", "turn": 1}]}
     return t.finish("completed")
@@ -44,14 +63,19 @@ def test_round_trip(tmp_path):
     assert len(list(read_jsonl(path))) == 1 and not list(path.parent.glob(".*tmp"))
 
 
-@pytest.mark.parametrize("line, problem", [
-    ("{not json", "t.jsonl:3: not a JSON object"),
-    ("[1]", "t.jsonl:3: expected a JSON object, got list"),
-    ('{"format": "clawgym.trajectory/v9", "task": {}, "agent": {}}',
-     "t.jsonl:3: unknown trajectory format 'clawgym.trajectory/v9' (this clawgym reads clawgym.trajectory/v1"),
-    ('{"task": {}, "agent": {}}', "t.jsonl:3: unknown trajectory format None"),
-    ('{"format": "clawgym.trajectory/v1", "agent": {}}', "t.jsonl:3: trajectory lacks task"),
-])
+@pytest.mark.parametrize(
+    "line, problem",
+    [
+        ("{not json", "t.jsonl:3: not a JSON object"),
+        ("[1]", "t.jsonl:3: expected a JSON object, got list"),
+        (
+            '{"format": "clawgym.trajectory/v9", "task": {}, "agent": {}}',
+            "t.jsonl:3: unknown trajectory format 'clawgym.trajectory/v9' (this clawgym reads clawgym.trajectory/v1",
+        ),
+        ('{"task": {}, "agent": {}}', "t.jsonl:3: unknown trajectory format None"),
+        ('{"format": "clawgym.trajectory/v1", "agent": {}}', "t.jsonl:3: trajectory lacks task"),
+    ],
+)
 def test_bad_line_error_names_file_and_line(tmp_path, line, problem):
     path = tmp_path / "t.jsonl"
     write_jsonl(path, [traj()])
@@ -71,17 +95,27 @@ def test_missing_file(tmp_path):
 def fake_run(root: Path) -> Path:
     """A results folder with a passed, a failed and an error trial (the last without trajectory)."""
     trials = root / "trials"
-    cases = [("a.s0.claw.a0", "passed", 1.0, "productivity", True),
-             ("b.s0.claw.a0", "failed", 0.25, "systems", True),
-             ("c.s0.claw.a0", "error", None, "systems", False)]
+    cases = [
+        ("a.s0.claw.a0", "passed", 1.0, "productivity", True),
+        ("b.s0.claw.a0", "failed", 0.25, "systems", True),
+        ("c.s0.claw.a0", "error", None, "systems", False),
+    ]
     for tid, status, reward, cat, has_traj in cases:
         d = trials / tid
         d.mkdir(parents=True)
         t = traj(tid.split(".")[0], category=cat)
-        rec = {"format": "clawgym.trial/v1", "trial_id": tid, "task": t.task, "agent": t.agent, "status": status,
-               "reward": reward, "error": "PolicyError: down" if status == "error" else None,
-               "verdict": None if status == "error" else {"reward": reward, "passed": status == "passed",
-                                                          "results": [], "gate_failed": None, "error": None}}
+        rec = {
+            "format": "clawgym.trial/v1",
+            "trial_id": tid,
+            "task": t.task,
+            "agent": t.agent,
+            "status": status,
+            "reward": reward,
+            "error": "PolicyError: down" if status == "error" else None,
+            "verdict": None
+            if status == "error"
+            else {"reward": reward, "passed": status == "passed", "results": [], "gate_failed": None, "error": None},
+        }
         (d / "record.json").write_text(json.dumps(rec))
         if has_traj:
             (d / "trajectory.json").write_text(json.dumps(t.to_dict()))
@@ -129,8 +163,10 @@ def test_collect_from_a_real_run(tmp_path, monkeypatch, bwrap):
     root = tmp_path / "lib"
     shutil.copytree(FIXTURES, root, ignore=shutil.ignore_patterns("bad"))
     monkeypatch.chdir(root)
-    (root / "run.yaml").write_text("apiVersion: clawgym/v1\nkind: Run\nname: t\ntasks: [specs/good.yaml]\n"
-                                   "seeds: [0]\nagents: [{type: oracle}, {type: nop}]\nout: out\n")
+    (root / "run.yaml").write_text(
+        "apiVersion: clawgym/v1\nkind: Run\nname: t\ntasks: [specs/good.yaml]\n"
+        "seeds: [0]\nagents: [{type: oracle}, {type: nop}]\nout: out\n"
+    )
     result = CliRunner().invoke(main, ["run", "run.yaml", "--quiet"])
     assert result.exit_code == 0, result.output
     got = {t.agent["type"]: t for t in collect_run(root / "out")}
@@ -144,8 +180,7 @@ def test_hf_dataset_columns(tmp_path):
     run = fake_run(tmp_path / "run")
     ds = to_hf_dataset(collect_run(run))
     assert isinstance(ds, datasets.Dataset) and len(ds) == 3
-    assert set(ds.column_names) == {"messages", "tools", "task_id", "task_hash", "seed", "category", "reward",
-                                    "status"}
+    assert set(ds.column_names) == {"messages", "tools", "task_id", "task_hash", "seed", "category", "reward", "status"}
     row = ds[0]
     assert row["task_id"] == "a@0" and row["task_hash"] == "h-a-0" and row["seed"] == 0
     assert row["category"] == "productivity" and row["reward"] == 1.0 and row["status"] == "passed"

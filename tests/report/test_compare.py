@@ -9,13 +9,30 @@ from clawgym.report.harnesses import compare_harnesses, harness_label, html_page
 from clawgym.records.trial_record import TrialRecord
 
 
-def record(agent: dict, task: str, seed: int, status: str, reward, *, tokens=(100, 20), calls=3, wall=2.0,
-           category="productivity") -> dict:
-    return {"format": "clawgym.trial/v2", "trial_id": f"{task}.s{seed}.{agent['name']}.a0",
-            "task": {"name": task, "hash": f"{task}-{seed}", "seed": seed, "category": category},
-            "agent": agent, "status": status, "reward": reward, "verdict": None, "error": None if reward is not None
-            else "boom", "usage": {"model_calls": calls, "prompt_tokens": tokens[0], "completion_tokens": tokens[1]},
-            "timings": {"agent_s": wall}}
+def record(
+    agent: dict,
+    task: str,
+    seed: int,
+    status: str,
+    reward,
+    *,
+    tokens=(100, 20),
+    calls=3,
+    wall=2.0,
+    category="productivity",
+) -> dict:
+    return {
+        "format": "clawgym.trial/v2",
+        "trial_id": f"{task}.s{seed}.{agent['name']}.a0",
+        "task": {"name": task, "hash": f"{task}-{seed}", "seed": seed, "category": category},
+        "agent": agent,
+        "status": status,
+        "reward": reward,
+        "verdict": None,
+        "error": None if reward is not None else "boom",
+        "usage": {"model_calls": calls, "prompt_tokens": tokens[0], "completion_tokens": tokens[1]},
+        "timings": {"agent_s": wall},
+    }
 
 
 CLAW = {"type": "claw", "name": "claw"}
@@ -26,8 +43,18 @@ def records() -> list[dict]:
     out = []
     for seed in range(4):
         out.append(record(CLAW, "sum", seed, "passed", 1.0, wall=1.0))
-        out.append(record(OC, "sum", seed, "failed" if seed < 2 else "passed", 0.5 if seed < 2 else 1.0,
-                          tokens=(8000, 100), calls=5, wall=8.0))
+        out.append(
+            record(
+                OC,
+                "sum",
+                seed,
+                "failed" if seed < 2 else "passed",
+                0.5 if seed < 2 else 1.0,
+                tokens=(8000, 100),
+                calls=5,
+                wall=8.0,
+            )
+        )
         out.append(record(CLAW, "mail", seed, "failed", 0.0, category="communication"))
     out.append(record(OC, "mail", 0, "error", None, category="communication"))
     return out
@@ -67,8 +94,21 @@ def test_the_page_escapes_names_and_the_cli_prints_writes_and_refuses(tmp_path):
         folder = run / "trials" / rec["trial_id"]
         folder.mkdir(parents=True)
         (folder / "record.json").write_text(json.dumps(rec))
-    out = CliRunner().invoke(main, ["compare", str(run), "--by", "overall", "--by", "task", "--json",
-                                    str(tmp_path / "c.json"), "--html", str(tmp_path / "c.html")])
+    out = CliRunner().invoke(
+        main,
+        [
+            "compare",
+            str(run),
+            "--by",
+            "overall",
+            "--by",
+            "task",
+            "--json",
+            str(tmp_path / "c.json"),
+            "--html",
+            str(tmp_path / "c.html"),
+        ],
+    )
     assert out.exit_code == 0, out.output
     assert "openclaw@2026.4.1" in out.output and "-0.250" in out.output and "(ref)" in out.output
     assert json.loads((tmp_path / "c.json").read_text())["reference"] == "claw"

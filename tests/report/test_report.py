@@ -50,15 +50,23 @@ def _records(spec):
     out = []
     for inst, statuses in spec.items():
         for a, st in enumerate(statuses):
-            out.append({"trial_id": f"{inst}.a{a}", "task": {"name": inst, "hash": inst, "seed": 0, "category": "analysis"},
-                        "agent": {"type": "x"}, "attempt": a, "status": st,
-                        "reward": None if st == "error" else float(st == "passed")})
+            out.append(
+                {
+                    "trial_id": f"{inst}.a{a}",
+                    "task": {"name": inst, "hash": inst, "seed": 0, "category": "analysis"},
+                    "agent": {"type": "x"},
+                    "attempt": a,
+                    "status": st,
+                    "reward": None if st == "error" else float(st == "passed"),
+                }
+            )
     return out
 
 
 def test_group_stats_by_instance():
-    recs = _records({"t1": ["passed", "failed", "failed", "passed"], "t2": ["failed"] * 4,
-                     "t3": ["passed", "passed", "error"]})
+    recs = _records(
+        {"t1": ["passed", "failed", "failed", "passed"], "t2": ["failed"] * 4, "t3": ["passed", "passed", "error"]}
+    )
     s = group_stats(recs, ks=(1, 2, 3), n_boot=200)
     assert s["instances"] == 3
     assert s["pass@1"] == pytest.approx((0.5 + 0 + 1) / 3)
@@ -86,8 +94,22 @@ def test_summarize_keeps_its_columns_and_adds_cis(tmp_path):
     rows = summarize(records, ks=(1, 4))
     assert rows == summarize(records, ks=(1, 4))  # deterministic
     for row in rows:
-        assert {"agent", "category", "trials", "errors", "mean_reward", "pass_rate", "min_reward", "max_reward",
-                "mean_reward_ci", "pass_rate_ci", "pass@1", "pass@4", "pass^4", "pass@4_ci"} <= set(row)
+        assert {
+            "agent",
+            "category",
+            "trials",
+            "errors",
+            "mean_reward",
+            "pass_rate",
+            "min_reward",
+            "max_reward",
+            "mean_reward_ci",
+            "pass_rate_ci",
+            "pass@1",
+            "pass@4",
+            "pass^4",
+            "pass@4_ci",
+        } <= set(row)
         if row["mean_reward"] is not None:
             lo, hi = row["mean_reward_ci"]
             assert lo - 1e-9 <= row["mean_reward"] <= hi + 1e-9
@@ -138,8 +160,11 @@ def test_report_data_columns_details_and_interning(tmp_path):
     data = build_report_data([run], ks=(1, 2))
     index = data["index"]
     assert len(index["id"]) == 24 and len(data["details"]) == 24
-    i = next(j for j, a in enumerate(index["agent"]) if a == "claw" and index["status"][j] != "error"
-             and index["turns"][j] > 0)
+    i = next(
+        j
+        for j, a in enumerate(index["agent"])
+        if a == "claw" and index["status"][j] != "error" and index["turns"][j] > 0
+    )
     detail = data["details"][i]
     assert index["tokens"][i] > 0 and index["turns"][i] == len(detail["turns"])
     assert "prompt_token_ids" not in json.dumps(detail["turns"])

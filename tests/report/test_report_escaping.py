@@ -39,22 +39,25 @@ BIDI = "invoice\u202etxt.exe"
 CR = "all good\rFAKE"
 BACKSPACE = "safe\b\b\b\bRM -RF"
 HOSTILE = " ".join([NEWLINE, ANSI, OSC8, MARKUP, LINK, SCRIPT, IMG, BIDI, CR, BACKSPACE])
-BAD_ID = 'evil"><img src=x onerror="document.documentElement.setAttribute(\'data-pwned\',\'id\')">.s0.claw.a0'
+BAD_ID = "evil\"><img src=x onerror=\"document.documentElement.setAttribute('data-pwned','id')\">.s0.claw.a0"
 
 RICH_SGR = re.compile(r"\x1b\[[0-9;]*m")  # the colours rich itself writes
 
 
 # ---- textsafe ----
 
+
 def test_printable_makes_controls_visible():
     assert printable("plain text, ünïcödé ✓") == "plain text, ünïcödé ✓"
-    assert printable("a\nb\tc\rd\x1b[31m\x7f\x85\u202e\u2066\u2028\x00") == \
-        "a\\nb\\tc\\rd\\x1b[31m\\x7f\\x85\\u202e\\u2066\\u2028\\x00"
+    assert (
+        printable("a\nb\tc\rd\x1b[31m\x7f\x85\u202e\u2066\u2028\x00")
+        == "a\\nb\\tc\\rd\\x1b[31m\\x7f\\x85\\u202e\\u2066\\u2028\\x00"
+    )
     assert printable("a\nb\tc\rd\x1b", multiline=True) == "a\nb\tc\\rd\\x1b"
     assert printable("lone \ud800 surrogate") == "lone \\ud800 surrogate"
     for text in (HOSTILE, OSC8, BIDI, CR, BACKSPACE):
         shown = printable(text)
-        assert not any(ord(c) < 0x20 or 0x7f <= ord(c) < 0xa0 or c in "\u202e\u2028" for c in shown), shown
+        assert not any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 or c in "\u202e\u2028" for c in shown), shown
 
 
 def test_quote_path_is_unambiguous():
@@ -81,6 +84,7 @@ def test_markup_safe_shows_markup_literally():
 
 # ---- a results folder with hostile records ----
 
+
 def _hostile_run(root: Path) -> Path:
     """A small run whose records, trajectories and diffs are full of hostile strings."""
     run = make_run(root, 8, agents=("claw",), attempts=2)
@@ -91,31 +95,58 @@ def _hostile_run(root: Path) -> Path:
         rec["task"]["category"] = ["cat" + OSC8, "x\ny", BIDI][n]
         rec["task"]["name"] = HOSTILE
         rec["status"], rec["reward"] = "failed", 0.0
-        rec["verdict"] = {"reward": 0.0, "passed": False, "gate_failed": HOSTILE, "error": HOSTILE,
-                          "results": [{"name": HOSTILE, "type": IMG, "score": 0.0, "weight": 1.0, "gate": True,
-                                       "passed": False, "reason": "file not found: " + HOSTILE,
-                                       "details": {"path": HOSTILE, HOSTILE: SCRIPT}}]}
+        rec["verdict"] = {
+            "reward": 0.0,
+            "passed": False,
+            "gate_failed": HOSTILE,
+            "error": HOSTILE,
+            "results": [
+                {
+                    "name": HOSTILE,
+                    "type": IMG,
+                    "score": 0.0,
+                    "weight": 1.0,
+                    "gate": True,
+                    "passed": False,
+                    "reason": "file not found: " + HOSTILE,
+                    "details": {"path": HOSTILE, HOSTILE: SCRIPT},
+                }
+            ],
+        }
         rec["error"] = rec["note"] = rec["traceback"] = HOSTILE
         rec["timings"] = {HOSTILE: 1.0, "total_s": 1.0}
         if n == 0:
             rec["trial_id"] = BAD_ID
         path.write_text(json.dumps(rec))
-        traj = {"format": "clawgym.trajectory/v1", "task": rec["task"], "agent": rec["agent"], "outcome": HOSTILE,
-                "final_message": "Done. " + HOSTILE, "error": None, "tools": [{"function": {"name": IMG}}],
-                "messages": [{"role": "user", "content": HOSTILE},
-                             {"role": IMG, "name": SCRIPT, "content": [{"type": "text", "text": HOSTILE}]},
-                             {"role": "assistant", "content": HOSTILE,
-                              "tool_calls": [{"id": SCRIPT, "type": "function",
-                                              "function": {"name": IMG, "arguments": HOSTILE}}]},
-                             {"role": "tool", "tool_call_id": IMG, "content": "x" * 200 + HOSTILE}],
-                "steps": [{"index": 0, "kind": IMG, "description": HOSTILE, "output": HOSTILE, "stderr": SCRIPT,
-                           "exit_code": 1}],
-                "turns": [{"index": 0, "finish_reason": IMG, "usage": {HOSTILE: 1}, "latency_s": 0.1}],
-                "usage": {"prompt_tokens": "lots", "completion_tokens": None, "turns": 1},
-                "side_effects": {"messages": [HOSTILE]}}
+        traj = {
+            "format": "clawgym.trajectory/v1",
+            "task": rec["task"],
+            "agent": rec["agent"],
+            "outcome": HOSTILE,
+            "final_message": "Done. " + HOSTILE,
+            "error": None,
+            "tools": [{"function": {"name": IMG}}],
+            "messages": [
+                {"role": "user", "content": HOSTILE},
+                {"role": IMG, "name": SCRIPT, "content": [{"type": "text", "text": HOSTILE}]},
+                {
+                    "role": "assistant",
+                    "content": HOSTILE,
+                    "tool_calls": [{"id": SCRIPT, "type": "function", "function": {"name": IMG, "arguments": HOSTILE}}],
+                },
+                {"role": "tool", "tool_call_id": IMG, "content": "x" * 200 + HOSTILE},
+            ],
+            "steps": [
+                {"index": 0, "kind": IMG, "description": HOSTILE, "output": HOSTILE, "stderr": SCRIPT, "exit_code": 1}
+            ],
+            "turns": [{"index": 0, "finish_reason": IMG, "usage": {HOSTILE: 1}, "latency_s": 0.1}],
+            "usage": {"prompt_tokens": "lots", "completion_tokens": None, "turns": 1},
+            "side_effects": {"messages": [HOSTILE]},
+        }
         (path.parent / "trajectory.json").write_text(json.dumps(traj))
         (path.parent / "workspace.diff").write_text(
-            f"--- a/{NEWLINE}\n+++ b/{IMG}\n@@ -1 +1 @@\n-{SCRIPT}\n+{HOSTILE}\n", encoding="utf-8")
+            f"--- a/{NEWLINE}\n+++ b/{IMG}\n@@ -1 +1 @@\n-{SCRIPT}\n+{HOSTILE}\n", encoding="utf-8"
+        )
     return run
 
 
@@ -136,12 +167,16 @@ def _assert_terminal_safe(out: str, *, colours: bool = False) -> None:
     assert "[bold]x[/bold]" in rest and "[link=file:///etc/passwd]x[/link]" in rest
     # Each hostile agent name and its hostile category stay on one line, with the escapes visible.
     lines = rest.splitlines()
-    for agent, category in (("a\\x1b[31mred\\x1b[0mb", "cat\\x1b]8;;http://evil.example/\\x1b\\click"),
-                            (MARKUP, "x\\ny"), (LINK, "invoice\\u202etxt.exe")):
+    for agent, category in (
+        ("a\\x1b[31mred\\x1b[0mb", "cat\\x1b]8;;http://evil.example/\\x1b\\click"),
+        (MARKUP, "x\\ny"),
+        (LINK, "invoice\\u202etxt.exe"),
+    ):
         assert any(agent in line and category in line for line in lines), (agent, category, rest)
 
 
 # ---- terminal ----
+
 
 @pytest.mark.parametrize("colours", [False, True])
 def test_summary_table_shows_hostile_text_literally(hostile, colours):
@@ -156,8 +191,7 @@ def test_summary_table_shows_hostile_text_literally(hostile, colours):
 
 def test_compare_table_shows_hostile_text_literally(hostile, tmp_path):
     other = make_run(tmp_path / "[link=http://x]other[/link]", 4, agents=("claw",), attempts=1)
-    runs = [("[link=http://x]other[/link]\x1b[2J", summarize(_records(other))),
-            ("base", summarize(_records(hostile)))]
+    runs = [("[link=http://x]other[/link]\x1b[2J", summarize(_records(other))), ("base", summarize(_records(hostile)))]
     buf = io.StringIO()
     Console(file=buf, width=1000, color_system=None).print(compare_table(runs))
     out = buf.getvalue()
@@ -174,16 +208,32 @@ def test_report_command_output(hostile):
 
 
 def test_run_command_prints_errors_literally(monkeypatch, tmp_path):
-    records = [{"trial_id": f"t{i}.{MARKUP}", "task": {"name": "t", "category": LINK, "hash": str(i), "seed": 0},
-                "agent": {"type": "claw", "name": MARKUP}, "status": "error", "reward": None, "error": HOSTILE}
-               for i in range(2)]
+    records = [
+        {
+            "trial_id": f"t{i}.{MARKUP}",
+            "task": {"name": "t", "category": LINK, "hash": str(i), "seed": 0},
+            "agent": {"type": "claw", "name": MARKUP},
+            "status": "error",
+            "reward": None,
+            "error": HOSTILE,
+        }
+        for i in range(2)
+    ]
     plan = SimpleNamespace(name="[blink]" + ANSI, trials=[None, None], out=tmp_path / "out[bold]")
     plan.out.mkdir()
     monkeypatch.setattr(run_cmd, "build_plan", lambda *a, **k: (plan, False))
     monkeypatch.setattr(run_cmd, "execute", lambda *a, **k: records)
     buf = io.StringIO()
-    run_cmd.run_command("x.yaml", agents=[], seeds="0", attempts=1, out=None, resume_dir=None, quiet=False,
-                        console=Console(file=buf, width=1000, color_system=None))
+    run_cmd.run_command(
+        "x.yaml",
+        agents=[],
+        seeds="0",
+        attempts=1,
+        out=None,
+        resume_dir=None,
+        quiet=False,
+        console=Console(file=buf, width=1000, color_system=None),
+    )
     out = buf.getvalue()
     assert "\x1b" not in out and "\r" not in out and "\b" not in out
     error_lines = [line for line in out.splitlines() if line.startswith("error ")]
@@ -206,6 +256,7 @@ def test_error_messages_cannot_forge_lines(capsys):
 
 # ---- HTML ----
 
+
 def _outside_data(text: str) -> str:
     """The page without the bodies of its JSON data blocks."""
     return re.sub(r'(<script type="application/json" id="[\w-]+">).*?(</script>)', r"\1\2", text, flags=re.DOTALL)
@@ -213,7 +264,7 @@ def _outside_data(text: str) -> str:
 
 def test_json_script_escapes_everything_that_could_end_the_block():
     block = json_script("x", {"a": "</script><!-- <b>&amp; \u2028\u2029 '\""})
-    body = block[len('<script type="application/json" id="x">'):-len("</script>")]
+    body = block[len('<script type="application/json" id="x">') : -len("</script>")]
     assert not set(body) & set("<>&\u2028\u2029")
     assert json.loads(body) == {"a": "</script><!-- <b>&amp; \u2028\u2029 '\""}
 
@@ -281,15 +332,31 @@ def test_template_inserts_data_only_as_text():
     from clawgym.report.html import TEMPLATE
 
     code = TEMPLATE.read_text(encoding="utf-8")
-    for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function",
-                 "querySelector(\"#\" +", "setTimeout(\""):
+    for sink in (
+        "innerHTML",
+        "outerHTML",
+        "insertAdjacentHTML",
+        "document.write",
+        "eval(",
+        "new Function",
+        'querySelector("#" +',
+        'setTimeout("',
+    ):
         assert sink not in code, sink
 
 
 def test_leaderboard_escapes_row_text():
-    row = {"format": "clawgym.leaderboard-row/v1", "label": IMG + ANSI + "|x\ny", "model": SCRIPT,
-           "agent": {"type": "claw"}, "benchmark": {"version": "v1" + BIDI, "locked": True},
-           "overall": {"mean_reward": 0.5, "pass_rate": 0.5}, "trials": 1, "errors": 0, "date": "2024\x1b[2J"}
+    row = {
+        "format": "clawgym.leaderboard-row/v1",
+        "label": IMG + ANSI + "|x\ny",
+        "model": SCRIPT,
+        "agent": {"type": "claw"},
+        "benchmark": {"version": "v1" + BIDI, "locked": True},
+        "overall": {"mean_reward": 0.5, "pass_rate": 0.5},
+        "trials": 1,
+        "errors": 0,
+        "date": "2024\x1b[2J",
+    }
     md, page = markdown([row]), html_page([row])
     for text in (md, page):
         assert "<img" not in text and "<script>" not in text and "\x1b" not in text and "\u202e" not in text
@@ -299,10 +366,19 @@ def test_leaderboard_escapes_row_text():
 # ---- in a browser ----
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-needs_chromium = pytest.mark.skipif(CHROMIUM is None,
-                                    reason="chromium is not installed (Debian: apt-get install -y chromium)")
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None, reason="chromium is not installed (Debian: apt-get install -y chromium)"
+)
 
 
 class _Elements(HTMLParser):
@@ -320,14 +396,21 @@ class _Elements(HTMLParser):
 def _assert_no_elements_from_data(dom: str) -> None:
     for tag, attrs in _Elements(dom).found:
         assert tag not in ("img", "iframe", "object", "embed", "a", "form"), (tag, attrs)
-        assert tag != "script" or attrs in ({}, {"type": "application/json", "id": "data-index"},
-                                            {"type": "application/json", "id": "data-details"}), attrs
+        assert tag != "script" or attrs in (
+            {},
+            {"type": "application/json", "id": "data-index"},
+            {"type": "application/json", "id": "data-details"},
+        ), attrs
         assert not any(k.startswith("on") or k == "data-pwned" for k in attrs), (tag, attrs)
 
 
 def _dump(url: str, profile: Path) -> tuple[str, str]:
-    result = subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0",
-                             "--dump-dom", url], capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0", "--dump-dom", url],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     return result.stdout, result.stderr
 
@@ -338,8 +421,10 @@ def test_browser_shows_hostile_trial_as_text(hostile_page, tmp_path, csp):
     page = hostile_page
     if not csp:  # the page's code must be safe on its own, not only thanks to the policy
         page = tmp_path / "no-csp.html"
-        page.write_text(re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "",
-                               hostile_page.read_text(encoding="utf-8")), encoding="utf-8")
+        page.write_text(
+            re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", hostile_page.read_text(encoding="utf-8")),
+            encoding="utf-8",
+        )
     from urllib.parse import quote
 
     dom, log = _dump(page.as_uri() + "#trial=" + quote(BAD_ID, safe=""), tmp_path / "profile")
@@ -353,8 +438,10 @@ def test_browser_shows_hostile_trial_as_text(hostile_page, tmp_path, csp):
 
 
 @needs_chromium
-@pytest.mark.parametrize("fragment", ["%E0%A4%A", "%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E",
-                                      "x%22%5D%2C%20*%20%7B%7D", "javascript:alert(1)"])
+@pytest.mark.parametrize(
+    "fragment",
+    ["%E0%A4%A", "%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E", "x%22%5D%2C%20*%20%7B%7D", "javascript:alert(1)"],
+)
 def test_browser_survives_hostile_fragments(hostile_page, tmp_path, fragment):
     dom, _ = _dump(hostile_page.as_uri() + "#trial=" + fragment, tmp_path / "profile")
     assert 'data-ready="1"' in dom, dom[-3000:]

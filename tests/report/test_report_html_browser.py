@@ -16,15 +16,26 @@ from clawgym.report.html import write_html
 from report_fixtures import make_run
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (Debian: apt-get install -y chromium)")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="chromium is not installed (Debian: apt-get install -y chromium)"
+)
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 RENDER_BUDGET_MS = 2000
 
 
 def dump_dom(url: str, profile) -> str:
-    result = subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--dump-dom", url],
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--dump-dom", url], capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     return result.stdout
 
@@ -35,7 +46,9 @@ def page(tmp_path_factory):
     run = make_run(tmp / "run", 10_000)
     t0 = time.monotonic()
     info = write_html([run], tmp / "report.html")
-    print(f"\nreport.html: {info['trials']} trials, {info['bytes'] / 1e6:.1f} MB, written in {time.monotonic() - t0:.1f} s")
+    print(
+        f"\nreport.html: {info['trials']} trials, {info['bytes'] / 1e6:.1f} MB, written in {time.monotonic() - t0:.1f} s"
+    )
     assert info["trials"] == 10_000
     return tmp / "report.html", tmp
 
@@ -68,9 +81,18 @@ def test_page_opens_a_trial_step_by_step(page):
 def test_screenshot(page):
     html_path, tmp = page
     shot = tmp / "shot.png"
-    subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={tmp / 'profile3'}", "--window-size=1400,1800",
-                    f"--screenshot={shot}", html_path.as_uri() + "#trial=analysis-task-0.s2.claw.a1"],
-                   capture_output=True, timeout=120)
+    subprocess.run(
+        [
+            CHROMIUM,
+            *FLAGS,
+            f"--user-data-dir={tmp / 'profile3'}",
+            "--window-size=1400,1800",
+            f"--screenshot={shot}",
+            html_path.as_uri() + "#trial=analysis-task-0.s2.claw.a1",
+        ],
+        capture_output=True,
+        timeout=120,
+    )
     assert shot.is_file() and shot.stat().st_size > 20_000
 
 
@@ -112,8 +134,9 @@ def _with_measuring_script(page: str) -> str:
 
     page = page.replace("</body>", f"<script>{MEASURE}</script>\n</body>")
     csp = html.escape(content_security_policy(page), quote=False).replace('"', "&quot;")
-    return re.sub(r'(<meta http-equiv="Content-Security-Policy" content=")[^"]*(")', lambda m: m.group(1) + csp + m.group(2),
-                  page)
+    return re.sub(
+        r'(<meta http-equiv="Content-Security-Policy" content=")[^"]*(")', lambda m: m.group(1) + csp + m.group(2), page
+    )
 
 
 def _tick_value(label: str) -> float:
@@ -129,7 +152,7 @@ def _axis(ticks: list[dict], coord: int, *, integer: bool) -> callable:
     assert len(steps) == 1, values
     step = steps.pop()
     exp = math.floor(math.log10(step))
-    assert any(math.isclose(step, m * 10.0 ** exp) for m in (1, 2, 5)), values
+    assert any(math.isclose(step, m * 10.0**exp) for m in (1, 2, 5)), values
     if integer:
         assert all(v == int(v) for v in values), values
     pos = [(t["at"][coord] + t["at"][coord + 2]) / 2 for t in ticks]
@@ -139,8 +162,12 @@ def _axis(ticks: list[dict], coord: int, *, integer: bool) -> callable:
 
 
 def _inside(inner, outer, slack=0.5) -> bool:
-    return (inner[0] >= outer[0] - slack and inner[1] >= outer[1] - slack and inner[2] <= outer[2] + slack
-            and inner[3] <= outer[3] + slack)
+    return (
+        inner[0] >= outer[0] - slack
+        and inner[1] >= outer[1] - slack
+        and inner[2] <= outer[2] + slack
+        and inner[3] <= outer[3] + slack
+    )
 
 
 @pytest.fixture(scope="module")
@@ -152,9 +179,21 @@ def crafted_page(tmp_path_factory):
     write_html([crafted_run(tmp / "run")], tmp / "report.html")
     measured = tmp / "measured.html"
     measured.write_text(_with_measuring_script((tmp / "report.html").read_text(encoding="utf-8")), encoding="utf-8")
-    result = subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={tmp / 'profile'}", WINDOW, "--enable-logging=stderr",
-                             "--v=0", "--dump-dom", measured.as_uri() + "#trial=invoice.s2.claw.a0"],
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [
+            CHROMIUM,
+            *FLAGS,
+            f"--user-data-dir={tmp / 'profile'}",
+            WINDOW,
+            "--enable-logging=stderr",
+            "--v=0",
+            "--dump-dom",
+            measured.as_uri() + "#trial=invoice.s2.claw.a0",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     dom = result.stdout
     assert 'data-ready="1"' in dom, dom[-3000:]
@@ -171,7 +210,7 @@ def test_plots_render_under_the_pages_policy_and_keep_deep_links(crafted_page):
     assert set(m) == {"plot-reward", "plot-category", "plot-tokens", "plot-turns"}
     assert "Content Security Policy" not in log, log[-2000:]  # nothing in the SVG is blocked
     assert 'id="detail-title">invoice.s2.claw.a0<' in dom  # report.html#trial=... still opens the trial
-    legend = dom[dom.index('id="plot-legend"'):][:2000]
+    legend = dom[dom.index('id="plot-legend"') :][:2000]
     assert "</i>claw</span>" in legend and "</i>nop</span>" in legend
 
 
@@ -265,8 +304,18 @@ def test_tokens_axis_is_not_flattened_by_the_outlier(crafted_page):
 def test_plots_screenshot(crafted_page):
     tmp, _, _, _ = crafted_page
     shot = tmp / "plots.png"
-    subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={tmp / 'profile-shot'}", WINDOW, f"--screenshot={shot}",
-                    (tmp / "report.html").as_uri()], capture_output=True, timeout=120)
+    subprocess.run(
+        [
+            CHROMIUM,
+            *FLAGS,
+            f"--user-data-dir={tmp / 'profile-shot'}",
+            WINDOW,
+            f"--screenshot={shot}",
+            (tmp / "report.html").as_uri(),
+        ],
+        capture_output=True,
+        timeout=120,
+    )
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
     width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")

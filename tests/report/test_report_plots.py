@@ -20,37 +20,73 @@ LONG_CAT = "customer-support-escalations-and-refund-handling"
 OUTLIER_TOKENS = 400_000
 
 
-def _trial(trials: Path, task: str, seed: int, agent: str, category: str, reward: float | None, tokens: int,
-           turns: int) -> None:
+def _trial(
+    trials: Path, task: str, seed: int, agent: str, category: str, reward: float | None, tokens: int, turns: int
+) -> None:
     trial_id = f"{task}.s{seed}.{agent}.a0"
     status = "error" if reward is None else "passed" if reward >= 1 else "failed"
-    info = {"name": task, "id": f"{task}@{seed}", "hash": f"h{task}{seed}", "seed": seed, "category": category,
-            "params": {}, "persona": "p"}
-    record = {"format": "clawgym.trial/v1", "trial_id": trial_id, "task": info, "agent": {"type": agent, "name": agent},
-              "attempt": 0, "status": status, "reward": reward,
-              "verdict": None if reward is None else {"reward": reward, "passed": reward >= 1, "gate_failed": None,
-                                                      "error": None, "results": []},
-              "error": "InfraError: sandbox failed" if reward is None else None, "timings": {"total_s": 1.0}}
+    info = {
+        "name": task,
+        "id": f"{task}@{seed}",
+        "hash": f"h{task}{seed}",
+        "seed": seed,
+        "category": category,
+        "params": {},
+        "persona": "p",
+    }
+    record = {
+        "format": "clawgym.trial/v1",
+        "trial_id": trial_id,
+        "task": info,
+        "agent": {"type": agent, "name": agent},
+        "attempt": 0,
+        "status": status,
+        "reward": reward,
+        "verdict": None
+        if reward is None
+        else {"reward": reward, "passed": reward >= 1, "gate_failed": None, "error": None, "results": []},
+        "error": "InfraError: sandbox failed" if reward is None else None,
+        "timings": {"total_s": 1.0},
+    }
     folder = trials / trial_id
     folder.mkdir(parents=True)
     (folder / "record.json").write_text(json.dumps(record))
     if reward is not None:
         completion = tokens // 10
-        traj = {"format": "clawgym.trajectory/v1", "task": info, "agent": record["agent"], "steps": [],
-                "outcome": "completed", "final_message": "done", "error": None, "messages": [], "tools": [],
-                "turns": [{"index": t, "finish_reason": "stop", "usage": {}} for t in range(turns)],
-                "usage": {"prompt_tokens": tokens - completion, "completion_tokens": completion, "turns": turns},
-                "side_effects": {}}
+        traj = {
+            "format": "clawgym.trajectory/v1",
+            "task": info,
+            "agent": record["agent"],
+            "steps": [],
+            "outcome": "completed",
+            "final_message": "done",
+            "error": None,
+            "messages": [],
+            "tools": [],
+            "turns": [{"index": t, "finish_reason": "stop", "usage": {}} for t in range(turns)],
+            "usage": {"prompt_tokens": tokens - completion, "completion_tokens": completion, "turns": turns},
+            "side_effects": {},
+        }
         (folder / "trajectory.json").write_text(json.dumps(traj))
 
 
 # claw: (task, category, reward, tokens, turns); nop: no model calls, reward 0, no trial in LONG_CAT.
-CLAW = [("invoice", "productivity", 1.0, 3000, 3), ("invoice", "productivity", 1.0, 4000, 4),
-        ("invoice", "productivity", 0.8, 5000, 5), ("invoice", "productivity", 0.55, 6000, 6),
-        ("ledger", "analysis", 0.0, 2000, 2), ("ledger", "analysis", 0.0, 2500, 2),
-        ("ledger", "analysis", 0.0, OUTLIER_TOKENS, 8), ("refunds", LONG_CAT, 0.5, 3500, 4)]
-NOP = [("invoice", "productivity", 0.0), ("invoice", "productivity", 0.0), ("ledger", "analysis", 0.0),
-       ("ledger", "analysis", None)]
+CLAW = [
+    ("invoice", "productivity", 1.0, 3000, 3),
+    ("invoice", "productivity", 1.0, 4000, 4),
+    ("invoice", "productivity", 0.8, 5000, 5),
+    ("invoice", "productivity", 0.55, 6000, 6),
+    ("ledger", "analysis", 0.0, 2000, 2),
+    ("ledger", "analysis", 0.0, 2500, 2),
+    ("ledger", "analysis", 0.0, OUTLIER_TOKENS, 8),
+    ("refunds", LONG_CAT, 0.5, 3500, 4),
+]
+NOP = [
+    ("invoice", "productivity", 0.0),
+    ("invoice", "productivity", 0.0),
+    ("ledger", "analysis", 0.0),
+    ("ledger", "analysis", None),
+]
 
 
 def crafted_run(root: Path) -> Path:
@@ -80,9 +116,10 @@ def crafted_data(crafted) -> dict:
 
 # ---- numbers ----
 
+
 def _is_round_step(step: float) -> bool:
     exp = math.floor(math.log10(step))
-    return any(math.isclose(step, m * 10.0 ** exp, rel_tol=1e-9) for m in (1, 2, 5))
+    return any(math.isclose(step, m * 10.0**exp, rel_tol=1e-9) for m in (1, 2, 5))
 
 
 @pytest.mark.parametrize("vmax", [0.3, 1, 2, 3, 5, 7, 9, 10, 11, 17, 23, 99, 100, 101, 250, 999, 4321, 12_345, 400_000])
@@ -144,6 +181,7 @@ def test_wrap_and_shorten():
 
 # ---- the page's plots ----
 
+
 def _svgs(page: str) -> dict[str, str]:
     return dict(re.findall(r'<div id="(plot-\w+)">(<svg class="mpl".*?</svg>)</div>', page, re.DOTALL))
 
@@ -188,8 +226,8 @@ def test_plot_data_tips_and_series(crafted_data):
 
 
 def _note(svg: str, name: str) -> str:
-    group = svg[svg.index(f'<g id="{name}-note">'):]
-    group = group[:group.index("</g>")]
+    group = svg[svg.index(f'<g id="{name}-note">') :]
+    group = group[: group.index("</g>")]
     return " ".join(re.findall(r"<text[^>]*>([^<]*)</text>", group))
 
 
@@ -198,15 +236,17 @@ def test_plot_notes_say_what_is_not_shown(crafted_data):
     assert _note(svg["plot-reward"], "plot-reward") == "not shown: 1 trial without a reward (errors)"
     assert _note(svg["plot-tokens"], "plot-tokens") == (
         "axis cut at 6,000 tokens: 1 trial above it (up to 400k) in the hatched bar; not shown: 3 trials without "
-        "model calls (0 tokens); not shown: 1 trial without a trajectory")
+        "model calls (0 tokens); not shown: 1 trial without a trajectory"
+    )
     assert _note(svg["plot-turns"], "plot-turns") == (
-        "not shown: 3 trials without model calls (0 turns); not shown: 1 trial without a trajectory")
+        "not shown: 3 trials without model calls (0 turns); not shown: 1 trial without a trajectory"
+    )
     assert ">&gt; 6,000<" in svg["plot-tokens"]
 
 
 def test_hostile_names_stay_out_of_the_svg(tmp_path):
     root = tmp_path / "run"
-    evil = '</text><script>alert(1)</script>$\\frac{1}{2}$ \x1b[31m\u202e'
+    evil = "</text><script>alert(1)</script>$\\frac{1}{2}$ \x1b[31m\u202e"
     _trial(root / "trials", "t", 0, evil, evil, 0.5, 100, 1)
     _trial(root / "trials", "t", 1, "claw", "x\ny" + evil, 0.0, 100, 1)
     data = build_report_data([root])
@@ -241,12 +281,21 @@ def test_plots_cost_little_at_10000_trials():
     rand = random.Random(0)
     n = 10_000
     agents = [rand.choice(["claw", "oracle", "nop"]) for _ in range(n)]
-    index = {"run": ["r"] * n, "agent": agents, "cat": [rand.choice(["analysis", "content"]) for _ in range(n)],
-             "reward": [None if rand.random() < 0.03 else rand.random() for _ in range(n)],
-             "tokens": [0 if a != "claw" else rand.randint(500, 30_000) for a in agents],
-             "turns": [0 if a != "claw" else rand.randint(1, 40) for a in agents]}
-    stats = {"r": [{"agent": a, "category": c, "trials": 100, "errors": 3, "mean_reward": 0.5,
-                    "mean_reward_ci": [0.4, 0.6]} for a in ("claw", "oracle", "nop") for c in ("analysis", "content", "all")]}
+    index = {
+        "run": ["r"] * n,
+        "agent": agents,
+        "cat": [rand.choice(["analysis", "content"]) for _ in range(n)],
+        "reward": [None if rand.random() < 0.03 else rand.random() for _ in range(n)],
+        "tokens": [0 if a != "claw" else rand.randint(500, 30_000) for a in agents],
+        "turns": [0 if a != "claw" else rand.randint(1, 40) for a in agents],
+    }
+    stats = {
+        "r": [
+            {"agent": a, "category": c, "trials": 100, "errors": 3, "mean_reward": 0.5, "mean_reward_ci": [0.4, 0.6]}
+            for a in ("claw", "oracle", "nop")
+            for c in ("analysis", "content", "all")
+        ]
+    }
     t0 = time.monotonic()
     out = plots.build_plots(index, stats, ["r"], {}, [True] * n)
     seconds = time.monotonic() - t0
@@ -257,8 +306,12 @@ def test_plots_cost_little_at_10000_trials():
 
 def test_many_categories_become_rows_with_names_beside_them():
     cats = [f"category-number-{i}-with-a-rather-long-name" for i in range(25)]
-    rows = {(s, c): {"mean_reward": 0.0 if c == 3 else 0.5, "mean_reward_ci": [0.4, 0.6], "trials": 2, "errors": 0}
-            for s in range(3) for c in range(25) if (s, c) != (2, 7)}
+    rows = {
+        (s, c): {"mean_reward": 0.0 if c == 3 else 0.5, "mean_reward_ci": [0.4, 0.6], "trials": 2, "errors": 0}
+        for s in range(3)
+        for c in range(25)
+        if (s, c) != (2, 7)
+    }
     with __import__("matplotlib").rc_context(plots._RC):
         plot = plot_categories.category_plot(cats, cats, rows, ["a", "b", "c"], plots.PALETTE[:3])
         svg = plot.svg()
@@ -272,5 +325,9 @@ def test_many_categories_become_rows_with_names_beside_them():
 def test_fit_lines():
     assert plot_scale.fit_lines("short", 100) == ["short"]
     lines = plot_scale.fit_lines("a" * 80, 60)
-    assert len(lines) == 2 and lines[1].endswith("…") and all(plot_scale.text_width(x, plot_scale.FONT) <= 60 for x in lines)
+    assert (
+        len(lines) == 2
+        and lines[1].endswith("…")
+        and all(plot_scale.text_width(x, plot_scale.FONT) <= 60 for x in lines)
+    )
     assert plot_scale.fit_lines("one two three four five six seven", 40, max_lines=2)[-1].endswith("…")

@@ -37,8 +37,15 @@ class _Holder(Agent):
     own worker process (a stand-in for a worker killed from outside)."""
 
     type = "holder"
-    schema = {"type": "object", "properties": {"type": {}, "seconds": {"type": "number"}, "log": {"type": "string"},
-                                               "die_once": {"type": "boolean"}}}
+    schema = {
+        "type": "object",
+        "properties": {
+            "type": {},
+            "seconds": {"type": "number"},
+            "log": {"type": "string"},
+            "die_once": {"type": "boolean"},
+        },
+    }
 
     def run(self, task, sandbox):
         marker = Path(self.config["log"]) / f"died-{task.seed}"
@@ -78,7 +85,8 @@ def lib(lib):
 def run_spec(root: Path, agents: str, extra: str = "", seeds: str = "{count: 8}") -> None:
     (root / "specs" / "run.yaml").write_text(
         f"apiVersion: clawgym/v1\nkind: Run\nname: t\ntasks: [good.yaml]\nseeds: {seeds}\nagents: {agents}\n"
-        f"out: out\nexecutor: {{type: local, processes: 2}}\n{extra}")
+        f"out: out\nexecutor: {{type: local, processes: 2}}\n{extra}"
+    )
 
 
 def invoke(*args: str):
@@ -126,8 +134,12 @@ def test_caps_hold_across_worker_processes(lib):
 
 def test_same_results_folder_timeouts_and_resume(lib):
     log = lib / "log"
-    run_spec(lib, f"[{{type: holder, name: slow, seconds: 30, log: '{log}'}}, {{type: oracle}}]",
-             "concurrency: 4\nretries: {max: 0}\n", seeds="[0, 1]")
+    run_spec(
+        lib,
+        f"[{{type: holder, name: slow, seconds: 30, log: '{log}'}}, {{type: oracle}}]",
+        "concurrency: 4\nretries: {max: 0}\n",
+        seeds="[0, 1]",
+    )
     t0 = time.monotonic()
     invoke("specs/run.yaml", "--trial-timeout", "2")
     assert time.monotonic() - t0 < 25
@@ -150,8 +162,12 @@ def test_same_results_folder_timeouts_and_resume(lib):
 
 def test_a_worker_that_dies_costs_only_its_own_trials(lib):
     log = lib / "log"
-    run_spec(lib, f"[{{type: holder, seconds: 0.2, die_once: true, log: '{log}'}}]",
-             "concurrency: 4\nretries: {max: 1, backoff: 0.1}\n", seeds="{count: 4}")
+    run_spec(
+        lib,
+        f"[{{type: holder, seconds: 0.2, die_once: true, log: '{log}'}}]",
+        "concurrency: 4\nretries: {max: 1, backoff: 0.1}\n",
+        seeds="{count: 4}",
+    )
     invoke("specs/run.yaml")
     recs = records(lib)
     assert len(recs) == 4 and all(r["status"] == "failed" for r in recs.values())  # graded, none lost
@@ -161,10 +177,17 @@ def test_a_worker_that_dies_costs_only_its_own_trials(lib):
 
 def test_killing_the_runner_ends_its_workers(lib):
     """kill -9 of the runner: the workers see their pipe close, cancel their trials and exit."""
-    run_spec(lib, "[{type: claw, policy: {type: scripted, latency_s: 60, turns: [done]}}]", "concurrency: 4\n",
-             seeds="{count: 4}")
-    proc = subprocess.Popen([sys.executable, "-m", "clawgym.cli.main", "run", "specs/run.yaml", "--quiet"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    run_spec(
+        lib,
+        "[{type: claw, policy: {type: scripted, latency_s: 60, turns: [done]}}]",
+        "concurrency: 4\n",
+        seeds="{count: 4}",
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "clawgym.cli.main", "run", "specs/run.yaml", "--quiet"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 60
     workers: list[int] = []
     while time.monotonic() < deadline and len(workers) < 2:
@@ -196,8 +219,12 @@ def _plan(concurrency: int, agent: dict | None = None) -> RunPlan:
     class _T:
         name, seed = "t", 0
 
-    return RunPlan(name="p", trials=[Trial(_T(), agent or {"type": "oracle"})], out=Path("out"),  # type: ignore[arg-type]
-                   concurrency=concurrency)
+    return RunPlan(
+        name="p",
+        trials=[Trial(_T(), agent or {"type": "oracle"})],
+        out=Path("out"),  # type: ignore[arg-type]
+        concurrency=concurrency,
+    )
 
 
 def test_processes_are_chosen_by_concurrency_and_cores(monkeypatch):

@@ -18,7 +18,6 @@ ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'claw
 pytestmark = pytest.mark.slow
 
 
-
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -33,9 +32,21 @@ def cluster(tmp_path_factory):
         pytest.skip("the `ray` command is not on PATH")
     port = _free_port()
     temp = tmp_path_factory.mktemp("ray")
-    started = subprocess.run([ray_bin, "start", "--head", f"--port={port}", "--num-cpus=2",
-                              "--include-dashboard=false", "--disable-usage-stats", f"--temp-dir={temp}"],
-                             capture_output=True, text=True, timeout=180)
+    started = subprocess.run(
+        [
+            ray_bin,
+            "start",
+            "--head",
+            f"--port={port}",
+            "--num-cpus=2",
+            "--include-dashboard=false",
+            "--disable-usage-stats",
+            f"--temp-dir={temp}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     if started.returncode != 0:
         pytest.skip(f"cannot start a local Ray cluster: {started.stderr.strip()[-500:]}")
     try:
@@ -50,7 +61,8 @@ def lib(lib):
     root = lib
     (root / "specs" / "run.yaml").write_text(
         "apiVersion: clawgym/v1\nkind: Run\nname: on-ray\ntasks: [good.yaml]\nseeds: {count: 4}\n"
-        "agents: [{type: oracle}, {type: nop}]\nconcurrency: 4\nexecutor: {type: ray, num_cpus: 0.5}\nout: out\n")
+        "agents: [{type: oracle}, {type: nop}]\nconcurrency: 4\nexecutor: {type: ray, num_cpus: 0.5}\nout: out\n"
+    )
     return root
 
 

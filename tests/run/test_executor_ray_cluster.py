@@ -42,8 +42,7 @@ def _plan(out: Path, spec_file: Path, seeds: int, agent: dict, **caps):
 
     spec = load_task_spec(spec_file)
     trials = [Trial(compile_task(spec, s), agent) for s in range(seeds)]
-    return RunPlan(name="cluster", trials=trials, out=out, concurrency=8, retries=0,
-                   executor={"type": "ray"}, **caps)
+    return RunPlan(name="cluster", trials=trials, out=out, concurrency=8, retries=0, executor={"type": "ray"}, **caps)
 
 
 def _run(plan, address):
@@ -64,12 +63,27 @@ def _run(plan, address):
 
 def test_caps_hold_across_the_cluster(cluster, tmp_path):
     made, _ = cluster
-    turns = [{"tool_calls": [{"id": "c0", "type": "function",
-                              "function": {"name": "read", "arguments": '{"path": "input/receipts.csv"}'}}]},
-             "Done."]
+    turns = [
+        {
+            "tool_calls": [
+                {
+                    "id": "c0",
+                    "type": "function",
+                    "function": {"name": "read", "arguments": '{"path": "input/receipts.csv"}'},
+                }
+            ]
+        },
+        "Done.",
+    ]
     agent = {"type": "claw", "policy": {"type": "scripted", "turns": turns, "latency_s": 0.5}}
-    plan = _plan(tmp_path / "run", ROOT / "benchmarks" / "fixtures" / "light" / "receipts-total.yaml", 8, agent,
-                 max_sandboxes=3, max_model_requests=2)
+    plan = _plan(
+        tmp_path / "run",
+        ROOT / "benchmarks" / "fixtures" / "light" / "receipts-total.yaml",
+        8,
+        agent,
+        max_sandboxes=3,
+        max_model_requests=2,
+    )
     t0 = time.monotonic()
     outcomes, stats = _run(plan, made.address)
     wall = time.monotonic() - t0

@@ -35,7 +35,8 @@ def variant(root: Path, name: str, *, before: str = "", checks_extra: str = "", 
 def run_spec(root: Path, tasks: str, concurrency: int = 4) -> None:
     (root / "specs" / "run.yaml").write_text(
         f"apiVersion: clawgym/v1\nkind: Run\nname: faults\ntasks: {tasks}\nseeds: [0, 1]\n"
-        f"agents: [{{type: oracle}}]\nconcurrency: {concurrency}\nretries: {{max: 0}}\nout: out\n")
+        f"agents: [{{type: oracle}}]\nconcurrency: {concurrency}\nretries: {{max: 0}}\nout: out\n"
+    )
 
 
 def invoke(*args: str):
@@ -114,8 +115,9 @@ def test_hanging_grader_is_a_failed_grade_within_the_verify_budget(lib, tmp_path
     """A grader that never ends (the agent can make one: graders run its programs) scores 0 once the
     verifier's budget runs out; it is not an infrastructure error an agent could hide behind."""
     (lib / "specs" / "grade.py").write_text("import time\nwhile True:\n    time.sleep(0.05)\n")
-    variant(lib, "stuck", checks_extra="  - {type: python, script: grade.py, timeout: 600}\n",
-            limits="{verify_seconds: 4}")
+    variant(
+        lib, "stuck", checks_extra="  - {type: python, script: grade.py, timeout: 600}\n", limits="{verify_seconds: 4}"
+    )
     run_spec(lib, "[good.yaml, stuck.yaml]")
     t0 = time.monotonic()
     invoke("specs/run.yaml")
@@ -127,8 +129,9 @@ def test_hanging_grader_is_a_failed_grade_within_the_verify_budget(lib, tmp_path
         (result,) = [r for r in stuck["verdict"]["results"] if r["type"] == "python"]
         assert result["score"] == 0 and result["reason"].startswith("grading script timed out after "), result
         assert recs[f"good.s{seed}.oracle.a0"]["status"] == "passed"
-    leftover = subprocess.run(["pgrep", "-f", "launch.py /run/clawgym/task/grade.py"], capture_output=True,
-                              text=True).stdout
+    leftover = subprocess.run(
+        ["pgrep", "-f", "launch.py /run/clawgym/task/grade.py"], capture_output=True, text=True
+    ).stdout
     assert not leftover.strip(), "the hung grading script was not killed"
 
 
@@ -154,15 +157,39 @@ class FlakyEndpoint(BaseHTTPRequestHandler):
             self._send(500, {"error": {"message": "simulated overload", "type": "server_error"}})
             return
         if not any(m["role"] == "tool" for m in body["messages"]):
-            message = {"role": "assistant", "content": None, "tool_calls": [
-                {"id": "c1", "type": "function", "function": {
-                    "name": "exec", "arguments": json.dumps({"command": GOOD_SOLUTION.split("exec: ", 1)[1].strip()})}}]}
+            message = {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {
+                            "name": "exec",
+                            "arguments": json.dumps({"command": GOOD_SOLUTION.split("exec: ", 1)[1].strip()}),
+                        },
+                    }
+                ],
+            }
         else:
             message = {"role": "assistant", "content": "Done."}
-        self._send(200, {"id": "x", "object": "chat.completion", "created": 0, "model": "flaky",
-                         "choices": [{"index": 0, "message": message,
-                                      "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
-                         "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+        self._send(
+            200,
+            {
+                "id": "x",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "flaky",
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": message,
+                        "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
+                    }
+                ],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+            },
+        )
 
     def _send(self, code: int, payload: dict) -> None:
         data = json.dumps(payload).encode()
@@ -178,11 +205,13 @@ def test_endpoint_failing_30_percent_of_requests(lib):
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}/v1"
     try:
-        agent = (f"[{{type: claw, policy: {{type: openai, model: flaky, base_url: '{url}', max_retries: 0, "
-                 f"api_key: x}}}}]")
+        agent = (
+            f"[{{type: claw, policy: {{type: openai, model: flaky, base_url: '{url}', max_retries: 0, api_key: x}}}}]"
+        )
         (lib / "specs" / "run.yaml").write_text(
             f"apiVersion: clawgym/v1\nkind: Run\nname: flaky\ntasks: [good.yaml]\nseeds: {{count: 20}}\n"
-            f"agents: {agent}\nconcurrency: 8\nretries: {{max: 0}}\nout: out\n")
+            f"agents: {agent}\nconcurrency: 8\nretries: {{max: 0}}\nout: out\n"
+        )
         invoke("specs/run.yaml")
         recs = records(lib)
         assert len(recs) == 20 and FlakyEndpoint.served["failed"] > 0
@@ -208,8 +237,12 @@ def test_full_disk_in_one_workspace(lib, tmp_path, monkeypatch):
     if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(disk)]).returncode != 0:
         pytest.skip("cannot mount a tmpfs here")
     try:
-        big = (lib / "specs" / "good.yaml").read_text().replace("name: good", "name: big").replace(
-            "files:\n", "files:\n  - path: input/big.bin\n    template: \"{{ 'x' * 3000000 }}\"\n")
+        big = (
+            (lib / "specs" / "good.yaml")
+            .read_text()
+            .replace("name: good", "name: big")
+            .replace("files:\n", "files:\n  - path: input/big.bin\n    template: \"{{ 'x' * 3000000 }}\"\n")
+        )
         (lib / "specs" / "big.yaml").write_text(big)
         run_spec(lib, "[good.yaml, big.yaml]", concurrency=1)
         monkeypatch.setenv("CLAWGYM_WORKDIR", str(disk))  # where trials keep their workspaces

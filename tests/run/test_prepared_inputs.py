@@ -48,7 +48,8 @@ def test_one_tree_per_instance_read_only_and_cloned_writable(tmp_path):
 def test_group_trials_share_inputs_and_record_their_digest(lib):
     (lib / "specs" / "run.yaml").write_text(
         "apiVersion: clawgym/v1\nkind: Run\nname: t\ntasks: [good.yaml]\nseeds: [0, 1]\nattempts: 3\n"
-        "agents: [{type: oracle}, {type: nop}]\nconcurrency: 4\nout: out\n")
+        "agents: [{type: oracle}, {type: nop}]\nconcurrency: 4\nout: out\n"
+    )
     result = CliRunner().invoke(main, ["run", "specs/run.yaml", "--quiet"])
     assert result.exit_code == 0, result.output
     recs = [json.loads(p.read_text()) for p in (lib / "out" / "trials").glob("*/record.json")]

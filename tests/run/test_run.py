@@ -19,7 +19,6 @@ from clawgym.cli.main import main
 from clawgym.files.tempdirs import work_root
 
 
-
 def write_run_spec(root: Path, tasks: str = "good.yaml", seeds: str = "[0, 1, 2]", concurrency: int = 2) -> Path:
     spec = root / "specs" / "run.yaml"
     spec.write_text(f"""apiVersion: clawgym/v1
@@ -80,12 +79,20 @@ def test_resume_reruns_only_missing_and_errored(lib):
 
 
 def test_kill_9_loses_no_finished_trial(lib):
-    slow = (lib / "specs" / "good.yaml").read_text().replace(
-        "  - exec: mkdir -p output", "  - exec: sleep 0.7\n  - exec: mkdir -p output").replace("name: good", "name: slow")
+    slow = (
+        (lib / "specs" / "good.yaml")
+        .read_text()
+        .replace("  - exec: mkdir -p output", "  - exec: sleep 0.7\n  - exec: mkdir -p output")
+        .replace("name: good", "name: slow")
+    )
     (lib / "specs" / "slow.yaml").write_text(slow)
     spec = write_run_spec(lib, tasks="slow.yaml", seeds="{count: 12}", concurrency=2)
-    proc = subprocess.Popen([sys.executable, "-m", "clawgym.cli.main", "run", str(spec), "--quiet"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "clawgym.cli.main", "run", str(spec), "--quiet"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     out = lib / "out"
     deadline = time.time() + 60
     while time.time() < deadline and len(list((out / "trials").glob("*.oracle.*/record.json"))) < 3:
@@ -100,7 +107,9 @@ def test_kill_9_loses_no_finished_trial(lib):
     done = records(out)
     assert len(done) == 24
     assert not list(work_root().glob(f"clawgym-*-{proc.pid}-*")), "the killed run's work folders"
-    assert all(done[tid]["finished_at"] == ts for tid, ts in stamps.items() if finished[tid]["status"] != "error"), [(t, finished[t], done[t]) for t in stamps if done[t]["finished_at"] != stamps[t]]
+    assert all(done[tid]["finished_at"] == ts for tid, ts in stamps.items() if finished[tid]["status"] != "error"), [
+        (t, finished[t], done[t]) for t in stamps if done[t]["finished_at"] != stamps[t]
+    ]
     assert all(r["status"] in ("passed", "failed") for r in done.values())
 
 
@@ -146,8 +155,7 @@ checks:
   - {{type: text_contains, path: output/leak.txt, not_contains: [TOP-SECRET-HOST-DATA]}}
 """)
     try:
-        result = CliRunner().invoke(main, ["run", "specs/hostile.yaml", "--agent", "oracle", "--out", "out",
-                                           "--quiet"])
+        result = CliRunner().invoke(main, ["run", "specs/hostile.yaml", "--agent", "oracle", "--out", "out", "--quiet"])
     finally:
         stop.set()
     assert result.exit_code == 0, result.output + result.stderr
@@ -181,8 +189,10 @@ agents:
 """)
     result = CliRunner().invoke(main, ["run", str(spec), "--quiet"])
     assert result.exit_code != 0
-    assert (f"{spec}:7: agents[1]: agent 1 has the same label 'oracle' as agent 0: their trials would share "
-            "results folders (give each a distinct name, e.g. name: oracle-1)") in result.output.replace("\n", " ")
+    assert (
+        f"{spec}:7: agents[1]: agent 1 has the same label 'oracle' as agent 0: their trials would share "
+        "results folders (give each a distinct name, e.g. name: oracle-1)"
+    ) in result.output.replace("\n", " ")
 
 
 def test_an_unknown_policy_type_is_said_once_at_its_line_not_by_every_trial(tmp_path):
@@ -192,8 +202,10 @@ def test_an_unknown_policy_type_is_said_once_at_its_line_not_by_every_trial(tmp_
 
     shipped = Path(__file__).resolve().parents[2] / "specs" / "tasks" / "analysis" / "budget-variance.yaml"
     spec = tmp_path / "bad.yaml"
-    spec.write_text(f"apiVersion: clawgym/v1\nkind: Run\nname: bad\ntasks: [{shipped}]\nagents:\n"
-                    "  - {type: claw, policy: {type: embeded}}\n")
+    spec.write_text(
+        f"apiVersion: clawgym/v1\nkind: Run\nname: bad\ntasks: [{shipped}]\nagents:\n"
+        "  - {type: claw, policy: {type: embeded}}\n"
+    )
     result = CliRunner().invoke(main, ["run", str(spec), "--out", str(tmp_path / "out"), "--quiet"])
     assert result.exit_code != 0 and not (tmp_path / "out").exists()
     assert f"{spec}:6: agents[0].policy.type: unknown policy type 'embeded'" in result.output.replace("\n", " ")

@@ -22,7 +22,6 @@ from clawgym.policy.base import Completion, Policy
 from clawgym.registry import _REGISTRY, register
 
 
-
 class Gauge:
     """Counts how many callers are inside at once (thread-safe) and remembers the most."""
 
@@ -80,8 +79,10 @@ def lib(lib):
 
 def run_spec(root: Path, agents: str, extra: str = "", seeds: str = "{count: 8}") -> Path:
     spec = root / "specs" / "run.yaml"
-    spec.write_text(f"apiVersion: clawgym/v1\nkind: Run\nname: t\ntasks: [good.yaml]\nseeds: {seeds}\n"
-                    f"agents: {agents}\nout: out\n{extra}")
+    spec.write_text(
+        f"apiVersion: clawgym/v1\nkind: Run\nname: t\ntasks: [good.yaml]\nseeds: {seeds}\n"
+        f"agents: {agents}\nout: out\n{extra}"
+    )
     return spec
 
 
@@ -157,14 +158,25 @@ def _default_sigint() -> None:
 
 
 def test_ctrl_c_stops_promptly_keeps_finished_trials_and_resume_completes(lib):
-    slow = (lib / "specs" / "good.yaml").read_text().replace(
-        "  - exec: mkdir -p output", "  - exec: sleep 0.5\n  - exec: mkdir -p output").replace("name: good", "name: slow")
+    slow = (
+        (lib / "specs" / "good.yaml")
+        .read_text()
+        .replace("  - exec: mkdir -p output", "  - exec: sleep 0.5\n  - exec: mkdir -p output")
+        .replace("name: good", "name: slow")
+    )
     (lib / "specs" / "slow.yaml").write_text(slow)
     spec = lib / "specs" / "run.yaml"
-    spec.write_text("apiVersion: clawgym/v1\nkind: Run\nname: t\ntasks: [slow.yaml]\nseeds: {count: 40}\n"
-                    "agents: [{type: oracle}]\nconcurrency: 4\nout: out\n")
-    proc = subprocess.Popen([sys.executable, "-m", "clawgym.cli.main", "run", str(spec)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, preexec_fn=_default_sigint)
+    spec.write_text(
+        "apiVersion: clawgym/v1\nkind: Run\nname: t\ntasks: [slow.yaml]\nseeds: {count: 40}\n"
+        "agents: [{type: oracle}]\nconcurrency: 4\nout: out\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "clawgym.cli.main", "run", str(spec)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_default_sigint,
+    )
     deadline = time.time() + 60
     while time.time() < deadline and len(list((lib / "out" / "trials").glob("*/record.json"))) < 6:
         time.sleep(0.05)

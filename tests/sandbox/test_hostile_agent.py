@@ -57,7 +57,7 @@ def test_each_attack_would_have_won_before(arena):
     attack = BY_NAME["planted_program"]
     spec = arena.run_spec(attack)
     before = arena.fingerprint()
-    (arena.canary / "owned.txt").write_text("owned\n")   # as if the planted program had reached the host
+    (arena.canary / "owned.txt").write_text("owned\n")  # as if the planted program had reached the host
     CliRunner().invoke(main, ["run", str(spec), "--quiet"])
     problems = contained(arena, attack, before, ["clawgym-trial-1-x"])
     assert any("new host file" in p for p in problems) and any("left behind" in p for p in problems)
@@ -68,11 +68,13 @@ def test_agent_configs_may_bind_only_their_own_folders(arena):
     spec = arena.run_spec(Attack("binds", "agent configs", "true"))
     own = arena.root / "agent-install"
     own.mkdir()
-    text = (f"apiVersion: clawgym/v1\nkind: Run\nname: binds\ntasks: [{arena.task('binds', False)}]\n"
-            f"agents:\n  - type: command\n    run: 'true'\n    policy: {{type: scripted, turns: [ok]}}\n"
-            f"    install: {own}\n"
-            f"    ro_binds:\n      - ['/', '/host']\n      - ['{arena.task_dir}', '/task']\n      - '{own}'\n"
-            f"out: {arena.root / 'out'}\n")
+    text = (
+        f"apiVersion: clawgym/v1\nkind: Run\nname: binds\ntasks: [{arena.task('binds', False)}]\n"
+        f"agents:\n  - type: command\n    run: 'true'\n    policy: {{type: scripted, turns: [ok]}}\n"
+        f"    install: {own}\n"
+        f"    ro_binds:\n      - ['/', '/host']\n      - ['{arena.task_dir}', '/task']\n      - '{own}'\n"
+        f"out: {arena.root / 'out'}\n"
+    )
     spec.write_text(text)
     result = CliRunner().invoke(main, ["run", str(spec), "--quiet"])
     assert result.exit_code == 2, result.output
@@ -96,6 +98,7 @@ def test_a_socket_inside_an_agent_folder_is_refused(arena):
     s.bind(str(own / "daemon.sock"))
     try:
         from clawgym.agent.binds import bind_problems
+
         problems = bind_problems({"install": str(own), "ro_binds": [str(own)]})
         assert len(problems) == 1 and "a socket, device or pipe (daemon.sock)" in problems[0][1]
     finally:
@@ -104,7 +107,19 @@ def test_a_socket_inside_an_agent_folder_is_refused(arena):
 
 def test_escape_suite_prints_one_line_per_attack():
     root = Path(__file__).parents[2]
-    p = subprocess.run([sys.executable, str(root / "benchmarks" / "escape_suite.py"), "--backend", "local",
-                        "--only", "diff_injection"], capture_output=True, text=True, timeout=600, cwd=root)
+    p = subprocess.run(
+        [
+            sys.executable,
+            str(root / "benchmarks" / "escape_suite.py"),
+            "--backend",
+            "local",
+            "--only",
+            "diff_injection",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=root,
+    )
     assert p.returncode == 0, p.stdout + p.stderr
     assert re.search(r"^local\s+diff_injection\s+.*contained", p.stdout, re.M), p.stdout

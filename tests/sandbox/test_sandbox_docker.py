@@ -25,11 +25,13 @@ needs_docker = pytest.mark.skipif(_WHY is not None, reason=f"docker sandbox unav
 
 def _make(workspace: Path, limits: SandboxLimits, network: bool):
     from clawgym.sandbox.docker import DockerSandbox
+
     return DockerSandbox(workspace, limits=limits, network=network)
 
 
 def _ours() -> list:
     from clawgym.sandbox.docker import LABEL, docker_client
+
     return docker_client().containers.list(all=True, filters={"label": f"{LABEL}=1"})
 
 
@@ -51,8 +53,10 @@ def test_round_trip_and_nothing_left_behind(tmp_path: Path, monkeypatch: pytest.
         create_sandbox({"type": "docker", "colour": "red"}, tmp_path)
     sb = create_sandbox({"type": "docker", "sync": "close"}, tmp_path, mount="/workspace")
     with sb:
-        r = sb.exec('pwd; echo "$HOME"; cat in.txt; mkdir -p d && echo made > d/out.txt; ln -s /etc/passwd esc; '
-                    "ln -s d/out.txt rel; mkfifo pipe")
+        r = sb.exec(
+            'pwd; echo "$HOME"; cat in.txt; mkdir -p d && echo made > d/out.txt; ln -s /etc/passwd esc; '
+            "ln -s d/out.txt rel; mkfifo pipe"
+        )
         assert r.exit_code == 0 and r.output.split()[:4] == ["/workspace", "/root", "from", "host"], r
         assert not (tmp_path / "d").exists()  # sync="close": copied out only at the end
         assert {c.id for c in _ours()} - before
@@ -69,6 +73,7 @@ def test_round_trip_and_nothing_left_behind(tmp_path: Path, monkeypatch: pytest.
 @needs_docker
 def test_missing_image_is_a_prerequisite_error(tmp_path: Path) -> None:
     from clawgym.sandbox.docker import DockerSandbox
+
     with pytest.raises(PrerequisiteError, match="build-image.sh"):
         DockerSandbox(tmp_path, image="clawgym/no-such-image:none")
 
@@ -76,8 +81,11 @@ def test_missing_image_is_a_prerequisite_error(tmp_path: Path) -> None:
 def test_registered_without_importing_the_sdk() -> None:
     import subprocess
     import sys
-    code = ("import sys, clawgym.sandbox; from clawgym import registry; "
-            "registry.get('sandbox', 'docker'); assert 'docker' not in sys.modules, 'docker SDK imported'")
+
+    code = (
+        "import sys, clawgym.sandbox; from clawgym import registry; "
+        "registry.get('sandbox', 'docker'); assert 'docker' not in sys.modules, 'docker SDK imported'"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 

@@ -97,8 +97,10 @@ def test_blocked_user_namespaces_is_a_prerequisite_error(tmp_path: Path) -> None
     try:
         tools.chmod(0o755)  # runnable by the sandbox uid too
         fake = tools / "bwrap"
-        fake.write_text('#!/bin/sh\n[ "$1" = --help ] && { echo "--json-status-fd --as-pid-1 --size"; exit 0; }\n'
-                        'echo "bwrap: No permissions to create new namespace" >&2\nexit 1\n')
+        fake.write_text(
+            '#!/bin/sh\n[ "$1" = --help ] && { echo "--json-status-fd --as-pid-1 --size"; exit 0; }\n'
+            'echo "bwrap: No permissions to create new namespace" >&2\nexit 1\n'
+        )
         fake.chmod(0o755)
         with pytest.raises(PrerequisiteError) as info:
             LocalSandbox(tmp_path, bwrap=str(fake))
@@ -114,8 +116,10 @@ def test_kept_namespaces_keep_only_the_workspace_between_execs(tmp_path: Path) -
     folders emptied, no process of an earlier exec left, the workspace kept."""
     with LocalSandbox(tmp_path) as sb:
         assert sb.exec("true").exit_code == 0 and sb._session is None  # the first exec: a fresh bwrap
-        r = sb.exec("echo t > /tmp/t; echo h > ~/h; echo s > /dev/shm/s; mkdir -p /tmp/d/e; chmod 000 /tmp/d; "
-                    "(exec -a clawgym-left-behind sleep 60) & setsid sleep 60 & echo w > kept.txt; echo $$")
+        r = sb.exec(
+            "echo t > /tmp/t; echo h > ~/h; echo s > /dev/shm/s; mkdir -p /tmp/d/e; chmod 000 /tmp/d; "
+            "(exec -a clawgym-left-behind sleep 60) & setsid sleep 60 & echo w > kept.txt; echo $$"
+        )
         assert r.exit_code == 0, r
         first_pid1 = sb._session.child_pid
         r = sb.exec("ls -A /tmp ~ /dev/shm; ps -e -o comm= 2>/dev/null || ls /proc | grep -c '^[0-9]'; cat kept.txt")

@@ -43,6 +43,7 @@ def helpers(monkeypatch: pytest.MonkeyPatch) -> list[Helper]:
         helper = attach(self, pid, *args, **kwargs)
         seen.append(helper)
         return helper
+
     monkeypatch.setattr(UserNet, "attach", recording)
     return seen
 
@@ -129,8 +130,9 @@ def test_missing_helper_is_a_prerequisite_error(tmp_path: Path, monkeypatch: pyt
 
 
 @needs_net
-def test_helper_failure_never_runs_the_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                              helpers: list[Helper]) -> None:
+def test_helper_failure_never_runs_the_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, helpers: list[Helper]
+) -> None:
     with LocalSandbox(tmp_path, network=True) as sb:
         monkeypatch.setattr(sb._net, "slirp", shutil.which("false"))
         with pytest.raises(InfraError, match="slirp4netns did not bring the sandbox's network up"):
@@ -139,16 +141,25 @@ def test_helper_failure_never_runs_the_command(tmp_path: Path, monkeypatch: pyte
         _expect_gone(helpers)
     monkeypatch.setattr(local, "_probed", set())  # the self-test at construction turns it into a prerequisite
     tool = network._tool
-    monkeypatch.setattr(network, "_tool", lambda name, *a: shutil.which("false") if name == "slirp4netns"
-                        else tool(name, *a))
+    monkeypatch.setattr(
+        network, "_tool", lambda name, *a: shutil.which("false") if name == "slirp4netns" else tool(name, *a)
+    )
     with pytest.raises(PrerequisiteError, match="/dev/net/tun"):
         LocalSandbox(tmp_path, network=True)
 
 
 @needs_net
-@pytest.mark.parametrize("check", [conformance.check_exit_codes, conformance.check_stdin,
-                                   conformance.check_process_limit, conformance.check_timeout_kills_tree,
-                                   conformance.check_close_kills_everything], ids=conformance.check_name)
+@pytest.mark.parametrize(
+    "check",
+    [
+        conformance.check_exit_codes,
+        conformance.check_stdin,
+        conformance.check_process_limit,
+        conformance.check_timeout_kills_tree,
+        conformance.check_close_kills_everything,
+    ],
+    ids=conformance.check_name,
+)
 def test_conformance_with_network(check) -> None:
     """Checks that do not ask for the network hold with it too (limits, kills, stdin)."""
     check(lambda ws, limits, _: LocalSandbox(ws, limits=limits, network=True))
@@ -156,12 +167,13 @@ def test_conformance_with_network(check) -> None:
 
 @needs_net
 def test_concurrent_execs_each_get_their_own_network(tmp_path: Path, helpers: list[Helper]) -> None:
-    code = ("import socket, time; s = socket.socket(); s.bind(('127.0.0.1', 18080)); s.listen(); "
-            "time.sleep(1); print('bound')")
+    code = (
+        "import socket, time; s = socket.socket(); s.bind(('127.0.0.1', 18080)); s.listen(); "
+        "time.sleep(1); print('bound')"
+    )
     with LocalSandbox(tmp_path, network=True, limits=SandboxLimits(wall_seconds=30)) as sb:
         results: list = []
-        threads = [threading.Thread(target=lambda: results.append(sb.exec(["python3", "-c", code])))
-                   for _ in range(2)]
+        threads = [threading.Thread(target=lambda: results.append(sb.exec(["python3", "-c", code]))) for _ in range(2)]
         for t in threads:
             t.start()
         for t in threads:

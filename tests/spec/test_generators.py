@@ -30,37 +30,76 @@ ROOT = Path(__file__).resolve().parents[2]
 CASES: list[tuple[str, dict]] = [
     ("csv_ledger", {}),
     ("csv_ledger", {"kind": "expenses", "rows": 30, "include_status": True}),
-    ("csv_ledger", {"kind": "invoices", "rows": 25, "as_of": "2026-03-20", "currency": "EUR",
-                    "columns": ["id", "client", "description", "issued", "due", "amount", "status", "paid_date"]}),
+    (
+        "csv_ledger",
+        {
+            "kind": "invoices",
+            "rows": 25,
+            "as_of": "2026-03-20",
+            "currency": "EUR",
+            "columns": ["id", "client", "description", "issued", "due", "amount", "status", "paid_date"],
+        },
+    ),
     ("csv_ledger", {"kind": "invoices", "include_status": False}),
-    ("csv_ledger", {"kind": "transactions", "columns": ["id", "date", "vendor", "amount", "account", "status"],
-                    "categories": ["groceries", "consulting", "rent"], "days": 90, "rows": 50}),
+    (
+        "csv_ledger",
+        {
+            "kind": "transactions",
+            "columns": ["id", "date", "vendor", "amount", "account", "status"],
+            "categories": ["groceries", "consulting", "rent"],
+            "days": 90,
+            "rows": 50,
+        },
+    ),
     ("csv_table", {}),
-    ("csv_table", {"rows": 25, "delimiter": ";", "sort_by": "score", "descending": True, "columns": [
-        {"name": "student", "kind": "name"}, {"name": "email", "kind": "email"},
-        {"name": "company", "kind": "company"}, {"name": "score", "kind": "float", "min": 40, "max": 100,
-                                                 "decimals": 1},
-        {"name": "age", "kind": "int", "min": 18, "max": 30, "null_rate": 0.2},
-        {"name": "passed", "kind": "bool", "p": 0.7}, {"name": "seen", "kind": "datetime"},
-        {"name": "sku", "kind": "sku"}, {"name": "price", "kind": "price"},
-        {"name": "emp", "kind": "id", "prefix": "E", "width": 4}]}),
+    (
+        "csv_table",
+        {
+            "rows": 25,
+            "delimiter": ";",
+            "sort_by": "score",
+            "descending": True,
+            "columns": [
+                {"name": "student", "kind": "name"},
+                {"name": "email", "kind": "email"},
+                {"name": "company", "kind": "company"},
+                {"name": "score", "kind": "float", "min": 40, "max": 100, "decimals": 1},
+                {"name": "age", "kind": "int", "min": 18, "max": 30, "null_rate": 0.2},
+                {"name": "passed", "kind": "bool", "p": 0.7},
+                {"name": "seen", "kind": "datetime"},
+                {"name": "sku", "kind": "sku"},
+                {"name": "price", "kind": "price"},
+                {"name": "emp", "kind": "id", "prefix": "E", "width": 4},
+            ],
+        },
+    ),
     ("json_records", {}),
     ("json_records", {"kind": "tickets", "count": 15, "layout": "object"}),
     ("json_records", {"kind": "orders", "count": 10, "root_key": "orders"}),
     ("json_records", {"kind": "inventory", "count": 20, "low_stock": 4}),
     ("json_records", {"kind": "inventory", "count": 50, "low_stock": 0}),
     ("json_records", {"kind": "tasks", "count": 25}),
-    ("json_records", {"kind": "custom", "count": 8, "layout": "object", "fields": [
-        {"name": "id", "kind": "id", "prefix": "P-", "width": 3}, {"name": "product", "kind": "product"},
-        {"name": "price", "kind": "price"}, {"name": "stock", "kind": "int", "min": 0, "max": 40}]}),
+    (
+        "json_records",
+        {
+            "kind": "custom",
+            "count": 8,
+            "layout": "object",
+            "fields": [
+                {"name": "id", "kind": "id", "prefix": "P-", "width": 3},
+                {"name": "product", "kind": "product"},
+                {"name": "price", "kind": "price"},
+                {"name": "stock", "kind": "int", "min": 0, "max": 40},
+            ],
+        },
+    ),
     ("markdown_notes", {}),
     ("markdown_notes", {"kind": "project", "action_items": 6}),
     ("markdown_notes", {"kind": "journal", "entries": 4, "action_items": 5}),
     ("todo_list", {}),
     ("todo_list", {"sections": ["Work", "Garden"], "items": 12}),
     ("ics_calendar", {}),
-    ("ics_calendar", {"events": 14, "conflicts": 3, "all_day": 2, "utc": True, "days": 5,
-                      "owner_name": "Doe, Jane"}),
+    ("ics_calendar", {"events": 14, "conflicts": 3, "all_day": 2, "utc": True, "days": 5, "owner_name": "Doe, Jane"}),
     ("eml_emails", {}),
     ("eml_emails", {"count": 12, "topics": ["invoice", "meeting", "support"], "currency": "EUR"}),
     ("eml_emails", {"count": 5, "format": "mbox"}),
@@ -86,8 +125,17 @@ def digest(gen: Generated) -> str:
 
 def test_every_generator_is_covered():
     assert set(GENERATORS) == {name for name, _ in CASES}
-    assert {"csv_ledger", "csv_table", "json_records", "markdown_notes", "ics_calendar", "eml_emails",
-            "log_lines", "vcf_contacts", "todo_list"} <= set(GENERATORS)
+    assert {
+        "csv_ledger",
+        "csv_table",
+        "json_records",
+        "markdown_notes",
+        "ics_calendar",
+        "eml_emails",
+        "log_lines",
+        "vcf_contacts",
+        "todo_list",
+    } <= set(GENERATORS)
 
 
 @pytest.mark.parametrize("name", sorted(GENERATORS))
@@ -126,14 +174,22 @@ def test_deterministic_and_seed_sensitive(name, params):
 
 def test_same_bytes_across_processes_and_hash_seeds():
     here = {f"{n}-{i}": digest(run_generator(n, p, f"seed-{i}")) for i, (n, p) in enumerate(CASES)}
-    script = ("import json, sys; sys.path.insert(0, sys.argv[1]); sys.path.insert(0, sys.argv[2]);"
-              "from test_generators import CASES, digest; from clawgym.generators import run_generator;"
-              "print(json.dumps({f'{n}-{i}': digest(run_generator(n, p, f'seed-{i}'))"
-              " for i, (n, p) in enumerate(CASES)}))")
+    script = (
+        "import json, sys; sys.path.insert(0, sys.argv[1]); sys.path.insert(0, sys.argv[2]);"
+        "from test_generators import CASES, digest; from clawgym.generators import run_generator;"
+        "print(json.dumps({f'{n}-{i}': digest(run_generator(n, p, f'seed-{i}'))"
+        " for i, (n, p) in enumerate(CASES)}))"
+    )
     for hashseed in ("0", "4242"):
         env = dict(os.environ, PYTHONHASHSEED=hashseed)
-        out = subprocess.run([sys.executable, "-c", script, str(ROOT), str(Path(__file__).parent)],
-                             env=env, capture_output=True, text=True, check=True, cwd=ROOT)
+        out = subprocess.run(
+            [sys.executable, "-c", script, str(ROOT), str(Path(__file__).parent)],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=ROOT,
+        )
         assert json.loads(out.stdout) == here
 
 
@@ -296,8 +352,9 @@ def test_markdown_notes_matches_data():
         for i, line in enumerate(lines, 1):
             m = NOTE_ITEM.match(line)
             if m:
-                parsed.append({"owner": m.group(2), "text": m.group(3), "due": m.group(4),
-                               "done": m.group(1) == "x", "line": i})
+                parsed.append(
+                    {"owner": m.group(2), "text": m.group(3), "due": m.group(4), "done": m.group(1) == "x", "line": i}
+                )
         assert parsed == [{k: a[k] for k in ("owner", "text", "due", "done", "line")} for a in d["action_items"]]
         assert len(parsed) == params.get("action_items", 4)
         if d["kind"] == "meeting":
@@ -318,8 +375,16 @@ def test_todo_list_matches_data():
                 section = line[3:]
             m = item.match(line)
             if m:
-                parsed.append({"section": section, "text": m.group(2), "due": m.group(3),
-                               "priority": m.group(4) or "normal", "done": m.group(1) == "x", "line": i})
+                parsed.append(
+                    {
+                        "section": section,
+                        "text": m.group(2),
+                        "due": m.group(3),
+                        "priority": m.group(4) or "normal",
+                        "done": m.group(1) == "x",
+                        "line": i,
+                    }
+                )
         assert parsed == gen.data["items"]
         assert len(parsed) == params.get("items", 10)
 
@@ -348,8 +413,9 @@ def _ics_events(raw: bytes) -> list[dict]:
                 if pd.get("VALUE") == "DATE":
                     cur[name] = f"{value[:4]}-{value[4:6]}-{value[6:8]}"
                 else:
-                    cur[name] = datetime.strptime(value.rstrip("Z"), "%Y%m%dT%H%M%S").isoformat() + \
-                        ("Z" if value.endswith("Z") else "")
+                    cur[name] = datetime.strptime(value.rstrip("Z"), "%Y%m%dT%H%M%S").isoformat() + (
+                        "Z" if value.endswith("Z") else ""
+                    )
             else:
                 cur[name] = unescape(value)
     return events
@@ -369,8 +435,12 @@ def test_ics_calendar_matches_data():
         assert sum(d["all_day"] for d in data) == params.get("all_day", 1)
         assert [d["start"] for d in data] == sorted(d["start"] for d in data) or params.get("utc")
         timed = [d for d in data if not d["all_day"]]
-        pairs = [sorted([a["uid"], b["uid"]]) for i, a in enumerate(timed) for b in timed[i + 1:]
-                 if a["start"] < b["end"] and b["start"] < a["end"]]
+        pairs = [
+            sorted([a["uid"], b["uid"]])
+            for i, a in enumerate(timed)
+            for b in timed[i + 1 :]
+            if a["start"] < b["end"] and b["start"] < a["end"]
+        ]
         assert sorted(pairs) == sorted(sorted(c["uids"]) for c in gen.data["conflicts"])
         assert len(gen.data["conflicts"]) == params.get("conflicts", 0)
 
@@ -408,14 +478,17 @@ def test_eml_emails_matches_data(tmp_path):
             raw = gen.files[d["file"]]
             assert b"\r\n" in raw and b"\n" not in raw.replace(b"\r\n", b"")
             _check_message(email.message_from_bytes(raw, policy=policy.default), d)
-            assert d["needs_reply"] == (d["topic"] in ("meeting", "support") or
-                                        (d["topic"] == "personal" and d["needs_reply"]))
+            assert d["needs_reply"] == (
+                d["topic"] in ("meeting", "support") or (d["topic"] == "personal" and d["needs_reply"])
+            )
 
 
 LOG_RE = {
     "app": re.compile(r"^(\S+ \S+) (\w+) +\[(\w+)\] (.*)$"),
     "syslog": re.compile(r"^(\w{3} [ \d]\d \d\d:\d\d:\d\d) (\S+) (\w+)\[(\d+)\]: (\w+) (.*)$"),
-    "nginx": re.compile(r'^(\S+) - - \[([^\]]+)\] "(\S+) (\S+) HTTP/1\.1" (\d{3}) (\d+) "([^"]*)" "([^"]*)" (\d+\.\d{3})$'),
+    "nginx": re.compile(
+        r'^(\S+) - - \[([^\]]+)\] "(\S+) (\S+) HTTP/1\.1" (\d{3}) (\d+) "([^"]*)" "([^"]*)" (\d+\.\d{3})$'
+    ),
 }
 
 
@@ -433,18 +506,45 @@ def test_log_lines_match_data():
             m = LOG_RE[fmt].match(line)
             assert m, line
             if fmt == "app":
-                assert (m.group(1).replace(" ", "T"), m.group(2), m.group(3), m.group(4)) == \
-                    (e["timestamp"], e["level"], e["service"], e["message"])
+                assert (m.group(1).replace(" ", "T"), m.group(2), m.group(3), m.group(4)) == (
+                    e["timestamp"],
+                    e["level"],
+                    e["service"],
+                    e["message"],
+                )
             elif fmt == "syslog":
                 ts = datetime.strptime(f"{e['timestamp'][:4]} {m.group(1)}", "%Y %b %d %H:%M:%S")
-                assert (ts.isoformat(), m.group(2), m.group(3), int(m.group(4)), m.group(5), m.group(6)) == \
-                    (e["timestamp"], e["host"], e["service"], e["pid"], e["level"], e["message"])
+                assert (ts.isoformat(), m.group(2), m.group(3), int(m.group(4)), m.group(5), m.group(6)) == (
+                    e["timestamp"],
+                    e["host"],
+                    e["service"],
+                    e["pid"],
+                    e["level"],
+                    e["message"],
+                )
             else:
                 ts = datetime.strptime(m.group(2), "%d/%b/%Y:%H:%M:%S %z").replace(tzinfo=None)
-                assert (m.group(1), ts.isoformat(), m.group(3), m.group(4), int(m.group(5)), int(m.group(6)),
-                        m.group(7), m.group(8), round(float(m.group(9)) * 1000)) == \
-                    (e["ip"], e["timestamp"], e["method"], e["path"], e["status"], e["bytes"], e["referer"],
-                     e["user_agent"], e["latency_ms"])
+                assert (
+                    m.group(1),
+                    ts.isoformat(),
+                    m.group(3),
+                    m.group(4),
+                    int(m.group(5)),
+                    int(m.group(6)),
+                    m.group(7),
+                    m.group(8),
+                    round(float(m.group(9)) * 1000),
+                ) == (
+                    e["ip"],
+                    e["timestamp"],
+                    e["method"],
+                    e["path"],
+                    e["status"],
+                    e["bytes"],
+                    e["referer"],
+                    e["user_agent"],
+                    e["latency_ms"],
+                )
                 assert e["level"] == ("ERROR" if e["status"] >= 500 else "WARN" if e["status"] >= 400 else "INFO")
         s = gen.data["summary"]
         errors = [e for e in entries if e["level"] == "ERROR"]

@@ -30,7 +30,8 @@ def test_malformed_yaml_points_at_the_line():
         "error: specs/bad/syntax.yaml:5: invalid YAML: did not find expected ',' or ']' (while parsing a flow "
         "sequence that starts on line 4) (check indentation, quoting and that every 'key: value' has a space "
         "after the colon)",
-        "1 problem found in 1 of 1 file"]
+        "1 problem found in 1 of 1 file",
+    ]
 
 
 def test_unknown_keys_wrong_types_and_unknown_check_all_at_once():
@@ -83,7 +84,8 @@ def test_failing_reference_solution_is_reported_at_its_step(bwrap):
         "error: specs/bad/solution.yaml:10: solution[1]: reference solution failed on seeds 0, 1: solution step 2 "
         "(exec: echo oops >&2; exit 3) exited with code 3: oops (run 'clawgym run SPEC --agent oracle' and read "
         "the trial's trajectory)",
-        "1 problem found in 1 of 1 file"]
+        "1 problem found in 1 of 1 file",
+    ]
 
 
 def test_good_spec_passes_and_yaml_1_1_words_stay_strings():

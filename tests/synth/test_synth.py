@@ -52,8 +52,16 @@ def _make(name: str, out: Path, seed: int = 0):
 def test_good_family_becomes_a_concrete_reviewable_spec(dataset, bwrap):
     made = _make("good-tally", dataset, seed=3)
     assert made.ok, made.error
-    assert made.filters == {"valid": True, "passed": True, "paths": True, "oracle": 1.0, "determinism": True,
-                            "nop": 0.0, "tamper": 0.0, "tamper_by": "input gate"}
+    assert made.filters == {
+        "valid": True,
+        "passed": True,
+        "paths": True,
+        "oracle": 1.0,
+        "determinism": True,
+        "nop": 0.0,
+        "tamper": 0.0,
+        "tamper_by": "input gate",
+    }
     spec = yaml.safe_load(made.text)
     assert "params" not in spec and "vars" not in spec
     assert "{{" not in made.text and "{%" not in made.text
@@ -69,13 +77,24 @@ def test_good_family_becomes_a_concrete_reviewable_spec(dataset, bwrap):
     assert task.checks == instance.checks
 
 
-@pytest.mark.parametrize("family, failed, reason", [
-    ("bad-nop", "nop", "doing nothing scores 1.000 > 0.1 (passing: unchanged data/**)"),
-    ("bad-tamper", "tamper", "truncating the inputs and answering for what is left scores 1.000, more than "
-                             "doing nothing (0.000); passing: text_contains out/header.txt"),
-    ("bad-paths", "paths", "the instruction never mentions out/secret_count.txt"),
-    ("bad-oracle", "oracle", "the reference solution failed: solution step 1 (python: import csv) exited with code 1"),
-])
+@pytest.mark.parametrize(
+    "family, failed, reason",
+    [
+        ("bad-nop", "nop", "doing nothing scores 1.000 > 0.1 (passing: unchanged data/**)"),
+        (
+            "bad-tamper",
+            "tamper",
+            "truncating the inputs and answering for what is left scores 1.000, more than "
+            "doing nothing (0.000); passing: text_contains out/header.txt",
+        ),
+        ("bad-paths", "paths", "the instruction never mentions out/secret_count.txt"),
+        (
+            "bad-oracle",
+            "oracle",
+            "the reference solution failed: solution step 1 (python: import csv) exited with code 1",
+        ),
+    ],
+)
 def test_each_filter_rejects_its_problem_with_a_reason(dataset, bwrap, family, failed, reason):
     made = _make(family, dataset)
     assert not made.ok
@@ -95,8 +114,10 @@ def test_graded_paths_and_mentions():
 def test_dedup_finds_near_duplicates_and_keeps_distinct_tasks():
     settings = DedupSettings(threshold=0.8)
     index = DedupIndex(settings)
-    base = ("Please total the quantities per product in data/orders.csv counting only rows with qty of at "
-            "least three and write out/totals.json with one key per product, sorted by name. ") * 2
+    base = (
+        "Please total the quantities per product in data/orders.csv counting only rows with qty of at "
+        "least three and write out/totals.json with one key per product, sorted by name. "
+    ) * 2
     index.add("a", signature(base, settings))
     assert index.find(signature(base, settings))[0] == "a"
     near = base.replace("sorted by name", "sorted by the name")
@@ -173,8 +194,9 @@ def test_synth_refuses_an_existing_dataset_without_resume(tmp_path, bwrap):
 
 
 def test_unknown_family_and_bad_spec_give_clear_errors(tmp_path):
-    result = CliRunner().invoke(main, ["synth", str(FIX / "synth.yaml"), "--family", "good-taly",
-                                       "--out", str(tmp_path / "x")])
+    result = CliRunner().invoke(
+        main, ["synth", str(FIX / "synth.yaml"), "--family", "good-taly", "--out", str(tmp_path / "x")]
+    )
     assert result.exit_code == 2
     assert "no task family named 'good-taly' (did you mean 'good-tally'?)" in result.output
     bad = tmp_path / "bad.yaml"
@@ -186,10 +208,23 @@ def test_unknown_family_and_bad_spec_give_clear_errors(tmp_path):
 
 def test_killed_synth_loses_nothing_and_resumes(tmp_path, bwrap):
     out = tmp_path / "ds"
-    cmd = [sys.executable, "-m", "clawgym.cli.main", "synth", str(FIX / "synth.yaml"), "--count", "14", "--out", str(out),
-           "--quiet", "-j", "2"]
-    proc = subprocess.Popen(cmd, cwd=tmp_path, start_new_session=True, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    cmd = [
+        sys.executable,
+        "-m",
+        "clawgym.cli.main",
+        "synth",
+        str(FIX / "synth.yaml"),
+        "--count",
+        "14",
+        "--out",
+        str(out),
+        "--quiet",
+        "-j",
+        "2",
+    ]
+    proc = subprocess.Popen(
+        cmd, cwd=tmp_path, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     manifest = out / "manifest.jsonl"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -214,11 +249,28 @@ def test_killed_synth_loses_nothing_and_resumes(tmp_path, bwrap):
 
 def test_ctrl_c_stops_quickly_and_keeps_what_was_accepted(tmp_path, bwrap):
     out = tmp_path / "ds"
-    cmd = [sys.executable, "-m", "clawgym.cli.main", "synth", str(FIX / "synth.yaml"), "--count", "200", "--out", str(out),
-           "-j", "2"]
-    proc = subprocess.Popen(cmd, cwd=tmp_path, start_new_session=True, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as in a terminal
+    cmd = [
+        sys.executable,
+        "-m",
+        "clawgym.cli.main",
+        "synth",
+        str(FIX / "synth.yaml"),
+        "--count",
+        "200",
+        "--out",
+        str(out),
+        "-j",
+        "2",
+    ]
+    proc = subprocess.Popen(
+        cmd,
+        cwd=tmp_path,
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # as in a terminal
     manifest = out / "manifest.jsonl"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not (manifest.is_file() and manifest.read_text().count("\n") >= 2):
@@ -239,10 +291,15 @@ def test_validate_checks_synth_specs_and_their_families(tmp_path):
     bad_family = tmp_path / "families" / "f.yaml"
     bad_family.parent.mkdir()
     text = (FAMILIES / "good-tally.yaml").read_text()
-    bad_family.write_text(text.replace("subcategory: sales analytics", "subcategory: sales analytic")
-                          .replace("csv.group_totals", "csv.group_total"))
+    bad_family.write_text(
+        text.replace("subcategory: sales analytics", "subcategory: sales analytic").replace(
+            "csv.group_totals", "csv.group_total"
+        )
+    )
     shutil.copy(FIX / "taxonomy.yaml", tmp_path / "taxonomy.yaml")
-    (tmp_path / "synth.yaml").write_text((FIX / "synth.yaml").read_text().replace("families/good-*.yaml", "families/*.yaml"))
+    (tmp_path / "synth.yaml").write_text(
+        (FIX / "synth.yaml").read_text().replace("families/good-*.yaml", "families/*.yaml")
+    )
     result = CliRunner().invoke(main, ["validate", "--static", str(tmp_path / "synth.yaml")])
     assert result.exit_code == 2
     assert "skill 'csv' has no operation 'group_total' (did you mean 'group_totals'?)" in result.output
@@ -253,12 +310,21 @@ def test_llm_route_runs_through_the_same_pipeline(tmp_path, bwrap, monkeypatch):
     (tmp_path / "families").mkdir()
     family = (FAMILIES / "good-tally.yaml").read_text()
     (tmp_path / "families" / "tally.yaml").write_text(
-        family.replace("persona: [bakery-owner, teacher, finance-analyst, freelance-designer]", "persona: [bakery-owner]"))
+        family.replace(
+            "persona: [bakery-owner, teacher, finance-analyst, freelance-designer]", "persona: [bakery-owner]"
+        )
+    )
     shutil.copy(FIX / "taxonomy.yaml", tmp_path / "taxonomy.yaml")
     answer = (ROOT / "tests" / "fixtures" / "synth_llm" / "good.md").read_text()
-    spec = {"apiVersion": "clawgym/v1", "kind": "Synth", "name": "llm-test", "taxonomy": "taxonomy.yaml",
-            "families": ["families/*.yaml"], "filters": {"dedup": {"threshold": 0.8}},
-            "llm": {"policy": {"type": "scripted", "turns": [answer]}, "share": 1, "repair_rounds": 0}}
+    spec = {
+        "apiVersion": "clawgym/v1",
+        "kind": "Synth",
+        "name": "llm-test",
+        "taxonomy": "taxonomy.yaml",
+        "families": ["families/*.yaml"],
+        "filters": {"dedup": {"threshold": 0.8}},
+        "llm": {"policy": {"type": "scripted", "turns": [answer]}, "share": 1, "repair_rounds": 0},
+    }
     (tmp_path / "synth.yaml").write_text(yaml.safe_dump(spec))
     summary = synthesize(load_synth_spec(tmp_path / "synth.yaml", count=1, out=str(tmp_path / "ds")))
     assert summary.accepted == 1, (tmp_path / "ds" / "rejected.jsonl").read_text() if summary.rejected else ""
@@ -316,8 +382,13 @@ checks:
   - {type: unchanged, paths: ["data/**"], gate: true}
 """)
     shutil.copy(FIX / "taxonomy.yaml", tmp_path / "taxonomy.yaml")
-    spec = {"apiVersion": "clawgym/v1", "kind": "Synth", "name": "dups", "taxonomy": "taxonomy.yaml",
-            "families": ["families/*.yaml"]}
+    spec = {
+        "apiVersion": "clawgym/v1",
+        "kind": "Synth",
+        "name": "dups",
+        "taxonomy": "taxonomy.yaml",
+        "families": ["families/*.yaml"],
+    }
     (tmp_path / "synth.yaml").write_text(yaml.safe_dump(spec))
     summary = synthesize(load_synth_spec(tmp_path / "synth.yaml", count=3, out=str(tmp_path / "ds")))
     assert summary.accepted == 1 and summary.duplicates == summary.rejected >= 38

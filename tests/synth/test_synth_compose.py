@@ -40,8 +40,9 @@ def _compile(spec: dict, tmp: Path):
 
 def _composed(cat, domain: str, seed: int, name: str = "t"):
     d = cat.domains[domain]
-    return compose(cat, domain, d.scenarios[seed % len(d.scenarios)], d.personas[seed % len(d.personas)], seed,
-                   ROOT, name)
+    return compose(
+        cat, domain, d.scenarios[seed % len(d.scenarios)], d.personas[seed % len(d.personas)], seed, ROOT, name
+    )
 
 
 def test_every_implemented_operation_and_format_is_declared_and_used():
@@ -59,7 +60,9 @@ def test_a_broken_catalog_names_file_line_and_key(tmp_path):
         "apiVersion: clawgym/v1\nkind: ComposeDomains\nname: pets\ndomains:\n  pets:\n    noun: [pet, pets]\n"
         "    files: [pets]\n    folders: [data]\n    scenarios: [planning/household routines]\n"
         "    personas: [family-organizer]\n    rows: [8, 12]\n    key: pet_id\n    formats: [csv, xml]\n"
-        "    fields:\n      pet_id: {type: id, prefix: P}\n      weight: {type: kilograms}\n", encoding="utf-8")
+        "    fields:\n      pet_id: {type: id, prefix: P}\n      weight: {type: kilograms}\n",
+        encoding="utf-8",
+    )
     with pytest.raises(SpecError) as err:
         load_catalog(str(tmp_path))
     text = "\n".join(p.format() for p in err.value.problems)
@@ -67,8 +70,9 @@ def test_a_broken_catalog_names_file_line_and_key(tmp_path):
     assert "domains.yaml:13: domains.pets.formats[1]" in text and "'xml' is not one of" in text
     # past the schema: the key must be a field, an operation's skill must exist
     fixed = (tmp_path / "domains.yaml").read_text(encoding="utf-8").replace("csv, xml", "csv")
-    (tmp_path / "domains.yaml").write_text(fixed.replace("kilograms", "int").replace("key: pet_id", "key: pet"),
-                                           encoding="utf-8")
+    (tmp_path / "domains.yaml").write_text(
+        fixed.replace("kilograms", "int").replace("key: pet_id", "key: pet"), encoding="utf-8"
+    )
     ops = (CATALOG / "operations.yaml").read_text(encoding="utf-8").replace("csv.read_rows", "csv.read_rowz", 1)
     (tmp_path / "operations.yaml").write_text(ops, encoding="utf-8")
     load_catalog.cache_clear()
@@ -90,8 +94,11 @@ def test_composing_is_deterministic_and_the_chain_fits():
             b = _composed(cat, domain, seed)
             assert a.spec == b.spec
             assert 2 <= len(a.chain) <= 6
-            assert a.spec["checks"][0]["type"] == "file_exists" or a.chain[-1] == "organise" or \
-                a.spec["checks"][0]["type"] == "files_count"
+            assert (
+                a.spec["checks"][0]["type"] == "file_exists"
+                or a.chain[-1] == "organise"
+                or a.spec["checks"][0]["type"] == "files_count"
+            )
 
 
 def test_composed_tasks_compile_and_pass_every_filter(tmp_path):
@@ -194,8 +201,9 @@ def test_training_never_draws_from_the_held_out_region(tmp_path):
     _, records = _synth(ROOT / "specs/synth/default.yaml", tmp_path / "ds", 40)
     for r in records:
         chain = r.get("chain") or []
-        assert (r["source"].get("compose") not in region.domains
-                and r["source"]["family"] not in region.families), r["name"]
+        assert r["source"].get("compose") not in region.domains and r["source"]["family"] not in region.families, r[
+            "name"
+        ]
         assert not any(combo <= set(chain) for combo in region.combinations), (r["name"], chain)
 
 
@@ -249,7 +257,8 @@ def test_family_option_respects_the_held_out_region(tmp_path):
     from clawgym.cli.main import main
 
     spec = str(ROOT / "specs" / "synth" / "default.yaml")
-    result = CliRunner().invoke(main, ["synth", spec, "--family", "fix-failing-helper", "--count", "1",
-                                       "--out", str(tmp_path / "held")])
+    result = CliRunner().invoke(
+        main, ["synth", spec, "--family", "fix-failing-helper", "--count", "1", "--out", str(tmp_path / "held")]
+    )
     assert result.exit_code != 0
     assert "family 'fix-failing-helper' lies on the heldout side of the held-out region" in result.output

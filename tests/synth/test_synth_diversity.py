@@ -14,8 +14,10 @@ from clawgym.synth.diversity import Item, check_targets, clusters, measure, sign
 
 pytest.importorskip("datasketch")
 ROOT = Path(__file__).resolve().parents[2]
-WORDS = ("ledger invoice shift roster ticket booking inventory grade module changelog calendar contact expense "
-         "sprint backlog tenant lease harvest recipe pantry mileage fleet warranty vendor").split()
+WORDS = (
+    "ledger invoice shift roster ticket booking inventory grade module changelog calendar contact expense "
+    "sprint backlog tenant lease harvest recipe pantry mileage fleet warranty vendor"
+).split()
 
 
 def _text(i: int) -> str:
@@ -24,25 +26,44 @@ def _text(i: int) -> str:
 
 
 def test_digits_count_as_one_symbol_and_case_is_ignored():
-    sig = signatures(["Send invoice 1042 to Ada by 2026-03-01 please", "send INVOICE 7 to ada by 1999-12-31 please",
-                      "a completely different request about the fleet"])
+    sig = signatures(
+        [
+            "Send invoice 1042 to Ada by 2026-03-01 please",
+            "send INVOICE 7 to ada by 1999-12-31 please",
+            "a completely different request about the fleet",
+        ]
+    )
     sim = similarity(sig, sig)
     assert sim[0, 1] == 1.0 and sim[0, 2] < 0.1
 
 
 def test_clusters_are_connected_groups_at_the_link():
-    sim = np.array([[1, .5, 0, 0], [.5, 1, .35, 0], [0, .35, 1, 0], [0, 0, 0, 1]], dtype=np.float32)
+    sim = np.array([[1, 0.5, 0, 0], [0.5, 1, 0.35, 0], [0, 0.35, 1, 0], [0, 0, 0, 1]], dtype=np.float32)
     assert clusters(sim) == [[0, 1, 2], [3]]
     assert len(clusters(sim, link=0.4)) == 3
 
 
 def test_skeletons_cluster_and_distinct_tasks_do_not():
-    same = [Item(f"s{i}", {"instruction": f"Total the receipts of {i} in input/receipts.csv for travel",
-                           "solution": "python3 total.py", "operations": "csv.read filter sum"}) for i in range(20)]
-    distinct = [Item(f"d{i}", {"instruction": _text(i), "solution": _text(1000 + i), "operations": _text(2000 + i)})
-                for i in range(20)]
+    same = [
+        Item(
+            f"s{i}",
+            {
+                "instruction": f"Total the receipts of {i} in input/receipts.csv for travel",
+                "solution": "python3 total.py",
+                "operations": "csv.read filter sum",
+            },
+        )
+        for i in range(20)
+    ]
+    distinct = [
+        Item(f"d{i}", {"instruction": _text(i), "solution": _text(1000 + i), "operations": _text(2000 + i)})
+        for i in range(20)
+    ]
     low = measure(same)
-    assert low["views"]["instruction"]["clusters"] == 1 and low["views"]["instruction"]["nearest_neighbour"]["median"] == 1.0
+    assert (
+        low["views"]["instruction"]["clusters"] == 1
+        and low["views"]["instruction"]["nearest_neighbour"]["median"] == 1.0
+    )
     high = measure(distinct, against=same)
     assert high["views"]["solution"]["clusters"] == 20
     assert high["views"]["instruction"]["against"]["share_linked"] == 0.0
@@ -52,8 +73,18 @@ def test_skeletons_cluster_and_distinct_tasks_do_not():
 
 
 def test_the_command_on_spec_folders():
-    result = CliRunner().invoke(main, ["synth", "stats", str(ROOT / "specs" / "tasks"), "--diversity", "--json",
-                                       "--against", str(ROOT / "specs" / "tasks")])
+    result = CliRunner().invoke(
+        main,
+        [
+            "synth",
+            "stats",
+            str(ROOT / "specs" / "tasks"),
+            "--diversity",
+            "--json",
+            "--against",
+            str(ROOT / "specs" / "tasks"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
     assert report["tasks"] == 24 and report["views"]["instruction"]["clusters"] == 24
@@ -77,8 +108,18 @@ def test_solutions_are_read_as_their_code_and_spec_folders_keep_composed_chains(
 
 
 def test_targets_come_from_a_named_spec_for_a_spec_folder():
-    result = CliRunner().invoke(main, ["synth", "stats", str(ROOT / "specs" / "tasks"), "--diversity",
-                                       "--against", str(ROOT / "specs" / "tasks"),
-                                       "--targets", str(ROOT / "specs" / "synth" / "bench-v2.yaml")])
+    result = CliRunner().invoke(
+        main,
+        [
+            "synth",
+            "stats",
+            str(ROOT / "specs" / "tasks"),
+            "--diversity",
+            "--against",
+            str(ROOT / "specs" / "tasks"),
+            "--targets",
+            str(ROOT / "specs" / "synth" / "bench-v2.yaml"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "target instruction.max_share_linked 0.05: 1.0 (NOT met)" in result.output

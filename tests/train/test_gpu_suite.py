@@ -39,8 +39,14 @@ def needs_model_stack() -> None:
 
 def run_suite(tmp_path: Path, *args: str, env: dict | None = None, timeout: int = 900) -> Path:
     out = tmp_path / "out"
-    proc = subprocess.run([str(SUITE), *args, str(out)], cwd=ROOT, capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, "SUITE_WORK": str(tmp_path / "work"), **(env or {})})
+    proc = subprocess.run(
+        [str(SUITE), *args, str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "SUITE_WORK": str(tmp_path / "work"), **(env or {})},
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return out
 
@@ -107,8 +113,13 @@ def test_a_part_cut_at_its_budget_keeps_the_rest_going(tmp_path):
 
 
 def test_no_output_folder_is_a_clear_error():
-    proc = subprocess.run([str(SUITE), "--dry-run"], cwd=ROOT, capture_output=True, text=True,
-                          env={k: v for k, v in os.environ.items() if k != "OUT"})
+    proc = subprocess.run(
+        [str(SUITE), "--dry-run"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={k: v for k, v in os.environ.items() if k != "OUT"},
+    )
     assert proc.returncode == 2
     assert proc.stderr.strip() == "gpu_suite: no output folder: give one as the last argument or set OUT"
 

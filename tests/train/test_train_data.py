@@ -19,17 +19,46 @@ pytest.importorskip("transformers", reason="SFT data needs transformers (pip ins
 from clawgym.policy.chat_format import render_chat  # noqa: E402
 from clawgym.records.store import write_jsonl  # noqa: E402
 from clawgym.records.trajectory import Trajectory  # noqa: E402
-from clawgym.train.data import (IGNORE, ChatTemplateError, build_examples, examples_from_sources,  # noqa: E402
-                                load_trajectories, sampled_by, select, tokenize_example, trajectory_examples)
+from clawgym.train.data import (
+    IGNORE,
+    ChatTemplateError,
+    build_examples,
+    examples_from_sources,  # noqa: E402
+    load_trajectories,
+    sampled_by,
+    select,
+    tokenize_example,
+    trajectory_examples,
+)
 from clawgym.train.render import examples_from_turns  # noqa: E402
 from tiny_models import tiny_model  # noqa: E402, F401  (fixture: a tiny random Llama built offline)
 
-TOOLS = [{"type": "function", "function": {"name": "read", "description": "Read a file", "parameters": {
-             "type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}},
-         {"type": "function", "function": {"name": "stat", "description": "Size of a file", "parameters": {
-             "type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}},
-         {"type": "function", "function": {"name": "write", "description": "Write a file", "parameters": {
-             "type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}}}}}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "read",
+            "description": "Read a file",
+            "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "stat",
+            "description": "Size of a file",
+            "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "write",
+            "description": "Write a file",
+            "parameters": {"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}}},
+        },
+    },
+]
 
 
 def _call(cid: str, name: str, args: dict) -> dict:
@@ -39,12 +68,18 @@ def _call(cid: str, name: str, args: dict) -> dict:
 CONV = [
     {"role": "system", "content": "You work in the user's files."},
     {"role": "user", "content": "Copy a.txt to b.txt, then tell me its size."},
-    {"role": "assistant", "content": "Let me read the file first.",
-     "tool_calls": [_call("call00001", "read", {"path": "a.txt"}), _call("call00002", "stat", {"path": "a.txt"})]},
+    {
+        "role": "assistant",
+        "content": "Let me read the file first.",
+        "tool_calls": [_call("call00001", "read", {"path": "a.txt"}), _call("call00002", "stat", {"path": "a.txt"})],
+    },
     {"role": "tool", "tool_call_id": "call00001", "content": "héllo wörld"},
     {"role": "tool", "tool_call_id": "call00002", "content": "13 bytes"},
-    {"role": "assistant", "content": None,
-     "tool_calls": [_call("call00003", "write", {"path": "b.txt", "content": "héllo wörld"})]},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [_call("call00003", "write", {"path": "b.txt", "content": "héllo wörld"})],
+    },
     {"role": "tool", "tool_call_id": "call00003", "content": "wrote 13 bytes"},
     {"role": "assistant", "content": "Done: b.txt holds the same 13 bytes."},
     {"role": "user", "content": "Thanks. Anything else?"},
@@ -54,8 +89,10 @@ ASSISTANT = [m for m in CONV if m["role"] == "assistant"]
 
 # ---- templates ---------------------------------------------------------------------------------
 
-CHATML = (r"{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\n' + m['content'] + '<|im_end|>' + '\n' }}"
-          r"{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}")
+CHATML = (
+    r"{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\n' + m['content'] + '<|im_end|>' + '\n' }}"
+    r"{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
+)
 
 QWEN25 = r"""{%- if tools %}
     {{- '<|im_start|>system\n' }}
@@ -207,8 +244,10 @@ MISTRAL_V3_SYSTEM = r"""{%- if messages[0]['role'] == 'system' %}
 """
 
 # DeepSeek-R1-style: the generation prompt opens a <think> block the rendered history does not have.
-FORCED_THINK = (r"{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\n' + m['content'] + '<|im_end|>\n' }}"
-                r"{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n<think>\n' }}{% endif %}")
+FORCED_THINK = (
+    r"{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\n' + m['content'] + '<|im_end|>\n' }}"
+    r"{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n<think>\n' }}{% endif %}"
+)
 
 # ---- expected assistant turns, written out per template ------------------------------------------
 
@@ -218,14 +257,20 @@ def _args(call: dict) -> dict:
 
 
 def _hermes(m: dict, ascii_json: bool) -> str:
-    blocks = ["<tool_call>\n" + json.dumps({"name": c["function"]["name"], "arguments": _args(c)},
-                                           ensure_ascii=ascii_json) + "\n</tool_call>" for c in m.get("tool_calls") or []]
+    blocks = [
+        "<tool_call>\n"
+        + json.dumps({"name": c["function"]["name"], "arguments": _args(c)}, ensure_ascii=ascii_json)
+        + "\n</tool_call>"
+        for c in m.get("tool_calls") or []
+    ]
     return "\n".join(([m["content"]] if m.get("content") else []) + blocks) + "<|im_end|>"
 
 
 def _llama(m: dict) -> str:
-    calls = ['{"name": "' + c["function"]["name"] + '", "parameters": ' + json.dumps(_args(c), ensure_ascii=False) + "}"
-             for c in m.get("tool_calls") or []]
+    calls = [
+        '{"name": "' + c["function"]["name"] + '", "parameters": ' + json.dumps(_args(c), ensure_ascii=False) + "}"
+        for c in m.get("tool_calls") or []
+    ]
     if not calls:
         return m["content"].strip() + "<|eot_id|>"
     return (m["content"].strip() + "\n" if m.get("content") else "") + "\n".join(calls) + "<|eot_id|>"
@@ -234,17 +279,40 @@ def _llama(m: dict) -> str:
 def _mistral(m: dict) -> str:
     text = " " + m["content"].strip() if m.get("content") else ""
     if m.get("tool_calls"):
-        text += "[TOOL_CALLS] [" + ", ".join(
-            '{"name": "' + c["function"]["name"] + '", "arguments": ' + json.dumps(_args(c), ensure_ascii=False)
-            + ', "id": "' + c["id"] + '"}' for c in m["tool_calls"]) + "]"
+        text += (
+            "[TOOL_CALLS] ["
+            + ", ".join(
+                '{"name": "'
+                + c["function"]["name"]
+                + '", "arguments": '
+                + json.dumps(_args(c), ensure_ascii=False)
+                + ', "id": "'
+                + c["id"]
+                + '"}'
+                for c in m["tool_calls"]
+            )
+            + "]"
+        )
     return text + "</s>"
 
 
-LLAMA_TOKENS = {"bos_token": "<|begin_of_text|>",
-                "additional_special_tokens": ["<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>", "<|eom_id|>"]}
-MISTRAL_TOKENS = {"bos_token": "<s>", "eos_token": "</s>",
-                  "additional_special_tokens": ["[INST]", "[/INST]", "[TOOL_CALLS]", "[AVAILABLE_TOOLS]",
-                                                "[/AVAILABLE_TOOLS]", "[TOOL_RESULTS]", "[/TOOL_RESULTS]"]}
+LLAMA_TOKENS = {
+    "bos_token": "<|begin_of_text|>",
+    "additional_special_tokens": ["<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>", "<|eom_id|>"],
+}
+MISTRAL_TOKENS = {
+    "bos_token": "<s>",
+    "eos_token": "</s>",
+    "additional_special_tokens": [
+        "[INST]",
+        "[/INST]",
+        "[TOOL_CALLS]",
+        "[AVAILABLE_TOOLS]",
+        "[/AVAILABLE_TOOLS]",
+        "[TOOL_RESULTS]",
+        "[/TOOL_RESULTS]",
+    ],
+}
 
 # name: (chat_template for the tokenizer or None for none, extra special tokens, expected turn text)
 TEMPLATES = {
@@ -326,24 +394,30 @@ def test_mask_is_exactly_the_assistant_turns(model_path, name, tools) -> None:
     assert ex.input_ids[-1] == tok.convert_tokens_to_ids(end) and len(ex.input_ids) == runs[-1][1]
 
 
-VICUNA = (r"{% for m in messages %}{% if m['role'] == 'system' %}{{ m['content'] + '\n\n' }}"
-          r"{% elif m['role'] == 'user' %}{{ 'USER: ' + m['content'] + '\n' }}"
-          r"{% else %}{{ 'ASSISTANT: ' + m['content'] + eos_token + '\n' }}{% endif %}{% endfor %}"
-          r"{% if add_generation_prompt %}{{ 'ASSISTANT: ' }}{% endif %}")
+VICUNA = (
+    r"{% for m in messages %}{% if m['role'] == 'system' %}{{ m['content'] + '\n\n' }}"
+    r"{% elif m['role'] == 'user' %}{{ 'USER: ' + m['content'] + '\n' }}"
+    r"{% else %}{{ 'ASSISTANT: ' + m['content'] + eos_token + '\n' }}{% endif %}{% endfor %}"
+    r"{% if add_generation_prompt %}{{ 'ASSISTANT: ' }}{% endif %}"
+)
 
 
 def test_prompt_ending_in_a_space_trains_the_first_word_as_generated(model_path) -> None:
     tok = _tokenizer(model_path, VICUNA)  # eos is <|im_end|>
-    conv = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"},
-            {"role": "assistant", "content": "Hello there."}, {"role": "user", "content": "Bye"},
-            {"role": "assistant", "content": "Goodbye."}]
+    conv = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello there."},
+        {"role": "user", "content": "Bye"},
+        {"role": "assistant", "content": "Goodbye."},
+    ]
     ex = tokenize_example(tok, conv, None, max_length=1000)
     runs = _runs(ex)
     assert [_decode(tok, ex.input_ids[a:b]) for a, b in runs] == ["Hello there.<|im_end|>", "Goodbye.<|im_end|>"]
     space = tok(" ", add_special_tokens=False)["input_ids"]
     for a, b in runs:  # the prompt ends with the space token, as at inference; the turn starts a word
-        assert ex.input_ids[a - 1:a] == space
-    assert ex.input_ids[runs[0][0]:runs[0][1]] == tok("Hello there.<|im_end|>", add_special_tokens=False)["input_ids"]
+        assert ex.input_ids[a - 1 : a] == space
+    assert ex.input_ids[runs[0][0] : runs[0][1]] == tok("Hello there.<|im_end|>", add_special_tokens=False)["input_ids"]
     assert ex.split_boundaries >= 2
 
 
@@ -373,16 +447,33 @@ def test_fallback_puts_tool_instructions_in_the_system_message(model_path) -> No
     assert "<|im_start|>user\n<tool_response>\nhéllo wörld\n</tool_response>\n<tool_response>\n13 bytes" in text
 
 
-@pytest.mark.parametrize("template, conv, problem", [
-    (QWEN3_THINK, [{"role": "user", "content": "Size of a.txt?"},
-                   {"role": "assistant", "content": "<think>\nI should check.\n</think>\n\nChecking."},
-                   {"role": "user", "content": "And b.txt?"},
-                   {"role": "assistant", "content": "<think>\nAgain.\n</think>\n\nSame."}], "re-renders history"),
-    (MISTRAL_V3_SYSTEM, CONV[:2] + [{"role": "assistant", "content": "Sure."},
-                                    {"role": "user", "content": "Go on."}, {"role": "assistant", "content": "Done."}],
-     "re-renders history"),
-    (FORCED_THINK, CONV[:2] + [{"role": "assistant", "content": "Sure."}], "generation prompt"),
-], ids=["qwen3-drops-reasoning", "mistral-v3-moves-system", "forced-thinking-prompt"])
+@pytest.mark.parametrize(
+    "template, conv, problem",
+    [
+        (
+            QWEN3_THINK,
+            [
+                {"role": "user", "content": "Size of a.txt?"},
+                {"role": "assistant", "content": "<think>\nI should check.\n</think>\n\nChecking."},
+                {"role": "user", "content": "And b.txt?"},
+                {"role": "assistant", "content": "<think>\nAgain.\n</think>\n\nSame."},
+            ],
+            "re-renders history",
+        ),
+        (
+            MISTRAL_V3_SYSTEM,
+            CONV[:2]
+            + [
+                {"role": "assistant", "content": "Sure."},
+                {"role": "user", "content": "Go on."},
+                {"role": "assistant", "content": "Done."},
+            ],
+            "re-renders history",
+        ),
+        (FORCED_THINK, CONV[:2] + [{"role": "assistant", "content": "Sure."}], "generation prompt"),
+    ],
+    ids=["qwen3-drops-reasoning", "mistral-v3-moves-system", "forced-thinking-prompt"],
+)
 def test_templates_that_break_the_prefix_property_raise(model_path, template, conv, problem) -> None:
     tok = _tokenizer(model_path, template, MISTRAL_TOKENS if template is MISTRAL_V3_SYSTEM else None)
     with pytest.raises(ChatTemplateError, match=problem):
@@ -399,7 +490,7 @@ def test_truncation_keeps_whole_leading_turns(model_path) -> None:
     limit = runs[2][1] + 3  # the third turn fits, the fourth does not
     ex = tokenize_example(tok, CONV, TOOLS, max_length=limit)
     assert ex.turns == 3 and ex.dropped_turns == 1 and len(ex.input_ids) == runs[2][1] <= limit
-    assert ex.input_ids == full.input_ids[:runs[2][1]] and ex.labels == full.labels[:runs[2][1]]
+    assert ex.input_ids == full.input_ids[: runs[2][1]] and ex.labels == full.labels[: runs[2][1]]
     assert [_decode(tok, ex.input_ids[a:b]) for a, b in _runs(ex)] == [_hermes(m, False) for m in ASSISTANT[:3]]
     assert tokenize_example(tok, CONV, TOOLS, max_length=limit, truncation="drop") is None
     assert tokenize_example(tok, CONV, TOOLS, max_length=runs[0][1] - 1) is None  # not even one turn fits
@@ -413,22 +504,30 @@ def test_conversation_without_assistant_gives_nothing(model_path) -> None:
 
 # ---- recorded token ids ------------------------------------------------------------------------
 
+
 def _turn(prompt: list[int], sampled: list[int]) -> dict:
     return {"prompt_token_ids": prompt, "token_ids": sampled, "logprobs": [-0.1] * len(sampled)}
 
 
 def test_consistent_turns_make_one_example_labelled_on_sampled_ids() -> None:
-    turns = [_turn([1, 2, 3], [4, 5]), {"index": 1, "error": "timeout"}, _turn([1, 2, 3, 4, 5, 6, 7], [8, 9]),
-             _turn([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], [11])]
+    turns = [
+        _turn([1, 2, 3], [4, 5]),
+        {"index": 1, "error": "timeout"},
+        _turn([1, 2, 3, 4, 5, 6, 7], [8, 9]),
+        _turn([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], [11]),
+    ]
     (ex,) = examples_from_turns(turns, max_length=100)
     assert ex.input_ids == list(range(1, 12)) and ex.from_token_ids and ex.turns == 3
     assert ex.labels == [IGNORE] * 3 + [4, 5] + [IGNORE] * 2 + [8, 9] + [IGNORE] + [11]
 
 
 def test_inconsistent_turns_split_into_segments() -> None:
-    turns = [_turn([1, 2, 3], [4, 5]), _turn([1, 2, 3, 4, 5, 6], [7]),
-             _turn([1, 2, 3, 4, 99, 6, 7, 8], [9, 10]),  # the history was re-tokenised differently
-             _turn([1, 2, 3, 4, 99, 6, 7, 8, 9, 10, 11], [12])]
+    turns = [
+        _turn([1, 2, 3], [4, 5]),
+        _turn([1, 2, 3, 4, 5, 6], [7]),
+        _turn([1, 2, 3, 4, 99, 6, 7, 8], [9, 10]),  # the history was re-tokenised differently
+        _turn([1, 2, 3, 4, 99, 6, 7, 8, 9, 10, 11], [12]),
+    ]
     first, second = examples_from_turns(turns, max_length=100)
     assert first.input_ids == [1, 2, 3, 4, 5, 6, 7] and first.labels == [IGNORE] * 3 + [4, 5, IGNORE, 7]
     assert second.input_ids == [1, 2, 3, 4, 99, 6, 7, 8, 9, 10, 11, 12]
@@ -462,9 +561,11 @@ def test_trajectory_uses_its_token_ids_when_it_has_them(model_path) -> None:
 
 def test_build_examples_counts(model_path) -> None:
     tok = _tokenizer(model_path, "own")
-    trajs = [Trajectory(task={"id": "a"}, agent={}, messages=CONV, tools=TOOLS),
-             Trajectory(task={"id": "b"}, agent={}, messages=CONV[:2], tools=TOOLS),
-             Trajectory(task={"id": "c"}, agent={}, turns=[_turn([1, 2], [3])])]
+    trajs = [
+        Trajectory(task={"id": "a"}, agent={}, messages=CONV, tools=TOOLS),
+        Trajectory(task={"id": "b"}, agent={}, messages=CONV[:2], tools=TOOLS),
+        Trajectory(task={"id": "c"}, agent={}, turns=[_turn([1, 2], [3])]),
+    ]
     examples, counts = build_examples(trajs, tok, max_length=100_000)
     assert len(examples) == counts.examples == 2 and counts.no_assistant == 1 and counts.from_token_ids == 1
     assert counts.trained_tokens == sum(e.trained_tokens for e in examples) and "2 examples" in counts.summary()
@@ -474,22 +575,47 @@ def test_build_examples_counts(model_path) -> None:
 
 # ---- selection ---------------------------------------------------------------------------------
 
-def _traj(task: str, status: str | None, reward: float | None, answer: str = "done", *, messages: bool = True,
-          call_id: str = "c1") -> Trajectory:
-    msgs = [{"role": "user", "content": f"do {task}"},
-            {"role": "assistant", "content": None, "tool_calls": [{"id": call_id, "type": "function", "function": {
-                "name": "read", "arguments": '{"path": "a"}'}}]},
+
+def _traj(
+    task: str,
+    status: str | None,
+    reward: float | None,
+    answer: str = "done",
+    *,
+    messages: bool = True,
+    call_id: str = "c1",
+) -> Trajectory:
+    msgs = (
+        [
+            {"role": "user", "content": f"do {task}"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": call_id, "type": "function", "function": {"name": "read", "arguments": '{"path": "a"}'}}
+                ],
+            },
             {"role": "tool", "tool_call_id": call_id, "content": "x"},
-            {"role": "assistant", "content": answer}] if messages else []
+            {"role": "assistant", "content": answer},
+        ]
+        if messages
+        else []
+    )
     t = Trajectory(task={"id": f"{task}@0", "hash": f"h-{task}"}, agent={"type": "claw"}, messages=msgs)
     t.verdict = {"status": status, "reward": reward}
     return t
 
 
 def test_select_threshold_status_dedupe_and_counts() -> None:
-    trajs = [_traj("a", "passed", 1.0), _traj("a", "passed", 1.0, call_id="other-id"),  # duplicate (ids differ)
-             _traj("b", "passed", 0.5), _traj("c", "failed", 1.0), _traj("d", "error", None),
-             _traj("e", "passed", 1.0, messages=False), _traj("f", "passed", 1.0, "other answer")]
+    trajs = [
+        _traj("a", "passed", 1.0),
+        _traj("a", "passed", 1.0, call_id="other-id"),  # duplicate (ids differ)
+        _traj("b", "passed", 0.5),
+        _traj("c", "failed", 1.0),
+        _traj("d", "error", None),
+        _traj("e", "passed", 1.0, messages=False),
+        _traj("f", "passed", 1.0, "other answer"),
+    ]
     kept = select(trajs)
     assert [t.task["id"] for t in kept] == ["a@0", "f@0"]
     c = kept.counts
@@ -507,14 +633,16 @@ def test_select_caps_per_task_deterministically() -> None:
     kept = select(trajs, max_per_task=2, seed=3)
     assert kept.counts.over_cap == 4 and len(kept) == 3
     again = select(list(reversed(trajs)), max_per_task=2, seed=3)
-    assert {t.final_message or t.messages[-1]["content"] for t in kept} == \
-        {t.final_message or t.messages[-1]["content"] for t in again}
+    assert {t.final_message or t.messages[-1]["content"] for t in kept} == {
+        t.final_message or t.messages[-1]["content"] for t in again
+    }
     answers = {frozenset(t.messages[-1]["content"] for t in select(trajs, max_per_task=2, seed=s)) for s in range(8)}
     assert len(answers) > 1  # the seed chooses
     assert [t.task["id"] for t in kept][-1] == "b@0"  # input order kept
 
 
 # ---- sources -----------------------------------------------------------------------------------
+
 
 def test_load_trajectories_from_runs_and_files(tmp_path) -> None:
     from clawgym.interop.sharegpt import to_sharegpt_row
@@ -526,8 +654,9 @@ def test_load_trajectories_from_runs_and_files(tmp_path) -> None:
         trial.mkdir(parents=True)
         t = _traj(f"r{i}", None, None)
         (trial / "trajectory.json").write_text(json.dumps(t.to_dict()))
-        (trial / "record.json").write_text(json.dumps({"task": t.task, "trial_id": f"t{i}", "status": status,
-                                                       "reward": reward}))
+        (trial / "record.json").write_text(
+            json.dumps({"task": t.task, "trial_id": f"t{i}", "status": status, "reward": reward})
+        )
     ours = tmp_path / "ours.jsonl"
     write_jsonl(ours, [_traj("j", "passed", 1.0)])
     openai = tmp_path / "openai.jsonl"
@@ -543,7 +672,7 @@ def test_load_trajectories_from_runs_and_files(tmp_path) -> None:
     except ImportError:
         pass
     trajs = list(load_trajectories(sources))
-    assert [t.task["id"] for t in trajs] == ["r0@0", "r1@0", "j@0", "o@0", "s@0", "h@0"][:len(sources) + 1]
+    assert [t.task["id"] for t in trajs] == ["r0@0", "r1@0", "j@0", "o@0", "s@0", "h@0"][: len(sources) + 1]
     assert [(t.verdict or {}).get("status") for t in trajs] == ["passed", "failed"] + ["passed"] * (len(trajs) - 2)
     assert [t.messages[-1]["content"] for t in trajs] == ["done"] * len(trajs)
     assert len(select(trajs)) == len(trajs) - 1

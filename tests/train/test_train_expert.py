@@ -43,8 +43,11 @@ def shipped() -> list[tuple[Task, dict]]:
 
 def test_every_shipped_task_replays_to_one(shipped):
     assert len(shipped) == len(TASK_SPECS) >= 24
-    low = {task.id: (rec["reward"], rec["error"], (rec.get("verdict") or {}).get("results"))
-           for task, rec in shipped if rec["reward"] != 1.0}
+    low = {
+        task.id: (rec["reward"], rec["error"], (rec.get("verdict") or {}).get("results"))
+        for task, rec in shipped
+        if rec["reward"] != 1.0
+    }
     assert not low, low
     for task, rec in shipped:
         traj = rec["trajectory"]
@@ -106,10 +109,16 @@ def test_message_and_cron_steps(lib):
     turns = expert_turns(task)
     calls = [c for t in turns for c in t.get("tool_calls") or []]
     by_name = {c["function"]["name"]: args(c) for c in calls}
-    assert by_name["message"] == {"action": "send", "channel": "slack", "target": "bob",
-                                  "message": "The report is ready."}
-    assert by_name["cron"] == {"action": "add", "job": {"name": "file-report", "schedule": "0 9 * * 1",
-                                                        "text": "File the weekly report"}}
+    assert by_name["message"] == {
+        "action": "send",
+        "channel": "slack",
+        "target": "bob",
+        "message": "The report is ready.",
+    }
+    assert by_name["cron"] == {
+        "action": "add",
+        "job": {"name": "file-report", "schedule": "0 9 * * 1", "text": "File the weekly report"},
+    }
     assert "bob on slack" in turns[-1]["content"] and "file-report" in turns[-1]["content"]
     [(_, rec)] = expert_trajectories([task], jobs=1)
     assert rec["reward"] == 1.0, rec
@@ -139,8 +148,13 @@ def test_command_keeps_passing_and_reports_failing(lib, tmp_path):
     (lib / "specs" / "wrong.yaml").write_text(WRONG)
     out = tmp_path / "experts.jsonl"
     buf = io.StringIO()
-    summary = expert_command([Path("specs/good.yaml"), Path("specs/wrong.yaml")], seeds="0-1", out=out,
-                             jobs=2, console=Console(file=buf, width=200))
+    summary = expert_command(
+        [Path("specs/good.yaml"), Path("specs/wrong.yaml")],
+        seeds="0-1",
+        out=out,
+        jobs=2,
+        console=Console(file=buf, width=200),
+    )
     assert summary["tasks"] == 4 and summary["kept"] == 2
     assert [f["task"] for f in summary["failed"]] == ["wrong@0", "wrong@1"]
     assert all("numeric_close" in f["reason"] and f["reward"] < 1 for f in summary["failed"])

@@ -28,17 +28,25 @@ def test_group_advantages_by_hand():
 
 
 def test_errored_rollouts_are_dropped_not_scored_and_flat_groups_go():
-    rollouts = [rollout(0, 1.0), rollout(1, None, error="sandbox failed to start"), rollout(2, 0.0),
-                rollout(0, 0.5, "u@0"), rollout(1, 0.5, "u@0"),                 # all equal: no signal
-                rollout(0, 1.0, "v@0"), rollout(1, None, "v@0", error="model backend timed out")]
+    rollouts = [
+        rollout(0, 1.0),
+        rollout(1, None, error="sandbox failed to start"),
+        rollout(2, 0.0),
+        rollout(0, 0.5, "u@0"),
+        rollout(1, 0.5, "u@0"),  # all equal: no signal
+        rollout(0, 1.0, "v@0"),
+        rollout(1, None, "v@0", error="model backend timed out"),
+    ]
     grouping = form_groups(rollouts, min_valid=2)
     [kept] = grouping.kept
     assert kept.task_key == "t@0" and [r.trial_id for r in kept.rollouts] == ["t@0.a0", "t@0.a2"]
     # the error is not a reward of 0: the group is (1, 0), not (1, 0, 0)
     assert [r.advantage for r in kept.rollouts] == pytest.approx([1.0, -1.0], rel=1e-5)
     assert grouping.dropped_rollouts == [("t@0.a1", "sandbox failed to start"), ("v@0.a1", "model backend timed out")]
-    assert dict(grouping.dropped_groups) == {"u@0": "all 2 rewards equal (0.5)",
-                                             "v@0": "1 valid rollout(s), fewer than 2"}
+    assert dict(grouping.dropped_groups) == {
+        "u@0": "all 2 rewards equal (0.5)",
+        "v@0": "1 valid rollout(s), fewer than 2",
+    }
 
 
 def test_masks_and_sampled_logprobs_follow_the_recorded_turns():
@@ -61,8 +69,15 @@ def test_masks_and_sampled_logprobs_follow_the_recorded_turns():
 def _tiny_lm(vocab: int = 64):
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
-    cfg = transformers.LlamaConfig(vocab_size=vocab, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256)
+    cfg = transformers.LlamaConfig(
+        vocab_size=vocab,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=256,
+    )
     torch.manual_seed(0)
     return torch, transformers.AutoModelForCausalLM.from_config(cfg).eval()
 
@@ -98,8 +113,9 @@ def test_clipped_loss_matches_the_formula_on_packed_samples():
     assert float(loss.detach()) == pytest.approx(manual, rel=1e-4)
     # recorded log-probabilities equal to the model's own: every ratio is 1, nothing clips
     for s in samples:
-        s.example.logprobs = [x - offsets.pop(0) if label != IGNORE else x
-                              for x, label in zip(s.example.logprobs, s.example.labels)]
+        s.example.logprobs = [
+            x - offsets.pop(0) if label != IGNORE else x for x, label in zip(s.example.logprobs, s.example.labels)
+        ]
     _, stats = policy_loss(model, collate(samples), temperature=T, clip_low=0.2, clip_high=0.28, kl_weight=0.0)
     assert stats["clipped"] == 0 and stats["ratio"] == pytest.approx(6.0, rel=1e-5)
     assert stats["logprob_diff"] == pytest.approx(0.0, abs=1e-5)
@@ -126,6 +142,7 @@ def test_kl_term_is_zero_against_itself_and_positive_against_another_model():
 
 # --- with the hf policy, the runner and sandboxes -------------------------------------------------
 
+
 def test_trainer_logprobs_equal_those_recorded_at_sampling(tmp_path):
     """Token-exactness: what the live policy samples (ids and log-probabilities at temperature T)
     is what the trainer recomputes for the same weights, through the same sequence building."""
@@ -143,13 +160,18 @@ def test_trainer_logprobs_equal_those_recorded_at_sampling(tmp_path):
     try:
         policy = HFPolicy({"model": live, "temperature": 0.7, "max_tokens": 12, "max_batch": 4})
         first = policy.complete([{"role": "user", "content": "Name a colour."}])
-        history = [{"role": "user", "content": "Name a colour."}, first.message,
-                   {"role": "user", "content": "Another one, please."}]
+        history = [
+            {"role": "user", "content": "Name a colour."},
+            first.message,
+            {"role": "user", "content": "Another one, please."},
+        ]
         second = policy.complete(history)
     finally:
         detach_model(live)
-    turns = [{"prompt_token_ids": c.prompt_token_ids, "token_ids": c.token_ids, "logprobs": c.logprobs}
-             for c in (first, second)]
+    turns = [
+        {"prompt_token_ids": c.prompt_token_ids, "token_ids": c.token_ids, "logprobs": c.logprobs}
+        for c in (first, second)
+    ]
     examples = examples_from_turns(turns, max_length=100_000)
     recorded = [lp for ex in examples for lp, label in zip(ex.logprobs, ex.labels) if label != IGNORE]
     assert len(recorded) == len(first.token_ids) + len(second.token_ids)
@@ -162,13 +184,27 @@ def test_trainer_logprobs_equal_those_recorded_at_sampling(tmp_path):
 
 
 def _rl_spec(tmp_path: Path, model: str, **over) -> Path:
-    body = {"apiVersion": "clawgym/v1", "kind": "RL", "name": "tiny-rl", "model": model,
-            "tasks": [str(FIXTURES / "lowercase-word.yaml")], "seeds": "0-19",
-            "rollout": {"tasks_per_step": 2, "group_size": 4, "max_turns": 1, "max_tokens": 6, "concurrency": 8,
-                        "max_batch": 8},
-            "loss": {"micro_batch_tokens": 4096},
-            "optim": {"lr": 1e-2, "steps": 2}, "checkpoint": {"every_steps": 1, "keep": 3},
-            "log": {"tensorboard": False}, "out": str(tmp_path / "run")}
+    body = {
+        "apiVersion": "clawgym/v1",
+        "kind": "RL",
+        "name": "tiny-rl",
+        "model": model,
+        "tasks": [str(FIXTURES / "lowercase-word.yaml")],
+        "seeds": "0-19",
+        "rollout": {
+            "tasks_per_step": 2,
+            "group_size": 4,
+            "max_turns": 1,
+            "max_tokens": 6,
+            "concurrency": 8,
+            "max_batch": 8,
+        },
+        "loss": {"micro_batch_tokens": 4096},
+        "optim": {"lr": 1e-2, "steps": 2},
+        "checkpoint": {"every_steps": 1, "keep": 3},
+        "log": {"tensorboard": False},
+        "out": str(tmp_path / "run"),
+    }
     for key, value in over.items():
         body[key] = {**body.get(key, {}), **value} if isinstance(value, dict) else value
     path = tmp_path / "rl.yaml"
@@ -209,6 +245,7 @@ def test_two_steps_change_the_weights_token_exactly_and_resume(tmp_path, bwrap):
     # a kill after step 2's rollouts but before its checkpoint: the rerun resumes from step 1 and
     # reuses step 2's finished rollouts (sampled by the restored weights) instead of sampling anew
     import shutil
+
     step2 = sorted((out / "rollouts" / "step-0000002").rglob("record.json"))
     stamps = {p: p.stat().st_mtime_ns for p in step2}
     shutil.rmtree(out / "checkpoints" / "step-0000002")
@@ -268,10 +305,16 @@ def test_smoke_run_of_the_embedded_model_on_real_tasks(tmp_path, bwrap):
     from clawgym.train.rl_spec import load_rl_spec
 
     task = Path(__file__).parents[2] / "specs" / "tasks" / "productivity" / "meeting-action-items.yaml"
-    spec = load_rl_spec(_rl_spec(tmp_path, "embedded", tasks=[str(task)], seeds="0-9",
-                                 rollout={"tasks_per_step": 1, "group_size": 2, "max_turns": 2, "max_tokens": 48,
-                                          "refill_rounds": 0},
-                                 optim={"lr": 1e-6, "steps": 2}))
+    spec = load_rl_spec(
+        _rl_spec(
+            tmp_path,
+            "embedded",
+            tasks=[str(task)],
+            seeds="0-9",
+            rollout={"tasks_per_step": 1, "group_size": 2, "max_turns": 2, "max_tokens": 48, "refill_rounds": 0},
+            optim={"lr": 1e-6, "steps": 2},
+        )
+    )
     folder = train_rl(spec, progress=False)
     rows = read_metrics(tmp_path / "run", "train")
     assert [r["step"] for r in rows] == [1, 2] and all(r["rollouts"] == 2 for r in rows)
@@ -289,11 +332,29 @@ def test_two_processes_share_the_rollouts_and_update_together(tmp_path, bwrap):
 
     from clawgym.train.metrics import read_metrics
 
-    spec = _rl_spec(tmp_path, str(tiny_with_tokenizer(tmp_path / "tiny")), optim={"steps": 1},
-                    rollout={"refill_rounds": 4})
-    done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port",
-                           "29547", "-m", "clawgym.cli.main", "train", "rl", str(spec), "--quiet"],
-                          capture_output=True, text=True, timeout=600)
+    spec = _rl_spec(
+        tmp_path, str(tiny_with_tokenizer(tmp_path / "tiny")), optim={"steps": 1}, rollout={"refill_rounds": 4}
+    )
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--nproc_per_node",
+            "2",
+            "--master_port",
+            "29547",
+            "-m",
+            "clawgym.cli.main",
+            "train",
+            "rl",
+            str(spec),
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     out = tmp_path / "run"
     [row] = read_metrics(out, "train")
@@ -319,8 +380,9 @@ def test_an_external_server_generates_and_gets_the_new_weights_after_each_update
 
     start = tiny_with_tokenizer(tmp_path / "tiny")
     with ServerThread(model=str(start), served_name="policy") as server:
-        spec = load_rl_spec(_rl_spec(tmp_path, str(start), rollout={"server": {"base_url": server.base_url},
-                                                                    "refill_rounds": 4}))
+        spec = load_rl_spec(
+            _rl_spec(tmp_path, str(start), rollout={"server": {"base_url": server.base_url}, "refill_rounds": 4})
+        )
         train_rl(spec, progress=False)
         served = server.policy._loaded.model.state_dict()
     rows = read_metrics(tmp_path / "run", "train")

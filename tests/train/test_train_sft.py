@@ -33,8 +33,15 @@ class TinyTokenizer:
 
 
 def tiny_model_folder(root: Path) -> Path:
-    cfg = transformers.LlamaConfig(vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256)
+    cfg = transformers.LlamaConfig(
+        vocab_size=VOCAB,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=256,
+    )
     torch.manual_seed(0)
     folder = root / "tiny"
     transformers.AutoModelForCausalLM.from_config(cfg).save_pretrained(folder)
@@ -65,10 +72,16 @@ def setup(tmp_path, monkeypatch):
     (tmp_path / "data.jsonl").write_text("")
 
     def spec(**over) -> object:
-        body = {"apiVersion": "clawgym/v1", "kind": "Train", "name": "tiny", "model": str(folder),
-                "data": {"sources": ["data.jsonl"], "batch_size": 2, "batching": "padding", "max_length": 64},
-                "optim": {"lr": 1e-2, "max_steps": 2, "schedule": "constant"},
-                "checkpoint": {"every_steps": 1, "keep": 2}, "log": {"tensorboard": False}}
+        body = {
+            "apiVersion": "clawgym/v1",
+            "kind": "Train",
+            "name": "tiny",
+            "model": str(folder),
+            "data": {"sources": ["data.jsonl"], "batch_size": 2, "batching": "padding", "max_length": 64},
+            "optim": {"lr": 1e-2, "max_steps": 2, "schedule": "constant"},
+            "checkpoint": {"every_steps": 1, "keep": 2},
+            "log": {"tensorboard": False},
+        }
         for key, value in over.items():
             body[key] = {**body.get(key, {}), **value} if isinstance(value, dict) else value
         path = tmp_path / f"train-{len(list(tmp_path.glob('train-*.yaml')))}.yaml"
@@ -101,10 +114,11 @@ def test_accumulation_and_packing_give_the_same_update(setup, monkeypatch):
     monkeypatch.setattr(torch.optim, "AdamW", lambda params, lr, weight_decay: torch.optim.SGD(params, lr=lr))
     base = {"optim": {"max_steps": 1}, "data": {"batch_size": 4}}
     results = []
-    for name, over in (("whole", base),
-                       ("accum", {"optim": {"max_steps": 1, "grad_accum": 2}, "data": {"batch_size": 2}}),
-                       ("packed", {"optim": {"max_steps": 1}, "data": {"batch_size": 4, "batching": "packing",
-                                                                        "max_length": 16}})):
+    for name, over in (
+        ("whole", base),
+        ("accum", {"optim": {"max_steps": 1, "grad_accum": 2}, "data": {"batch_size": 2}}),
+        ("packed", {"optim": {"max_steps": 1}, "data": {"batch_size": 4, "batching": "packing", "max_length": 16}}),
+    ):
         spec = setup["spec"](name=name, **over)
         results.append(weights(sft_module.train_sft(spec, progress=False)))
     # the same 4 examples in each step: a padded batch of 4, two of 2, one packed row of 4 × 16 tokens
@@ -140,13 +154,27 @@ def _experts(tmp_path: Path) -> Path:
 
 def _train_spec(tmp_path: Path, model: str, **data) -> Path:
     spec = tmp_path / "sft.yaml"
-    spec.write_text(json.dumps({
-        "apiVersion": "clawgym/v1", "kind": "Train", "name": "cli-sft", "model": model,
-        "data": {"sources": ["experts.jsonl"], "batch_size": 1, "max_length": 8192, **data},
-        "optim": {"lr": 1e-3, "max_steps": 2}, "log": {"tensorboard": False},
-        "eval": {"tasks": [str(ROOT / "specs/tasks/analysis/grade-statistics.yaml")], "seeds": "7",
-                 "max_turns": 2, "max_tokens": 16, "concurrency": 1},
-        "out": str(tmp_path / "run")}))
+    spec.write_text(
+        json.dumps(
+            {
+                "apiVersion": "clawgym/v1",
+                "kind": "Train",
+                "name": "cli-sft",
+                "model": model,
+                "data": {"sources": ["experts.jsonl"], "batch_size": 1, "max_length": 8192, **data},
+                "optim": {"lr": 1e-3, "max_steps": 2},
+                "log": {"tensorboard": False},
+                "eval": {
+                    "tasks": [str(ROOT / "specs/tasks/analysis/grade-statistics.yaml")],
+                    "seeds": "7",
+                    "max_turns": 2,
+                    "max_tokens": 16,
+                    "concurrency": 1,
+                },
+                "out": str(tmp_path / "run"),
+            }
+        )
+    )
     return spec
 
 
@@ -220,8 +248,9 @@ def test_loss_on_kept_logits_equals_the_loss_on_all_logits(setup):
         batch = collate(examples()[:3], batching=batching, pad_id=0)
         inputs = {k: v for k, v in batch.items() if k != "labels"}
         full = model(**inputs, use_cache=False).logits[:, :-1]
-        expected = torch.nn.functional.cross_entropy(full.flatten(0, 1), batch["labels"][:, 1:].flatten(),
-                                                     ignore_index=IGNORE, reduction="sum")
+        expected = torch.nn.functional.cross_entropy(
+            full.flatten(0, 1), batch["labels"][:, 1:].flatten(), ignore_index=IGNORE, reduction="sum"
+        )
         assert torch.allclose(sft_module._token_loss(torch, model, batch), expected, rtol=1e-5)
 
 
@@ -231,21 +260,25 @@ def test_bad_train_specs_say_where_and_how_to_fix(tmp_path):
     from clawgym.cli.main import main
 
     spec = tmp_path / "bad.yaml"
-    spec.write_text("apiVersion: clawgym/v1\nkind: Train\nname: bad\nmodel: embedded\n"
-                    "data:\n  sources: [missing.jsonl]\n  batching: stacking\noptim:\n  lr: -1\n")
+    spec.write_text(
+        "apiVersion: clawgym/v1\nkind: Train\nname: bad\nmodel: embedded\n"
+        "data:\n  sources: [missing.jsonl]\n  batching: stacking\noptim:\n  lr: -1\n"
+    )
     result = CliRunner().invoke(main, ["train", "sft", str(spec)])
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert f"{spec}:7: data.batching:" in result.output and "'stacking'" in result.output
     assert f"{spec}:9: optim.lr:" in result.output
-    spec.write_text("apiVersion: clawgym/v1\nkind: Train\nname: bad\nmodel: embedded\n"
-                    "data:\n  sources: [missing.jsonl]\n")
+    spec.write_text(
+        "apiVersion: clawgym/v1\nkind: Train\nname: bad\nmodel: embedded\ndata:\n  sources: [missing.jsonl]\n"
+    )
     result = CliRunner().invoke(main, ["train", "sft", str(spec)])
     assert result.exit_code == 2
-    assert (f"{spec}:6: data.sources[0]: no such file or folder: missing.jsonl (sources are relative to the "
-            "spec file)") in result.output
+    assert (
+        f"{spec}:6: data.sources[0]: no such file or folder: missing.jsonl (sources are relative to the spec file)"
+    ) in result.output
 
 
-DDP_SCRIPT = '''
+DDP_SCRIPT = """
 import json, sys
 from pathlib import Path
 import torch, transformers
@@ -270,7 +303,7 @@ spec.write_text(json.dumps({"apiVersion": "clawgym/v1", "kind": "Train", "name":
     "optim": {"lr": 1e-2, "max_steps": 2, "schedule": "linear", "warmup_steps": 1, "grad_accum": accum},
     "log": {"tensorboard": False}}))
 sft.train_sft(load_train_spec(spec, out=out), progress=False, examples=examples())
-'''
+"""
 
 
 def _reference_run(setup) -> tuple[Path, str]:
@@ -281,8 +314,12 @@ def _reference_run(setup) -> tuple[Path, str]:
     script = setup["tmp"] / "ddp.py"
     script.write_text(DDP_SCRIPT)
     tests = str(Path(__file__).parent)
-    one = subprocess.run([sys.executable, str(script), str(setup["folder"]), str(setup["tmp"] / "one"), "2", tests],
-                         capture_output=True, text=True, timeout=300)
+    one = subprocess.run(
+        [sys.executable, str(script), str(setup["folder"]), str(setup["tmp"] / "one"), "2", tests],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert one.returncode == 0, one.stderr[-2000:]
     return script, tests
 
@@ -295,14 +332,32 @@ def test_two_processes_train_exactly_like_one_with_accumulation(setup):
 
     tmp = setup["tmp"]
     script, tests = _reference_run(setup)
-    two = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port",
-                          "29531", str(script), str(setup["folder"]), str(tmp / "two"), "1", tests],
-                         capture_output=True, text=True, timeout=300)
+    two = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--nproc_per_node",
+            "2",
+            "--master_port",
+            "29531",
+            str(script),
+            str(setup["folder"]),
+            str(tmp / "two"),
+            "1",
+            tests,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert two.returncode == 0, two.stderr[-2000:]
     a, b = weights(tmp / "one" / "model"), weights(tmp / "two" / "model")
     assert all(torch.allclose(a[k], b[k], atol=1e-7) for k in a)
     for key in ("trained_tokens", "lr"):  # the same data per step, the schedule stepped once per step
-        assert [r[key] for r in read_metrics(tmp / "two", "train")] == [r[key] for r in read_metrics(tmp / "one", "train")]
+        assert [r[key] for r in read_metrics(tmp / "two", "train")] == [
+            r[key] for r in read_metrics(tmp / "one", "train")
+        ]
 
 
 def test_fsdp_from_the_shipped_config_trains_exactly_like_one_process(setup):
@@ -321,9 +376,23 @@ def test_fsdp_from_the_shipped_config_trains_exactly_like_one_process(setup):
     config.pop("gpu_ids", None)
     (tmp / "fsdp-cpu.yaml").write_text(yaml.safe_dump(config))
     script, tests = _reference_run(setup)
-    two = subprocess.run([sys.executable, "-m", "accelerate.commands.launch", "--config_file", str(tmp / "fsdp-cpu.yaml"),
-                          str(script), str(setup["folder"]), str(tmp / "two"), "1", tests],
-                         capture_output=True, text=True, timeout=300)
+    two = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "accelerate.commands.launch",
+            "--config_file",
+            str(tmp / "fsdp-cpu.yaml"),
+            str(script),
+            str(setup["folder"]),
+            str(tmp / "two"),
+            "1",
+            tests,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert two.returncode == 0, two.stderr[-2000:]
     a, b = weights(tmp / "one" / "model"), weights(tmp / "two" / "model")
     assert set(a) == set(b) and all(torch.allclose(a[k], b[k], atol=1e-6) for k in a)
@@ -334,8 +403,18 @@ def test_evaluation_samples_several_attempts_per_instance_in_one_batch(tmp_path,
 
     model = _tiny_with_tokenizer(tmp_path)
     out = tmp_path / "eval"
-    result = evaluate(str(model), [ROOT / "specs/tasks/analysis/grade-statistics.yaml"], [7, 8], out, max_turns=1,
-                      max_tokens=8, concurrency=4, temperature=1.0, attempts=2, max_batch=4)
+    result = evaluate(
+        str(model),
+        [ROOT / "specs/tasks/analysis/grade-statistics.yaml"],
+        [7, 8],
+        out,
+        max_turns=1,
+        max_tokens=8,
+        concurrency=4,
+        temperature=1.0,
+        attempts=2,
+        max_batch=4,
+    )
     assert result["trials"] == 4 and result["errors"] == 0
     records = [json.loads(p.read_text()) for p in sorted(out.glob("trials/*/record.json"))]
     assert sorted((r["task"]["seed"], r["attempt"]) for r in records) == [(7, 0), (7, 1), (8, 0), (8, 1)]
@@ -343,6 +422,19 @@ def test_evaluation_samples_several_attempts_per_instance_in_one_batch(tmp_path,
     assert policy["temperature"] == 1.0 and policy["max_batch"] == 4
     # kept results are read back, not run again
     written = {p: p.stat().st_mtime_ns for p in out.glob("trials/*/record.json")}
-    assert evaluate(str(model), [ROOT / "specs/tasks/analysis/grade-statistics.yaml"], [7, 8], out, max_turns=1,
-                    max_tokens=8, concurrency=4, temperature=1.0, attempts=2, max_batch=4) == result
+    assert (
+        evaluate(
+            str(model),
+            [ROOT / "specs/tasks/analysis/grade-statistics.yaml"],
+            [7, 8],
+            out,
+            max_turns=1,
+            max_tokens=8,
+            concurrency=4,
+            temperature=1.0,
+            attempts=2,
+            max_batch=4,
+        )
+        == result
+    )
     assert {p: p.stat().st_mtime_ns for p in out.glob("trials/*/record.json")} == written

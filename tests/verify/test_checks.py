@@ -31,15 +31,16 @@ def ws(tmp_path):
         task = tmp_path / "task"
 
         def write(self, rel: str, content: str | bytes, *, original: bool = False, both: bool = False):
-            for base in ([self.work, self.orig] if both else [self.orig if original else self.work]):
+            for base in [self.work, self.orig] if both else [self.orig if original else self.work]:
                 p = base / rel
                 p.parent.mkdir(parents=True, exist_ok=True)
                 p.write_bytes(content.encode() if isinstance(content, str) else content)
             return self.work / rel
 
         def ctx(self, **kw) -> CheckContext:
-            return CheckContext(workspace=self.work, original=self.orig, task_dir=self.task,
-                                params=kw.pop("params", {"n": 3}), **kw)
+            return CheckContext(
+                workspace=self.work, original=self.orig, task_dir=self.task, params=kw.pop("params", {"n": 3}), **kw
+            )
 
         def run(self, config: dict, **kw):
             (result,) = run_checks([config], self.ctx(**kw))
@@ -113,6 +114,7 @@ def test_unknown_option_and_type_score_zero(ws):
 
 # -- safe file access ---------------------------------------------------------------------------
 
+
 def test_context_refuses_escapes(ws):
     ws.write("ok.txt", "fine")
     os.symlink("/etc/passwd", ws.work / "pw")
@@ -120,8 +122,14 @@ def test_context_refuses_escapes(ws):
     os.symlink("ok.txt", ws.work / "inner")
     ctx = ws.ctx()
     assert ctx.read_text("inner") == "fine"
-    for bad, msg in [("../x", "escapes"), ("/etc/passwd", "absolute"), ("pw", "outside"),
-                     ("etcdir/passwd", "outside"), ("a/../../x", "escapes"), ("", "invalid")]:
+    for bad, msg in [
+        ("../x", "escapes"),
+        ("/etc/passwd", "absolute"),
+        ("pw", "outside"),
+        ("etcdir/passwd", "outside"),
+        ("a/../../x", "escapes"),
+        ("", "invalid"),
+    ]:
         with pytest.raises(CheckFailure, match=msg):
             ctx.read_text(bad)
 
@@ -133,9 +141,14 @@ def test_context_refuses_big_binary_fifo_dir_missing(ws):
     (ws.work / "dir").mkdir()
     os.mkfifo(ws.work / "fifo")
     ctx = ws.ctx()
-    for rel, kw, msg in [("big.txt", {"max_bytes": 1000}, "too large"), ("bin.dat", {}, "binary"),
-                         ("latin.txt", {}, "not UTF-8"), ("dir", {}, "directory"),
-                         ("fifo", {}, "not a regular file"), ("out/x.csv", {}, "file not found: out/x.csv")]:
+    for rel, kw, msg in [
+        ("big.txt", {"max_bytes": 1000}, "too large"),
+        ("bin.dat", {}, "binary"),
+        ("latin.txt", {}, "not UTF-8"),
+        ("dir", {}, "directory"),
+        ("fifo", {}, "not a regular file"),
+        ("out/x.csv", {}, "file not found: out/x.csv"),
+    ]:
         with pytest.raises(CheckFailure, match=msg):
             ctx.read_text(rel, **kw)
 
@@ -165,6 +178,7 @@ def test_glob_semantics():
 
 
 # -- files ----------------------------------------------------------------------------------------
+
 
 def test_file_exists(ws):
     ws.write("out/a.txt", "x")
@@ -243,17 +257,18 @@ def test_unchanged_whole_directory_deleted(ws):
 
 # -- text -----------------------------------------------------------------------------------------
 
+
 def test_text_contains(ws):
     ws.write("a.txt", "Total due: 120.50\nClient: ACME Corp\n")
     assert ws.run({"type": "text_contains", "path": "a.txt", "contains": "ACME"}).passed
     r = ws.run({"type": "text_contains", "path": "a.txt", "contains": ["ACME", "acme", "Globex"]})
     assert r.score == pytest.approx(1 / 3) and "missing 'acme'" in r.reason and "'Globex'" in r.reason
-    assert ws.run({"type": "text_contains", "path": "a.txt", "contains": ["acme corp"],
-                   "case_sensitive": False}).passed
+    assert ws.run({"type": "text_contains", "path": "a.txt", "contains": ["acme corp"], "case_sensitive": False}).passed
     r = ws.run({"type": "text_contains", "path": "a.txt", "contains": "ACME", "not_contains": ["120.50"]})
     assert r.score == 0.5 and "forbidden" in r.reason
-    assert ws.run({"type": "text_contains", "path": "a.txt", "contains": "120.50 Client:",
-                   "normalize_whitespace": True}).passed
+    assert ws.run(
+        {"type": "text_contains", "path": "a.txt", "contains": "120.50 Client:", "normalize_whitespace": True}
+    ).passed
 
 
 def test_text_contains_bad_files(ws):
@@ -267,11 +282,19 @@ def test_text_contains_bad_files(ws):
 def test_text_matches(ws):
     ws.write("a.txt", "INV-001 paid\nINV-002 overdue\ninv-003 overdue\n")
     assert ws.run({"type": "text_matches", "path": "a.txt", "pattern": r"INV-\d+", "count": 2}).passed
-    r = ws.run({"type": "text_matches", "path": "a.txt", "pattern": [r"INV-\d+ overdue", r"^total"],
-                "count": 2, "flags": ["multiline"]})
+    r = ws.run(
+        {
+            "type": "text_matches",
+            "path": "a.txt",
+            "pattern": [r"INV-\d+ overdue", r"^total"],
+            "count": 2,
+            "flags": ["multiline"],
+        }
+    )
     assert r.score == 0 and "matched 1 time(s), need 2" in r.reason
-    assert ws.run({"type": "text_matches", "path": "a.txt", "pattern": r"inv-\d+ overdue", "count": 2,
-                   "flags": ["ignorecase"]}).passed
+    assert ws.run(
+        {"type": "text_matches", "path": "a.txt", "pattern": r"inv-\d+ overdue", "count": 2, "flags": ["ignorecase"]}
+    ).passed
     r = ws.run({"type": "text_matches", "path": "a.txt", "pattern": ["paid", "cancelled"]})
     assert r.score == 0.5
     assert ws.run({"type": "text_matches", "path": "a.txt", "pattern": "cancelled", "max_count": 0}).passed
@@ -281,8 +304,7 @@ def test_text_matches(ws):
 
 def test_catastrophic_regex_is_cut_off(ws):
     ws.write("a.txt", "a" * 40 + "b")
-    (r,) = run_checks([{"type": "text_matches", "path": "a.txt", "pattern": r"(a+)+$"}], ws.ctx(),
-                      check_timeout=0.5)
+    (r,) = run_checks([{"type": "text_matches", "path": "a.txt", "pattern": r"(a+)+$"}], ws.ctx(), check_timeout=0.5)
     assert r.score == 0 and "timed out" in r.reason
 
 
@@ -312,21 +334,19 @@ Risks
 
 def test_markdown_section(ws):
     ws.write("r.md", MD)
-    r = ws.run({"type": "markdown_section", "path": "r.md", "heading": "summary", "contains": ["good"],
-                "min_items": 3})
+    r = ws.run({"type": "markdown_section", "path": "r.md", "heading": "summary", "contains": ["good"], "min_items": 3})
     assert r.passed and r.details["items"] == {"summary": 3}
-    r = ws.run({"type": "markdown_section", "path": "r.md", "heading": "Summary", "min_items": 4,
-                "contains": ["good", "Bob"]})
+    r = ws.run(
+        {"type": "markdown_section", "path": "r.md", "heading": "Summary", "min_items": 4, "contains": ["good", "Bob"]}
+    )
     assert r.score == 0.5 and "need 4" in r.reason and "'Bob'" in r.reason  # found + good of 4 criteria
-    assert ws.run({"type": "markdown_section", "path": "r.md", "heading": "Risks", "level": 2,
-                   "min_items": 1}).passed
+    assert ws.run({"type": "markdown_section", "path": "r.md", "heading": "Risks", "level": 2, "min_items": 1}).passed
     assert not ws.run({"type": "markdown_section", "path": "r.md", "heading": "Not a heading"}).passed
     r = ws.run({"type": "markdown_section", "path": "r.md", "heading": "Summary", "level": 1})
     assert r.score == 0 and "not found" in r.reason and "Report" in r.reason
     assert ws.run({"type": "markdown_section", "path": "r.md", "heading": "next", "match": "contains"}).passed
     assert ws.run({"type": "markdown_section", "path": "r.md", "heading": "report", "contains": ["call Bob"]}).passed
-    r = ws.run({"type": "markdown_section", "path": "r.md", "headings": ["Summary", "Risks", "Budget"],
-                "min_items": 1})
+    r = ws.run({"type": "markdown_section", "path": "r.md", "headings": ["Summary", "Risks", "Budget"], "min_items": 1})
     assert r.score == pytest.approx(2 / 3) and "'Budget'" in r.reason and r.details["items"]["Risks"] == 1
 
 
@@ -340,6 +360,7 @@ def test_line_count(ws):
 
 # -- structured -----------------------------------------------------------------------------------
 
+
 def test_parse_field_and_numbers():
     assert parse_field("totals.by_category.travel") == ["totals", "by_category", "travel"]
     assert parse_field("items[0].id") == ["items", 0, "id"]
@@ -350,8 +371,18 @@ def test_parse_field_and_numbers():
 
 
 def test_json_field_equals(ws):
-    ws.write("r.json", json.dumps({"totals": {"by_category": {"travel": 120.49}}, "items": [{"id": "A"}],
-                                   "flag": True, "n": "7", "tags": ["x", "y"]}))
+    ws.write(
+        "r.json",
+        json.dumps(
+            {
+                "totals": {"by_category": {"travel": 120.49}},
+                "items": [{"id": "A"}],
+                "flag": True,
+                "n": "7",
+                "tags": ["x", "y"],
+            }
+        ),
+    )
     base = {"type": "json_field_equals", "path": "r.json"}
     assert ws.run({**base, "field": "totals.by_category.travel", "expected": 120.5, "tolerance": 0.02}).passed
     r = ws.run({**base, "field": "totals.by_category.travel", "expected": 120.5})
@@ -361,8 +392,9 @@ def test_json_field_equals(ws):
     assert not ws.run({**base, "field": "flag", "expected": 1}).passed  # bool is not a number
     assert not ws.run({**base, "field": "n", "expected": 7}).passed
     assert ws.run({**base, "field": "n", "expected": 7, "coerce": True}).passed
-    r = ws.run({**base, "fields": {"items[0].id": "a", "flag": True, "missing.x": 1, "tags[1]": "y"},
-                "ignore_case": True})
+    r = ws.run(
+        {**base, "fields": {"items[0].id": "a", "flag": True, "missing.x": 1, "tags[1]": "y"}, "ignore_case": True}
+    )
     assert r.score == 0.75 and "missing.x not found" in r.reason
 
 
@@ -392,15 +424,21 @@ def test_yaml_field_equals(ws):
     ws.write("bad.yaml", "a: [1, 2\n")
     r = ws.run({**base, "path": "bad.yaml", "field": "a", "expected": 1})
     assert r.score == 0 and "malformed YAML" in r.reason
-    ws.write("bomb.yaml", "a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
-                          "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n")
+    ws.write(
+        "bomb.yaml",
+        "a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+        "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n",
+    )
     r = ws.run({**base, "path": "bomb.yaml", "field": "d", "expected": [1]})
     assert r.score == 0 and len(r.reason) < 500
 
 
 def test_json_schema_check(ws):
-    schema = {"type": "object", "required": ["id", "total"],
-              "properties": {"id": {"type": "string"}, "total": {"type": "number"}}}
+    schema = {
+        "type": "object",
+        "required": ["id", "total"],
+        "properties": {"id": {"type": "string"}, "total": {"type": "number"}},
+    }
     ws.write("ok.json", '{"id": "x", "total": 3}')
     ws.write("bad.json", '{"id": 5}')
     assert ws.run({"type": "json_schema", "path": "ok.json", "schema": schema}).passed
@@ -414,11 +452,11 @@ def test_numeric_close(ws):
     ws.write("s.txt", "Subtotal: 10\nTotal: $1,234.56\n")
     ws.write("n.txt", " 42.0\n")
     ws.write("d.json", '{"stats": {"mean": 3.14159}}')
-    assert ws.run({"type": "numeric_close", "path": "s.txt", "pattern": r"^Total: (\S+)",
-                   "expected": 1234.56}).passed
+    assert ws.run({"type": "numeric_close", "path": "s.txt", "pattern": r"^Total: (\S+)", "expected": 1234.56}).passed
     assert ws.run({"type": "numeric_close", "path": "n.txt", "expected": "42"}).passed
-    assert ws.run({"type": "numeric_close", "path": "d.json", "field": "stats.mean", "expected": 3.14,
-                   "abs": 0.01}).passed
+    assert ws.run(
+        {"type": "numeric_close", "path": "d.json", "field": "stats.mean", "expected": 3.14, "abs": 0.01}
+    ).passed
     r = ws.run({"type": "numeric_close", "path": "d.json", "field": "stats.mean", "expected": 3, "rel": 0.01})
     assert r.score == 0 and "got 3.14159, expected 3" in r.reason
     r = ws.run({"type": "numeric_close", "path": "s.txt", "pattern": "Grand: (\\d+)", "expected": 1})
@@ -428,8 +466,11 @@ def test_numeric_close(ws):
 
 
 CSV = "invoice,amount,client\nINV-001,99.99,ACME\nINV-003,120.5,Globex\nINV-004,1000,Initech\n"
-EXPECTED = [{"invoice": "INV-003", "amount": 120.5}, {"invoice": "INV-004", "amount": 1000},
-            {"invoice": "INV-001", "amount": 99.99}]
+EXPECTED = [
+    {"invoice": "INV-003", "amount": 120.5},
+    {"invoice": "INV-004", "amount": 1000},
+    {"invoice": "INV-001", "amount": 99.99},
+]
 
 
 def test_csv_rows_equal(ws):
@@ -445,10 +486,13 @@ def test_csv_rows_equal(ws):
 
 
 def test_csv_mismatch_reasons_and_tolerance(ws):
-    ws.write("o.csv", "Invoice , Amount\n INV-003 ,\"120.51\"\nINV-004,\"$1,000.00\"\nINV-009,5\n")
+    ws.write("o.csv", 'Invoice , Amount\n INV-003 ,"120.51"\nINV-004,"$1,000.00"\nINV-009,5\n')
     base = {"type": "csv_rows_equal", "path": "o.csv", "key": "invoice"}
-    exp = [{"invoice": "INV-003", "amount": 120.5}, {"invoice": "INV-004", "amount": 1000},
-           {"invoice": "INV-007", "amount": 1}]
+    exp = [
+        {"invoice": "INV-003", "amount": 120.5},
+        {"invoice": "INV-004", "amount": 1000},
+        {"invoice": "INV-007", "amount": 1},
+    ]
     r = ws.run({**base, "expected": exp})
     assert r.details["matched"] == 1 and r.details["unexpected"] == 1
     assert r.score == pytest.approx(1 / 4)
@@ -488,6 +532,7 @@ def test_csv_ragged_rows(ws):
 
 # -- exec helpers and python check ----------------------------------------------------------------
 
+
 def test_grading_copy_keeps_links_as_links_and_drops_fifos(ws, tmp_path):
     ws.write("a/b.txt", "x")
     os.symlink("/etc/passwd", ws.work / "pw")
@@ -501,18 +546,21 @@ def test_grading_copy_keeps_links_as_links_and_drops_fifos(ws, tmp_path):
     assert not os.path.lexists(dst / "fifo") and any("fifo" in s for s in skipped)
 
 
-@pytest.mark.parametrize("stdout,code,score,reason", [
-    ("noise\n0.25\n", 0, 0.25, "script score 0.25"),
-    ("1\n\n", 1, 1.0, "script score 1"),
-    ("85\n", 0, 0.0, "outside [0, 1]"),
-    ("nan\n", 0, 1.0, "script exited 0"),
-    ('{"score": 0.5, "reason": "half", "checks": [{"name": "a", "score": 1}]}', 0, 0.5, "half"),
-    ('{"score": 2}', 0, 0.0, "not a number in [0, 1]"),
-    ('{"a": 1, "b": 0.5, "c": 0}', 0, 0.5, "mean of 3 sub-scores: a=1, b=0.5, c=0"),
-    ('{"a": 3}', 0, 0.0, "outside [0, 1]"),
-    ("done\n", 0, 1.0, "script exited 0"),
-    ("", 2, 0.0, "script exited 2"),
-])
+@pytest.mark.parametrize(
+    "stdout,code,score,reason",
+    [
+        ("noise\n0.25\n", 0, 0.25, "script score 0.25"),
+        ("1\n\n", 1, 1.0, "script score 1"),
+        ("85\n", 0, 0.0, "outside [0, 1]"),
+        ("nan\n", 0, 1.0, "script exited 0"),
+        ('{"score": 0.5, "reason": "half", "checks": [{"name": "a", "score": 1}]}', 0, 0.5, "half"),
+        ('{"score": 2}', 0, 0.0, "not a number in [0, 1]"),
+        ('{"a": 1, "b": 0.5, "c": 0}', 0, 0.5, "mean of 3 sub-scores: a=1, b=0.5, c=0"),
+        ('{"a": 3}', 0, 0.0, "outside [0, 1]"),
+        ("done\n", 0, 1.0, "script exited 0"),
+        ("", 2, 0.0, "script exited 2"),
+    ],
+)
 def test_parse_score(stdout, code, score, reason):
     s, r, _ = parse_score(stdout, code)
     assert s == pytest.approx(score) and reason in r
@@ -521,7 +569,8 @@ def test_parse_score(stdout, code, score, reason):
 def test_python_check(ws):
     ws.write("out/a.txt", "hello")
     ws.write("input/x", "orig", both=True)
-    (ws.task / "grade.py").write_text(textwrap.dedent("""\
+    (ws.task / "grade.py").write_text(
+        textwrap.dedent("""\
         import json, os, sys
         w, o = os.environ["CLAWGYM_WORKSPACE"], os.environ["CLAWGYM_ORIGINAL"]
         assert os.getcwd() == os.path.realpath(w)
@@ -533,7 +582,8 @@ def test_python_check(ws):
                           "orig": float(open(os.path.join(o, "input/x")).read() == "orig"),
                           "params": float(params == {"n": 3}), "args": float(sys.argv[1:] == ["-v"]),
                           "traj": float(traj.get("final") == "done")}))
-    """))
+    """)
+    )
     r = ws.run({"type": "python", "script": "grade.py", "args": ["-v"]}, trajectory={"final": "done"})
     assert r.passed, r.reason
     assert [s["name"] for s in r.details["subscores"]] == ["hello", "orig", "params", "args", "traj"]
@@ -551,8 +601,7 @@ def test_python_check_failures(ws):
     assert r.score == 0 and "not found" in r.reason
     r = ws.run({"type": "python", "script": "../work/evil.py"})
     assert r.score == 0 and "escapes" in r.reason
-    (r,) = run_checks([{"type": "python", "script": "crash.py"}],
-                      CheckContext(ws.work, ws.orig, None, {}))
+    (r,) = run_checks([{"type": "python", "script": "crash.py"}], CheckContext(ws.work, ws.orig, None, {}))
     assert r.score == 0 and "task folder" in r.reason
 
 
@@ -564,9 +613,11 @@ def test_python_check_cannot_be_hijacked_by_workspace_modules(ws):
 
 # -- command check --------------------------------------------------------------------------------
 
+
 def _sandbox_available() -> str | None:
     try:
         import clawgym.sandbox as sb  # noqa: F401
+
         sb.create_sandbox  # noqa: B018
     except Exception as e:  # noqa: BLE001
         return f"clawgym.sandbox not importable yet: {type(e).__name__}"
@@ -577,6 +628,7 @@ def _sandbox_available() -> str | None:
 
 def _run_or_skip(ws, config):
     from clawgym.errors import ClawgymError, InfraError
+
     try:
         return run_checks([config], ws.ctx())[0]
     except (InfraError, ClawgymError) as e:
@@ -586,8 +638,15 @@ def _run_or_skip(ws, config):
 @pytest.mark.skipif(_sandbox_available() is not None, reason=str(_sandbox_available()))
 def test_command_check(ws):
     ws.write("out/a.txt", "hello")
-    r = _run_or_skip(ws, {"type": "command", "run": "cat out/a.txt && echo ok > out/a.txt",
-                          "output_contains": ["hello", "nope"], "timeout": 30})
+    r = _run_or_skip(
+        ws,
+        {
+            "type": "command",
+            "run": "cat out/a.txt && echo ok > out/a.txt",
+            "output_contains": ["hello", "nope"],
+            "timeout": 30,
+        },
+    )
     assert r.score == pytest.approx(2 / 3) and "lacks 'nope'" in r.reason
     assert (ws.work / "out/a.txt").read_text() == "hello"  # ran over a copy
     r = _run_or_skip(ws, {"type": "command", "run": "exit 3", "expect_exit": [3]})
@@ -600,6 +659,7 @@ def test_command_check(ws):
 
 def test_command_without_sandbox_is_infra_error(ws, monkeypatch):
     from clawgym.errors import InfraError
+
     monkeypatch.setitem(sys.modules, "clawgym.sandbox", None)
     with pytest.raises(InfraError, match="sandbox"):
         run_checks([{"type": "command", "run": "true"}], ws.ctx())
@@ -627,10 +687,17 @@ def _fake_sandbox_module(fail: bool = False):
             pass
 
         def exec(self, command, *, timeout=None, env=None, workdir=None, stdin=None):
-            code, out, err, timed_out = run_process(["/bin/sh", "-c", command], cwd=self.workspace,
-                                                    env=dict(os.environ), timeout=timeout)
-            return types.SimpleNamespace(exit_code=code, output=out + err, timed_out=timed_out, truncated=False,
-                                         duration_s=0.0, killed_reason="timeout" if timed_out else None)
+            code, out, err, timed_out = run_process(
+                ["/bin/sh", "-c", command], cwd=self.workspace, env=dict(os.environ), timeout=timeout
+            )
+            return types.SimpleNamespace(
+                exit_code=code,
+                output=out + err,
+                timed_out=timed_out,
+                truncated=False,
+                duration_s=0.0,
+                killed_reason="timeout" if timed_out else None,
+            )
 
     mod = types.ModuleType("clawgym.sandbox")
     mod.create_sandbox = FakeSandbox
@@ -640,11 +707,17 @@ def _fake_sandbox_module(fail: bool = False):
 
 def test_command_check_logic_with_stand_in_sandbox(ws, monkeypatch):
     from clawgym.errors import InfraError
+
     monkeypatch.setitem(sys.modules, "clawgym.sandbox", _fake_sandbox_module())
     ws.write("out/a.txt", "hello")
     os.mkfifo(ws.work / "pipe")
-    r = ws.run({"type": "command", "run": "cat out/a.txt; echo ok > out/a.txt; test ! -e pipe",
-                "output_contains": ["hello", "nope"]})
+    r = ws.run(
+        {
+            "type": "command",
+            "run": "cat out/a.txt; echo ok > out/a.txt; test ! -e pipe",
+            "output_contains": ["hello", "nope"],
+        }
+    )
     assert r.score == pytest.approx(2 / 3) and r.reason == "output lacks 'nope'"
     assert (ws.work / "out/a.txt").read_text() == "hello"  # ran over a copy
     assert any("pipe" in s for s in r.details["skipped"])

@@ -11,7 +11,7 @@ import pytest
 from clawgym.checks.base import CheckContext
 from clawgym.verify import combine, run_checks
 
-GRADER = '''
+GRADER = """
 import json, os, sys
 ws = sys.argv[1]
 def read(rel):
@@ -28,7 +28,7 @@ scores = {
 }
 print("noise before the score")
 print(json.dumps(scores))
-'''
+"""
 
 
 @pytest.fixture
@@ -44,10 +44,17 @@ def task(tmp_path: Path) -> dict:
 
 def grade(task: dict, **options) -> list:
     trajectory = options.pop("_trajectory", None)
-    check = {"type": "python", "name": "reward", "script": "reward/check.py", "args": ["${CLAWGYM_WORKSPACE}"],
-             "copy_to": "reward", **options}
-    ctx = CheckContext(workspace=task["ws"], original=task["orig"], task_dir=task["task_dir"], params={},
-                       trajectory=trajectory)
+    check = {
+        "type": "python",
+        "name": "reward",
+        "script": "reward/check.py",
+        "args": ["${CLAWGYM_WORKSPACE}"],
+        "copy_to": "reward",
+        **options,
+    }
+    ctx = CheckContext(
+        workspace=task["ws"], original=task["orig"], task_dir=task["task_dir"], params={}, trajectory=trajectory
+    )
     return run_checks([check], ctx)
 
 
@@ -56,7 +63,10 @@ def test_subscores_mean_spreads_results_and_matches_the_unweighted_mean(task):
     (task["ws"] / "out" / "count.txt").write_text("3\n")  # wrong: 4 rows
     results = grade(task, subscores={"aggregate": "mean"})
     assert [(r.name, r.score) for r in results] == [
-        ("reward: has_output", 1.0), ("reward: count_right", 0.0), ("reward: reward_dir_placed", 1.0)]
+        ("reward: has_output", 1.0),
+        ("reward: count_right", 0.0),
+        ("reward: reward_dir_placed", 1.0),
+    ]
     assert combine(results).reward == (1.0 + 0.0 + 1.0) / 3
 
 
@@ -69,8 +79,11 @@ def test_weighted_subscores_and_gates(task):
     (task["ws"] / "out").mkdir()
     (task["ws"] / "out" / "count.txt").write_text("4")
     results = grade(task, subscores={"aggregate": "weighted", "weights": {"count_right": 3, "has_output": 0}})
-    assert {r.name: r.weight for r in results} == {"reward: has_output": 0.0, "reward: count_right": 3.0,
-                                                  "reward: reward_dir_placed": 1.0}
+    assert {r.name: r.weight for r in results} == {
+        "reward: has_output": 0.0,
+        "reward: count_right": 3.0,
+        "reward: reward_dir_placed": 1.0,
+    }
     assert combine(results).reward == 1.0
     (task["ws"] / "out" / "count.txt").write_text("5")
     verdict = combine(grade(task, subscores={"aggregate": "mean", "gates": ["count_right"]}))
@@ -104,7 +117,7 @@ def test_restore_brings_back_a_deleted_input_and_replaces_a_folder_in_its_place(
 
 def test_copy_to_replaces_what_the_agent_put_at_that_path(task):
     (task["ws"] / "reward").mkdir()
-    (task["ws"] / "reward" / "check.py").write_text("print('{\"has_output\": 1, \"count_right\": 1}')")
+    (task["ws"] / "reward" / "check.py").write_text('print(\'{"has_output": 1, "count_right": 1}\')')
     (task["ws"] / "out").mkdir()
     (task["ws"] / "out" / "count.txt").write_text("1")
     results = grade(task, subscores={})
@@ -125,11 +138,15 @@ def test_payload_carries_the_final_message(task):
         "d = json.load(open(p)) if p else {}\n"
         "print(json.dumps({'answered': 1.0 if '42' in d.get('final_message', '') else 0.0,\n"
         "                  'has_query': 1.0 if d.get('user_query') == 'q?' else 0.0,\n"
-        "                  'transcript': 1.0 if len(d.get('transcript', [])) == 2 else 0.0}))\n")
-    trajectory = {"final_message": "It is 42.", "messages": [{"role": "user", "content": "q?"},
-                                                              {"role": "assistant", "content": "It is 42."}]}
-    results = grade(task, subscores={}, payload={"task_id": "t1", "user_query": "q?", "metadata": {}},
-                    _trajectory=trajectory)
+        "                  'transcript': 1.0 if len(d.get('transcript', [])) == 2 else 0.0}))\n"
+    )
+    trajectory = {
+        "final_message": "It is 42.",
+        "messages": [{"role": "user", "content": "q?"}, {"role": "assistant", "content": "It is 42."}],
+    }
+    results = grade(
+        task, subscores={}, payload={"task_id": "t1", "user_query": "q?", "metadata": {}}, _trajectory=trajectory
+    )
     assert [r.score for r in results] == [1.0, 1.0, 1.0]
     results = grade(task, subscores={})  # no payload configured: the grader sees no file
     assert [r.score for r in results] == [0.0, 0.0, 0.0]
@@ -138,5 +155,6 @@ def test_payload_carries_the_final_message(task):
 def test_args_name_the_workspace_copy_not_the_real_workspace(task):
     (task["task_dir"] / "reward" / "check.py").write_text(
         "import json, os, sys\nprint(json.dumps({'copy': 1.0 if sys.argv[1] == os.getcwd() and "
-        f"sys.argv[1] != {json.dumps(str(task['ws']))} else 0.0}}))\n")
+        f"sys.argv[1] != {json.dumps(str(task['ws']))} else 0.0}}))\n"
+    )
     assert grade(task)[0].score == 1.0

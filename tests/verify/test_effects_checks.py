@@ -14,8 +14,12 @@ OUTBOX = [
 ]
 CRON = [
     {"name": "weekly review", "schedule": "0 9 * * 1", "text": "Review the budget sheet"},
-    {"id": "j2", "name": "dentist", "schedule": {"kind": "at", "at": "2026-03-05T08:00:00Z"},
-     "payload": {"kind": "systemEvent", "text": "Dentist at 9"}},
+    {
+        "id": "j2",
+        "name": "dentist",
+        "schedule": {"kind": "at", "at": "2026-03-05T08:00:00Z"},
+        "payload": {"kind": "systemEvent", "text": "Dentist at 9"},
+    },
 ]
 
 
@@ -29,23 +33,26 @@ def one(tmp_path, config, **kw):
     return r
 
 
-@pytest.mark.parametrize("config, score", [
-    ({"type": "message_sent", "target": "bob@example.com", "contains": ["report", "42"]}, 1.0),
-    ({"type": "message_sent", "channel": "EMAIL", "target": "BOB@example.com"}, 1.0),
-    ({"type": "message_sent", "target": "bob@example.com", "contains": ["report", "99"]}, 0.5),
-    ({"type": "message_sent", "channel": "slack", "contains": "10:00"}, 1.0),
-    ({"type": "message_sent", "channel": "sms"}, 0.0),
-    ({"type": "message_sent", "channel": "email", "count": 2}, 1.0),
-    ({"type": "message_sent", "channel": "email", "count": 4}, 0.5),
-    ({"type": "message_sent", "channel": "email", "contains": "invoice", "count": 2}, 0.5),
-    ({"type": "message_sent", "target": "example.com", "target_match": "contains", "count": 2}, 1.0),
-    ({"type": "message_sent", "target": ["carol@example.com", "ann@example.com"]}, 1.0),
-    ({"type": "message_sent", "target": "boss@example.com", "max_count": 0}, 1.0),
-    ({"type": "message_sent", "channel": "email", "max_count": 1}, 0.0),
-    ({"type": "message_sent", "not_contains": "password", "count": 3}, 1.0),
-    ({"type": "message_sent", "contains": "report", "case_sensitive": True}, 1.0),
-    ({"type": "message_sent", "contains": "REPORT", "case_sensitive": True}, 0.0),
-])
+@pytest.mark.parametrize(
+    "config, score",
+    [
+        ({"type": "message_sent", "target": "bob@example.com", "contains": ["report", "42"]}, 1.0),
+        ({"type": "message_sent", "channel": "EMAIL", "target": "BOB@example.com"}, 1.0),
+        ({"type": "message_sent", "target": "bob@example.com", "contains": ["report", "99"]}, 0.5),
+        ({"type": "message_sent", "channel": "slack", "contains": "10:00"}, 1.0),
+        ({"type": "message_sent", "channel": "sms"}, 0.0),
+        ({"type": "message_sent", "channel": "email", "count": 2}, 1.0),
+        ({"type": "message_sent", "channel": "email", "count": 4}, 0.5),
+        ({"type": "message_sent", "channel": "email", "contains": "invoice", "count": 2}, 0.5),
+        ({"type": "message_sent", "target": "example.com", "target_match": "contains", "count": 2}, 1.0),
+        ({"type": "message_sent", "target": ["carol@example.com", "ann@example.com"]}, 1.0),
+        ({"type": "message_sent", "target": "boss@example.com", "max_count": 0}, 1.0),
+        ({"type": "message_sent", "channel": "email", "max_count": 1}, 0.0),
+        ({"type": "message_sent", "not_contains": "password", "count": 3}, 1.0),
+        ({"type": "message_sent", "contains": "report", "case_sensitive": True}, 1.0),
+        ({"type": "message_sent", "contains": "REPORT", "case_sensitive": True}, 0.0),
+    ],
+)
 def test_message_sent_scores(tmp_path, config, score):
     r = one(tmp_path, config)
     assert r.score == pytest.approx(score), r.reason
@@ -62,17 +69,20 @@ def test_message_sent_reasons(tmp_path):
     assert r.score == 0 and "no trajectory" in r.reason
 
 
-@pytest.mark.parametrize("config, score", [
-    ({"type": "cron_job", "schedule": "0 9 * * 1"}, 1.0),
-    ({"type": "cron_job", "schedule": "0  9 * * 1", "contains": "budget"}, 1.0),
-    ({"type": "cron_job", "schedule": "0 9 * * 2", "contains": "budget"}, 0.5),
-    ({"type": "cron_job", "schedule": ["2026-03-05T08:00:00Z"], "contains": "dentist"}, 1.0),
-    ({"type": "cron_job", "name_contains": "DENTIST", "contains": "Dentist at 9"}, 1.0),
-    ({"type": "cron_job", "contains": "DENTIST", "case_sensitive": True}, 0.0),
-    ({"type": "cron_job", "name_contains": "gym"}, 0.0),
-    ({"type": "cron_job", "contains": "review", "count": 2}, 0.5),
-    ({"type": "cron_job", "name_contains": "gym", "max_count": 0}, 1.0),
-])
+@pytest.mark.parametrize(
+    "config, score",
+    [
+        ({"type": "cron_job", "schedule": "0 9 * * 1"}, 1.0),
+        ({"type": "cron_job", "schedule": "0  9 * * 1", "contains": "budget"}, 1.0),
+        ({"type": "cron_job", "schedule": "0 9 * * 2", "contains": "budget"}, 0.5),
+        ({"type": "cron_job", "schedule": ["2026-03-05T08:00:00Z"], "contains": "dentist"}, 1.0),
+        ({"type": "cron_job", "name_contains": "DENTIST", "contains": "Dentist at 9"}, 1.0),
+        ({"type": "cron_job", "contains": "DENTIST", "case_sensitive": True}, 0.0),
+        ({"type": "cron_job", "name_contains": "gym"}, 0.0),
+        ({"type": "cron_job", "contains": "review", "count": 2}, 0.5),
+        ({"type": "cron_job", "name_contains": "gym", "max_count": 0}, 1.0),
+    ],
+)
 def test_cron_job_scores(tmp_path, config, score):
     r = one(tmp_path, config)
     assert r.score == pytest.approx(score), r.reason

@@ -12,19 +12,30 @@ import pytest
 from clawgym.agent.base import Agent
 from clawgym.checks import CheckResult
 from clawgym.compile.compiler import compile_task, load_task_spec
-from clawgym.verify.judge import (JudgeError, build_messages, changed_files, close_judges, judge_rubric, parse_answer,
-                           split_judge_config)
+from clawgym.verify.judge import (
+    JudgeError,
+    build_messages,
+    changed_files,
+    close_judges,
+    judge_rubric,
+    parse_answer,
+    split_judge_config,
+)
 from clawgym.policy import make_policy
 from clawgym.registry import _REGISTRY, register
 from clawgym.run.trial import Trial, execute_trial
 from clawgym.verify import Verdict, combine, combine_hybrid
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "lib"
-RUBRIC = ({"criterion": "The total is stated in the final reply", "weight": 1},
-          {"criterion": "The reply is polite", "weight": 3})
+RUBRIC = (
+    {"criterion": "The total is stated in the final reply", "weight": 1},
+    {"criterion": "The reply is polite", "weight": 3},
+)
 TASK = SimpleNamespace(id="t@0", instruction="Sum the numbers.", rubric=RUBRIC)
-TRAJ = {"final_message": "The total is 6. Have a nice day!",
-        "side_effects": {"outbox": [{"channel": "email", "target": "bob", "message": "total 6", "turn": 1}]}}
+TRAJ = {
+    "final_message": "The total is 6. Have a nice day!",
+    "side_effects": {"outbox": [{"channel": "email", "target": "bob", "message": "total 6", "turn": 1}]},
+}
 
 
 def answer(*scores, fence=False):
@@ -54,6 +65,7 @@ def folders(tmp_path):
 
 # -- prompt ---------------------------------------------------------------------------------------
 
+
 def test_prompt_shows_criteria_reply_effects_and_changed_files(folders):
     work, orig = folders
     msgs = build_messages(TASK, TRAJ, work, orig, max_file_chars=500)
@@ -77,6 +89,7 @@ def test_prompt_without_reply_or_changes(tmp_path):
 
 # -- parsing --------------------------------------------------------------------------------------
 
+
 def test_parse_answer_accepts_plain_and_fenced_json():
     assert parse_answer(answer(1, 0.5), 2) == [(1.0, "r1"), (0.5, "r2")]
     assert parse_answer(answer(0, 1, fence=True), 2) == [(0.0, "r1"), (1.0, "r2")]
@@ -84,22 +97,32 @@ def test_parse_answer_accepts_plain_and_fenced_json():
     assert parse_answer(rev, 2) == [(0.0, ""), (1.0, "")]
 
 
-@pytest.mark.parametrize("text, problem", [
-    (None, "empty"), ("", "empty"), ("I think both are fine", "```json block"),
-    ('{"scores": [', "invalid JSON"), ("[1, 2]", "expected the JSON object"),
-    ('{"score": 1}', '"scores" list'), (answer(1), "criteria 2 have no score"),
-    (answer(1, 1.5), "from 0 to 1"), (answer(1, True), "from 0 to 1"), (answer(1, "1"), "from 0 to 1"),
-    (json.dumps({"scores": [{"criterion": 3, "score": 1}]}), "from 1 to 2"),
-    (json.dumps({"scores": [{"criterion": 1, "score": 1}, {"criterion": 1, "score": 0}]}), "scored twice"),
-    (json.dumps({"scores": [{"criterion": 1, "score": 1, "reason": 5}, {"criterion": 2, "score": 0}]}), "text"),
-    (answer(1, 1, fence=True) + answer(1, 1, fence=True), "one ```json block"),
-])
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        (None, "empty"),
+        ("", "empty"),
+        ("I think both are fine", "```json block"),
+        ('{"scores": [', "invalid JSON"),
+        ("[1, 2]", "expected the JSON object"),
+        ('{"score": 1}', '"scores" list'),
+        (answer(1), "criteria 2 have no score"),
+        (answer(1, 1.5), "from 0 to 1"),
+        (answer(1, True), "from 0 to 1"),
+        (answer(1, "1"), "from 0 to 1"),
+        (json.dumps({"scores": [{"criterion": 3, "score": 1}]}), "from 1 to 2"),
+        (json.dumps({"scores": [{"criterion": 1, "score": 1}, {"criterion": 1, "score": 0}]}), "scored twice"),
+        (json.dumps({"scores": [{"criterion": 1, "score": 1, "reason": 5}, {"criterion": 2, "score": 0}]}), "text"),
+        (answer(1, 1, fence=True) + answer(1, 1, fence=True), "one ```json block"),
+    ],
+)
 def test_parse_answer_is_strict(text, problem):
     with pytest.raises(ValueError, match=problem.replace("(", r"\(").replace("`", "`")):
         parse_answer(text, 2)
 
 
 # -- judging, retries, cache ----------------------------------------------------------------------
+
 
 def test_judge_scores_weighted_and_results_are_rubric_checks(folders, tmp_path):
     work, orig = folders
@@ -138,8 +161,9 @@ def test_judgments_are_cached_by_content(folders, tmp_path):
     again = judge_rubric(TASK, TRAJ, work, policy, original=orig, cache_dir=cache)
     assert again.cached and again.score == first.score and policy.calls == []
     assert not list(cache.rglob("*.tmp"))
-    other = judge_rubric(TASK, {**TRAJ, "final_message": "changed"}, work, judge(answer(0, 0)), original=orig,
-                         cache_dir=cache)
+    other = judge_rubric(
+        TASK, {**TRAJ, "final_message": "changed"}, work, judge(answer(0, 0)), original=orig, cache_dir=cache
+    )
     assert other.score == 0 and len(list(cache.rglob("*.json"))) == 2
     files[0].write_text("{damaged")
     redo = judge_rubric(TASK, TRAJ, work, judge(answer(1, 1)), original=orig, cache_dir=cache)
@@ -162,12 +186,14 @@ def test_split_judge_config():
 
 # -- hybrid reward --------------------------------------------------------------------------------
 
+
 def res(score, gate=False, name="c"):
     return CheckResult(name=name, type="t", score=score, gate=gate)
 
 
 def rubric_result(score):
     from clawgym.verify.judge import RubricResult
+
     return RubricResult(score, [CheckResult("c", "rubric", score)], {"type": "scripted"})
 
 
@@ -197,13 +223,13 @@ def test_combine_hybrid_gate_and_missing_judge():
 
 # -- trials: judge wiring and the status contract --------------------------------------------------
 
+
 @pytest.fixture
 def rubric_task(tmp_path):
     root = tmp_path / "lib"
     shutil.copytree(FIXTURES, root, ignore=shutil.ignore_patterns("bad"))
     spec = root / "specs" / "good.yaml"
-    spec.write_text(spec.read_text() + "rubric:\n  - {criterion: The total is right, weight: 1}\n"
-                                       "rubric_weight: 0.4\n")
+    spec.write_text(spec.read_text() + "rubric:\n  - {criterion: The total is right, weight: 1}\nrubric_weight: 0.4\n")
     return compile_task(load_task_spec(spec), 0)
 
 
@@ -216,9 +242,14 @@ def _fresh_judges():
 
 def test_trial_with_judge_scores_hybrid(rubric_task, tmp_path, bwrap):
     out = tmp_path / "out"
-    rec = execute_trial(Trial(rubric_task, {"type": "oracle"}), trial_dir=out / "trials" / "x",
-                        judge={"type": "scripted", "turns": [json.dumps({"scores": [
-                            {"criterion": 1, "score": 0.5, "reason": "meh"}]})]})
+    rec = execute_trial(
+        Trial(rubric_task, {"type": "oracle"}),
+        trial_dir=out / "trials" / "x",
+        judge={
+            "type": "scripted",
+            "turns": [json.dumps({"scores": [{"criterion": 1, "score": 0.5, "reason": "meh"}]})],
+        },
+    )
     assert rec["status"] == "failed" and rec["reward"] == pytest.approx(0.6 + 0.4 * 0.5)
     assert rec["verdict"]["rubric_score"] == 0.5 and rec["verdict"]["code_reward"] == 1
     assert rec["verdict"]["results"][-1]["type"] == "rubric" and "judge_s" in rec["timings"]
@@ -236,13 +267,19 @@ def test_gate_failure_never_consults_the_judge(rubric_task, bwrap):
     assert rec["status"] == "failed" and rec["reward"] == 0 and "judge_s" not in rec["timings"]
 
 
-@pytest.mark.parametrize("turns, message", [
-    (["garbage", "more garbage", "still garbage"], "JudgeError: the rubric judge (scripted) gave no usable answer"),
-    ([{"error": "judge endpoint down"}], "JudgeError: the rubric judge failed: judge endpoint down"),
-])
+@pytest.mark.parametrize(
+    "turns, message",
+    [
+        (["garbage", "more garbage", "still garbage"], "JudgeError: the rubric judge (scripted) gave no usable answer"),
+        ([{"error": "judge endpoint down"}], "JudgeError: the rubric judge failed: judge endpoint down"),
+    ],
+)
 def test_judge_failure_is_an_error_trial_not_a_score(rubric_task, tmp_path, bwrap, turns, message):
-    rec = execute_trial(Trial(rubric_task, {"type": "oracle"}), trial_dir=tmp_path / "t",
-                        judge={"type": "scripted", "turns": turns, "retries": 2})
+    rec = execute_trial(
+        Trial(rubric_task, {"type": "oracle"}),
+        trial_dir=tmp_path / "t",
+        judge={"type": "scripted", "turns": turns, "retries": 2},
+    )
     assert rec["status"] == "error" and rec["reward"] is None and rec["verdict"] is None
     assert rec["error"].startswith(message)
     assert json.loads((tmp_path / "t" / "record.json").read_text())["status"] == "error"
@@ -271,9 +308,13 @@ def policy_agent():
 
 
 def test_policy_error_in_agent_is_an_error_trial(rubric_task, policy_agent, tmp_path, bwrap):
-    turns = [{"content": None, "tool_calls": [{"id": "1", "type": "function",
-                                               "function": {"name": "x", "arguments": "{}"}}]},
-             {"error": "connection dropped mid-stream"}]
+    turns = [
+        {
+            "content": None,
+            "tool_calls": [{"id": "1", "type": "function", "function": {"name": "x", "arguments": "{}"}}],
+        },
+        {"error": "connection dropped mid-stream"},
+    ]
     rec = execute_trial(Trial(rubric_task, {"type": "test_policy_agent", "turns": turns}), trial_dir=tmp_path / "t")
     assert rec["status"] == "error" and rec["reward"] is None and rec["verdict"] is None
     assert rec["error"] == "PolicyError: connection dropped mid-stream"

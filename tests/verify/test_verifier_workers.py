@@ -18,11 +18,13 @@ from clawgym.errors import InfraError
 from clawgym.verify import connection
 from clawgym.verify.request import VerifyRequest
 
-READING = [{"type": "file_exists", "path": "out/answer.txt", "gate": True},
-           {"type": "text_contains", "path": "out/answer.txt", "contains": ["42"]},
-           {"type": "json_field_equals", "path": "out/data.json", "field": "total", "expected": 3},
-           {"type": "unchanged", "paths": ["input/**"]},
-           {"type": "csv_rows_equal", "path": "out/rows.csv", "expected": [{"id": "1", "n": "2"}], "key": ["id"]}]
+READING = [
+    {"type": "file_exists", "path": "out/answer.txt", "gate": True},
+    {"type": "text_contains", "path": "out/answer.txt", "contains": ["42"]},
+    {"type": "json_field_equals", "path": "out/data.json", "field": "total", "expected": 3},
+    {"type": "unchanged", "paths": ["input/**"]},
+    {"type": "csv_rows_equal", "path": "out/rows.csv", "expected": [{"id": "1", "n": "2"}], "key": ["id"]},
+]
 
 
 @pytest.fixture
@@ -103,8 +105,13 @@ def test_code_running_checks_get_a_fresh_fork_each(fresh_server, tmp_path):
 
     fresh_server.setattr(connection, "ask", spy)
     for _ in range(3):
-        verify([{"type": "file_exists", "path": "out/answer.txt"}, {"type": "python", "script": "grade.py"}],
-               workspace=ws, task_dir=task, params={}, original_files=original)
+        verify(
+            [{"type": "file_exists", "path": "out/answer.txt"}, {"type": "python", "script": "grade.py"}],
+            workspace=ws,
+            task_dir=task,
+            params={},
+            original_files=original,
+        )
     assert len(set(seen)) == 3
 
 
@@ -138,8 +145,9 @@ def test_a_hanging_request_times_out_and_the_next_one_is_graded(fresh_server, tm
     fresh_server.setenv("CLAWGYM_VERIFIER_WORKERS", "1")
     ws, original = _workspace(tmp_path, 0)
     (ws / "out" / "answer.txt").write_text("a" * 64 + "!")
-    hang = VerifyRequest(({"type": "text_matches", "path": "out/answer.txt", "pattern": "^(a+)+$"},), ws,
-                         original_files=original)
+    hang = VerifyRequest(
+        ({"type": "text_matches", "path": "out/answer.txt", "pattern": "^(a+)+$"},), ws, original_files=original
+    )
     t0 = time.monotonic()
     try:
         answer, _ = _ask(hang, reuse=True, timeout=3)
@@ -158,8 +166,9 @@ def test_cancelling_a_trial_stops_its_verification_wait(fresh_server, tmp_path):
     fresh_server.setenv("CLAWGYM_VERIFIER_WORKERS", "1")
     ws, original = _workspace(tmp_path, 0)
     (ws / "out" / "answer.txt").write_text("a" * 64 + "!")
-    hang = VerifyRequest(({"type": "text_matches", "path": "out/answer.txt", "pattern": "^(a+)+$"},), ws,
-                         original_files=original)
+    hang = VerifyRequest(
+        ({"type": "text_matches", "path": "out/answer.txt", "pattern": "^(a+)+$"},), ws, original_files=original
+    )
     controls = control.Controls()
     threading.Timer(1.0, controls.token.cancel, args=("stop",)).start()
     t0 = time.monotonic()
@@ -205,28 +214,35 @@ def test_pristine_files_in_memory_grade_like_a_pristine_folder(tmp_path):
         "import json, os, pathlib\n"
         "o = pathlib.Path(os.environ['CLAWGYM_ORIGINAL'])\n"
         "ok = (o / 'input/a.csv').read_bytes() == b'id,n\\n1,2\\n' and os.access(o / 'run.sh', os.X_OK)\n"
-        "print(json.dumps({'score': 1 if ok else 0}))\n")
-    checks = [{"type": "unchanged", "paths": ["input/**"], "partial": True},
-              {"type": "unchanged", "paths": ["notes"]},
-              {"type": "unchanged", "paths": ["nothing/**"]},
-              {"type": "file_exists", "path": "input/b.txt"},
-              {"type": "python", "script": "grade.py"}]
-    changes = [lambda ws: None,
-               lambda ws: (ws / "input" / "a.csv").write_text("id,n\n1,3\n"),
-               lambda ws: (ws / "input" / "b.txt").unlink(),
-               lambda ws: ((ws / "input" / "b.txt").unlink(), (ws / "input" / "b.txt").symlink_to("a.csv")),
-               lambda ws: ((ws / "input" / "b.txt").unlink(), (ws / "input" / "b.txt").mkdir()),
-               lambda ws: (ws / "input" / "new.csv").write_text("x"),
-               lambda ws: (ws / "input" / "a.csv").write_text("id,n\n1,2\n\n"),
-               lambda ws: ((ws / "notes" / "x.md").unlink(), (ws / "notes" / "x.md").symlink_to("/etc/passwd"))]
+        "print(json.dumps({'score': 1 if ok else 0}))\n"
+    )
+    checks = [
+        {"type": "unchanged", "paths": ["input/**"], "partial": True},
+        {"type": "unchanged", "paths": ["notes"]},
+        {"type": "unchanged", "paths": ["nothing/**"]},
+        {"type": "file_exists", "path": "input/b.txt"},
+        {"type": "python", "script": "grade.py"},
+    ]
+    changes = [
+        lambda ws: None,
+        lambda ws: (ws / "input" / "a.csv").write_text("id,n\n1,3\n"),
+        lambda ws: (ws / "input" / "b.txt").unlink(),
+        lambda ws: ((ws / "input" / "b.txt").unlink(), (ws / "input" / "b.txt").symlink_to("a.csv")),
+        lambda ws: ((ws / "input" / "b.txt").unlink(), (ws / "input" / "b.txt").mkdir()),
+        lambda ws: (ws / "input" / "new.csv").write_text("x"),
+        lambda ws: (ws / "input" / "a.csv").write_text("id,n\n1,2\n\n"),
+        lambda ws: ((ws / "notes" / "x.md").unlink(), (ws / "notes" / "x.md").symlink_to("/etc/passwd")),
+    ]
     for i, change in enumerate(changes):
         ws = tmp_path / f"ws{i}"
         write_files(original, {"run.sh"}, ws)
         change(ws)
         from_folder = verify(checks, workspace=ws, original=folder, task_dir=task, params={}, diff=True)
-        from_memory = verify(checks, workspace=ws, original_files=original, executables=["run.sh"], task_dir=task,
-                             params={}, diff=True)
-        assert [(r.name, r.score, r.reason) for r in from_memory.results] == \
-            [(r.name, r.score, r.reason) for r in from_folder.results], f"change {i}"
+        from_memory = verify(
+            checks, workspace=ws, original_files=original, executables=["run.sh"], task_dir=task, params={}, diff=True
+        )
+        assert [(r.name, r.score, r.reason) for r in from_memory.results] == [
+            (r.name, r.score, r.reason) for r in from_folder.results
+        ], f"change {i}"
         assert from_memory.workspace_diff == from_folder.workspace_diff
     assert from_memory.results[-1].score == 1  # the grading script saw the written pristine folder

@@ -29,6 +29,7 @@ def res(score, weight=1.0, gate=False, name=None):
 
 # -- combine --------------------------------------------------------------------------------------
 
+
 def test_combine_weighted_mean():
     v = combine([res(1.0, 3), res(0.0, 1)])
     assert v.reward == pytest.approx(0.75) and not v.passed and v.gate_failed is None
@@ -65,6 +66,7 @@ def test_round_trips():
 
 
 # -- run_checks in process ------------------------------------------------------------------------
+
 
 class _Raises(Check):
     """Raises whatever `error` names."""
@@ -108,16 +110,20 @@ def test_raising_check_scores_zero_and_others_still_run(folders):
     assert out[1].passed and out[2].score == 0
     with pytest.raises(InfraError):
         run_checks([{"type": "test_raises", "error": "infra"}], ctx)
-    assert handle({"checks": [{"type": "test_raises", "error": "prereq"}], "workspace": str(work),
-                   "original": str(orig)}) == {"error": "bwrap missing", "kind": "prerequisite"}
+    assert handle(
+        {"checks": [{"type": "test_raises", "error": "prereq"}], "workspace": str(work), "original": str(orig)}
+    ) == {"error": "bwrap missing", "kind": "prerequisite"}
 
 
 def test_executing_checks_after_a_failed_gate_are_not_run(folders):
     work, orig, _ = folders
     (work / "marker").write_text("x")
-    checks = [{"type": "command", "run": "touch ran-before"},
-              {"type": "file_exists", "path": "report.md", "gate": True, "name": "report written"},
-              {"type": "command", "run": "touch ran-after"}, {"type": "file_exists", "path": "marker"}]
+    checks = [
+        {"type": "command", "run": "touch ran-before"},
+        {"type": "file_exists", "path": "report.md", "gate": True, "name": "report written"},
+        {"type": "command", "run": "touch ran-after"},
+        {"type": "file_exists", "path": "marker"},
+    ]
     out = run_checks(checks, CheckContext(work, orig, None, {}))
     # cheap checks run first; a failed gate stops the commands, before or after it in the spec
     assert [r.score for r in out] == [0.0, 0.0, 0.0, 1.0]
@@ -137,15 +143,19 @@ def test_duplicate_names_are_made_unique(folders):
 
 # -- verify in a fresh process --------------------------------------------------------------------
 
+
 def _setup_task(work: Path, orig: Path, task: Path) -> None:
     for base in (work, orig):
         (base / "input").mkdir()
-        (base / "input/invoices.csv").write_text("invoice,amount,due\nINV-001,10,2024-01-01\nINV-003,120.5,2024-02-01\n")
+        (base / "input/invoices.csv").write_text(
+            "invoice,amount,due\nINV-001,10,2024-01-01\nINV-003,120.5,2024-02-01\n"
+        )
         (base / "input/notes.txt").write_text("keep me\n")
     (work / "out").mkdir()
     (work / "out/overdue.csv").write_text("invoice,amount\nINV-003,120.50\n")
     (work / "out/summary.json").write_text('{"total": 120.5, "count": 1}')
-    (task / "grade.py").write_text(textwrap.dedent("""\
+    (task / "grade.py").write_text(
+        textwrap.dedent("""\
         import json, os, sys
         print("some chatter first")
         mode = sys.argv[1]
@@ -160,13 +170,20 @@ def _setup_task(work: Path, orig: Path, task: Path) -> None:
             sys.exit(int(os.environ["CLAWGYM_PARAMS"] != '{"n": 1}'))
         elif mode == "sleep":
             import time; time.sleep(60)
-    """))
+    """)
+    )
 
 
 CHECKS = [
     {"type": "file_exists", "path": "out/overdue.csv", "gate": True},
-    {"type": "csv_rows_equal", "path": "out/overdue.csv", "expected": [{"invoice": "INV-003", "amount": 120.5}],
-     "key": "invoice", "tolerance": {"abs": 0.01}, "weight": 3},
+    {
+        "type": "csv_rows_equal",
+        "path": "out/overdue.csv",
+        "expected": [{"invoice": "INV-003", "amount": 120.5}],
+        "key": "invoice",
+        "tolerance": {"abs": 0.01},
+        "weight": 3,
+    },
     {"type": "unchanged", "paths": ["input/**"]},
     {"type": "json_field_equals", "path": "out/summary.json", "fields": {"total": 120.5, "count": 1}},
 ]
@@ -205,10 +222,12 @@ def test_verify_survives_raising_and_hostile_checks(folders):
     work, orig, task = folders
     _setup_task(work, orig, task)
     os.symlink("/etc/passwd", work / "out/leak.txt")
-    checks = [{"type": "numeric_close", "path": "out/summary.json", "field": "total", "expected": 120.5, "abs": "x"},
-              {"type": "text_contains", "path": "out/leak.txt", "contains": "root"},
-              {"type": "no_such_check"},
-              {"type": "file_exists", "path": "out/summary.json"}]
+    checks = [
+        {"type": "numeric_close", "path": "out/summary.json", "field": "total", "expected": 120.5, "abs": "x"},
+        {"type": "text_contains", "path": "out/leak.txt", "contains": "root"},
+        {"type": "no_such_check"},
+        {"type": "file_exists", "path": "out/summary.json"},
+    ]
     v = verify(checks, workspace=work, original=orig, task_dir=task, params={})
     assert [r.score for r in v.results] == [0, 0, 0, 1]
     assert "ValueError" in v.results[0].reason
@@ -217,13 +236,20 @@ def test_verify_survives_raising_and_hostile_checks(folders):
     assert v.reward == 0.25
 
 
-@pytest.mark.parametrize("mode,score,subs", [
-    ("float", 0.75, None), ("object", 0.5, ["a", "b"]), ("named", 0.75, ["x", "y"]), ("exit", 1.0, None)])
+@pytest.mark.parametrize(
+    "mode,score,subs",
+    [("float", 0.75, None), ("object", 0.5, ["a", "b"]), ("named", 0.75, ["x", "y"]), ("exit", 1.0, None)],
+)
 def test_verify_python_protocols(folders, mode, score, subs):
     work, orig, task = folders
     _setup_task(work, orig, task)
-    v = verify([{"type": "python", "script": "grade.py", "args": [mode]}], workspace=work, original=orig,
-               task_dir=task, params={"n": 1})
+    v = verify(
+        [{"type": "python", "script": "grade.py", "args": [mode]}],
+        workspace=work,
+        original=orig,
+        task_dir=task,
+        params={"n": 1},
+    )
     r = v.results[0]
     assert r.score == pytest.approx(score) and v.reward == pytest.approx(score)
     got = [s["name"] for s in r.details.get("subscores", [])] or None
@@ -237,8 +263,14 @@ def test_grader_past_the_verify_budget_is_a_failed_grade(folders):
     work, orig, task = folders
     _setup_task(work, orig, task)
     t0 = time.monotonic()
-    v = verify([{"type": "python", "script": "grade.py", "args": ["sleep"]}], workspace=work, original=orig,
-               task_dir=task, params={}, timeout=3)
+    v = verify(
+        [{"type": "python", "script": "grade.py", "args": ["sleep"]}],
+        workspace=work,
+        original=orig,
+        task_dir=task,
+        params={},
+        timeout=3,
+    )
     assert v.reward == 0 and "timed out" in v.results[0].reason
     assert time.monotonic() - t0 < 20
 
@@ -250,8 +282,14 @@ def test_verifier_timeout_is_infra_error(folders):
 
     work, orig, task = folders
     _setup_task(work, orig, task)
-    request = {"checks": [{"type": "python", "script": "grade.py", "args": ["sleep"]}], "workspace": str(work),
-               "original": str(orig), "task_dir": str(task), "params": {}, "budget_s": 600}
+    request = {
+        "checks": [{"type": "python", "script": "grade.py", "args": ["sleep"]}],
+        "workspace": str(work),
+        "original": str(orig),
+        "task_dir": str(task),
+        "params": {},
+        "budget_s": 600,
+    }
     t0 = time.monotonic()
     with pytest.raises(InfraError, match="timed out"):
         ask(json.dumps(request).encode(), 3, control.current().token)
@@ -283,11 +321,23 @@ def test_worker_protocol_and_lean_imports(folders):
     assert score == 1.0 and loaded == []
     # the real entry point: JSON in, JSON out, nothing else on stdout
     req = {"checks": [{"type": "file_exists", "path": "a.txt"}], "workspace": str(work), "original": str(orig)}
-    p = subprocess.run([sys.executable, "-m", "clawgym.verify.worker"], input=json.dumps(req),
-                       capture_output=True, text=True, env=env, timeout=60)
+    p = subprocess.run(
+        [sys.executable, "-m", "clawgym.verify.worker"],
+        input=json.dumps(req),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert p.returncode == 0 and json.loads(p.stdout)["results"][0]["passed"] is True
-    p = subprocess.run([sys.executable, "-m", "clawgym.verify.worker"], input="not json",
-                       capture_output=True, text=True, env=env, timeout=60)
+    p = subprocess.run(
+        [sys.executable, "-m", "clawgym.verify.worker"],
+        input="not json",
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert p.returncode == 1 and json.loads(p.stdout)["kind"] == "infra"
 
 
@@ -312,14 +362,21 @@ def test_stray_prints_do_not_corrupt_worker_answer(folders):
         sys.exit(main())
     """)
     req = {"checks": [{"type": "noisy"}], "workspace": str(work), "original": str(orig)}
-    p = subprocess.run([sys.executable, "-c", code], input=json.dumps(req), capture_output=True, text=True,
-                       env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
+    p = subprocess.run(
+        [sys.executable, "-c", code],
+        input=json.dumps(req),
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=60,
+    )
     assert json.loads(p.stdout)["results"][0]["score"] == 1.0
     assert "python noise" in p.stderr and "child noise" in p.stderr
 
 
 def test_verify_command_check_in_worker(folders):
     import shutil
+
     try:
         import clawgym.sandbox  # noqa: F401
     except Exception as e:  # noqa: BLE001
@@ -329,9 +386,16 @@ def test_verify_command_check_in_worker(folders):
     work, orig, _ = folders
     (work / "run.sh").write_text("echo graded; rm -f run.sh\n")
     try:
-        v = verify([{"type": "command", "run": "sh run.sh", "output_contains": "graded"},
-                    {"type": "file_exists", "path": "run.sh"}], workspace=work, original=orig, task_dir=None,
-                   params={})
+        v = verify(
+            [
+                {"type": "command", "run": "sh run.sh", "output_contains": "graded"},
+                {"type": "file_exists", "path": "run.sh"},
+            ],
+            workspace=work,
+            original=orig,
+            task_dir=None,
+            params={},
+        )
     except (InfraError, PrerequisiteError) as e:
         pytest.skip(f"sandbox could not start here: {e}")
     assert v.passed, [r.reason for r in v.results]

@@ -19,27 +19,58 @@ from .schemas import schemas_for
 from .tools import ALL_TOOLS, RunState, ToolError, registry, select_tools
 
 PREVIEW = 2000
-SKIPPED = ("skipped: only the first tool call of a turn is run (parallel_tool_calls is off); "
-           "call this tool again in its own turn")
+SKIPPED = (
+    "skipped: only the first tool call of a turn is run (parallel_tool_calls is off); "
+    "call this tool again in its own turn"
+)
 
-SCHEMA: dict[str, Any] = {"type": "object", "additionalProperties": False, "required": ["policy"], "properties": {
-    **COMMON_AGENT_PROPS,
-    "policy": {"type": "object", "required": ["type"], "properties": {"type": {"type": "string"}},
-               "description": "The model backend: {type: openai|hf|scripted, ...its settings}."},
-    "max_turns": {"type": "integer", "minimum": 1, "default": 50,
-                  "description": "Most model calls per trial (the task's limits.turns wins when smaller)."},
-    "max_tokens_total": {"type": ["integer", "null"], "minimum": 1, "default": None,
-                         "description": "Budget of prompt + completion tokens summed over all turns."},
-    "tool_output_chars": {"type": "integer", "minimum": 100, "default": 200_000,
-                          "description": "Longest tool result given back to the model (more is cut)."},
-    "parallel_tool_calls": {"type": "boolean", "default": True,
-                            "description": "Run every tool call of a turn (true) or only the first (false)."},
-    "tools": {"type": "object", "additionalProperties": False, "description":
-              "Tool overrides on top of the task's: enable/disable lists of tool names.", "properties": {
-                  "enable": {"type": "array", "items": {"enum": list(ALL_TOOLS)}},
-                  "disable": {"type": "array", "items": {"enum": list(ALL_TOOLS[5:])}}}},
-    "system_prompt_extra": {"type": "string", "description": "Text appended to the system prompt."},
-}}
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["policy"],
+    "properties": {
+        **COMMON_AGENT_PROPS,
+        "policy": {
+            "type": "object",
+            "required": ["type"],
+            "properties": {"type": {"type": "string"}},
+            "description": "The model backend: {type: openai|hf|scripted, ...its settings}.",
+        },
+        "max_turns": {
+            "type": "integer",
+            "minimum": 1,
+            "default": 50,
+            "description": "Most model calls per trial (the task's limits.turns wins when smaller).",
+        },
+        "max_tokens_total": {
+            "type": ["integer", "null"],
+            "minimum": 1,
+            "default": None,
+            "description": "Budget of prompt + completion tokens summed over all turns.",
+        },
+        "tool_output_chars": {
+            "type": "integer",
+            "minimum": 100,
+            "default": 200_000,
+            "description": "Longest tool result given back to the model (more is cut).",
+        },
+        "parallel_tool_calls": {
+            "type": "boolean",
+            "default": True,
+            "description": "Run every tool call of a turn (true) or only the first (false).",
+        },
+        "tools": {
+            "type": "object",
+            "additionalProperties": False,
+            "description": "Tool overrides on top of the task's: enable/disable lists of tool names.",
+            "properties": {
+                "enable": {"type": "array", "items": {"enum": list(ALL_TOOLS)}},
+                "disable": {"type": "array", "items": {"enum": list(ALL_TOOLS[5:])}},
+            },
+        },
+        "system_prompt_extra": {"type": "string", "description": "Text appended to the system prompt."},
+    },
+}
 
 
 def tool_error(name: str, message: str) -> str:
@@ -71,6 +102,7 @@ class ClawAgent(Agent):
         with self._policy_lock:
             if self._policy is None:
                 from ...policy import make_policy
+
                 self._policy = make_policy(dict(self.config["policy"]))
             return self._policy
 
@@ -87,22 +119,29 @@ class ClawAgent(Agent):
         policy = self.policy
         traj.policy = policy.describe()
         limits = task.limits or {}
-        max_turns = min(int(cfg.get("max_turns", 50)), int(limits.get("turns", 10 ** 9)))
-        state = RunState(task=task, sandbox=sandbox, workspace=Workspace(sandbox.workspace, sandbox.mount),
-                         deadline=time.monotonic() + float(limits.get("seconds", 600)), max_turns=max_turns,
-                         max_tokens_total=cfg.get("max_tokens_total"),
-                         tool_output_chars=int(cfg.get("tool_output_chars", 200_000)),
-                         model=str(traj.policy.get("model") or traj.policy.get("type") or ""))
+        max_turns = min(int(cfg.get("max_turns", 50)), int(limits.get("turns", 10**9)))
+        state = RunState(
+            task=task,
+            sandbox=sandbox,
+            workspace=Workspace(sandbox.workspace, sandbox.mount),
+            deadline=time.monotonic() + float(limits.get("seconds", 600)),
+            max_turns=max_turns,
+            max_tokens_total=cfg.get("max_tokens_total"),
+            tool_output_chars=int(cfg.get("tool_output_chars", 200_000)),
+            model=str(traj.policy.get("model") or traj.policy.get("type") or ""),
+        )
         names = select_tools(thaw(task.tools or {}), cfg.get("tools"))
         funcs = registry()
         tools = schemas_for(names)
         traj.tools = tools
         traj.side_effects = state.side_effects
         system = prompt_mod.build_system_prompt(state.workspace, task.clock, names, cfg.get("system_prompt_extra"))
-        messages: list[dict[str, Any]] = [{"role": "system", "content": system},
-                                          {"role": "user", "content": task.instruction}]
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": system},
+            {"role": "user", "content": task.instruction},
+        ]
         traj.messages = messages  # every message of the trial, in order
-        context = messages        # what the model sees: the current session's messages
+        context = messages  # what the model sees: the current session's messages
         followups = [dict(f) for f in task.followups or ()]
 
         def say(message: dict[str, Any]) -> None:
@@ -128,8 +167,12 @@ class ClawAgent(Agent):
                 usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
                 usage["turns"] = state.turn
                 state.tokens_used = usage["total_tokens"]
-                turn: dict[str, Any] = {"index": state.turn - 1, "finish_reason": completion.finish_reason,
-                                        "usage": dict(used), "latency_s": round(completion.latency_s, 4)}
+                turn: dict[str, Any] = {
+                    "index": state.turn - 1,
+                    "finish_reason": completion.finish_reason,
+                    "usage": dict(used),
+                    "latency_s": round(completion.latency_s, 4),
+                }
                 for key in ("prompt_token_ids", "token_ids", "logprobs"):
                     if getattr(completion, key) is not None:
                         turn[key] = getattr(completion, key)
@@ -155,9 +198,17 @@ class ClawAgent(Agent):
                 for i, call in enumerate(calls):
                     if i > 0 and not cfg.get("parallel_tool_calls", True):
                         content = tool_error(_call_name(call), SKIPPED)
-                        traj.add("tool", turn=state.turn - 1, name=_call_name(call), call_id=call.get("id"),
-                                 arguments=_call_args(call), ok=False, skipped=True, duration_s=0.0,
-                                 result=content)
+                        traj.add(
+                            "tool",
+                            turn=state.turn - 1,
+                            name=_call_name(call),
+                            call_id=call.get("id"),
+                            arguments=_call_args(call),
+                            ok=False,
+                            skipped=True,
+                            duration_s=0.0,
+                            result=content,
+                        )
                     else:
                         content = self._dispatch(call, names, funcs, state, traj)
                     usage["tool_calls"] += 1
@@ -177,8 +228,9 @@ class ClawAgent(Agent):
         return None
 
     @staticmethod
-    def _dispatch(call: dict[str, Any], names: list[str], funcs: dict[str, Any], state: RunState,
-                  traj: Trajectory) -> str:
+    def _dispatch(
+        call: dict[str, Any], names: list[str], funcs: dict[str, Any], state: RunState, traj: Trajectory
+    ) -> str:
         """Run one tool call; every failure becomes a JSON error for the model."""
         name = _call_name(call)
         raw = _call_args(call)
@@ -186,13 +238,14 @@ class ClawAgent(Agent):
         ok = False
         try:
             if name not in names:
-                hint = (f"{name} is not enabled for this task" if name in ALL_TOOLS else f"unknown tool {name!r}")
+                hint = f"{name} is not enabled for this task" if name in ALL_TOOLS else f"unknown tool {name!r}"
                 raise ToolError(f"{hint}; available tools: {', '.join(names)}")
             try:
                 args = json.loads(raw) if isinstance(raw, str) and raw.strip() else (raw or {})
             except json.JSONDecodeError as exc:
-                raise ToolError(f"the arguments are not valid JSON ({exc.msg} at position {exc.pos}); "
-                                "send a JSON object") from None
+                raise ToolError(
+                    f"the arguments are not valid JSON ({exc.msg} at position {exc.pos}); send a JSON object"
+                ) from None
             if not isinstance(args, dict):
                 raise ToolError("the arguments must be a JSON object")
             content = funcs[name](state, args)
@@ -205,9 +258,18 @@ class ClawAgent(Agent):
             content = tool_error(name, f"{exc.strerror or exc}")
         if ok and len(content) > state.tool_output_chars:
             from .tools.shell import cap_output
+
             content = cap_output(content, state.tool_output_chars)
-        traj.add("tool", turn=state.turn - 1, name=name, call_id=call.get("id"), arguments=raw, ok=ok,
-                 duration_s=round(time.perf_counter() - start, 6), result=content[:PREVIEW])
+        traj.add(
+            "tool",
+            turn=state.turn - 1,
+            name=name,
+            call_id=call.get("id"),
+            arguments=raw,
+            ok=ok,
+            duration_s=round(time.perf_counter() - start, 6),
+            result=content[:PREVIEW],
+        )
         return content
 
 

@@ -83,9 +83,11 @@ class Workspace:
             return []
         if not norm.startswith(self.mount + "/"):
             why = "a symbolic link in it points" if via_link else "it points"
-            raise PathError(f"access denied: {original} is outside the workspace ({why} outside "
-                            f"{self.mount}); use a path inside the workspace")
-        return norm[len(self.mount) + 1:].split("/")
+            raise PathError(
+                f"access denied: {original} is outside the workspace ({why} outside "
+                f"{self.mount}); use a path inside the workspace"
+            )
+        return norm[len(self.mount) + 1 :].split("/")
 
     def display(self, rel: str) -> str:
         return rel or "."
@@ -156,7 +158,7 @@ class Workspace:
                 mode = stat.S_IMODE(st.st_mode)
             except FileNotFoundError:
                 pass
-            tmp = f".{name}.clawgym-{os.getpid()}-{id(data) & 0xffff:x}.tmp"
+            tmp = f".{name}.clawgym-{os.getpid()}-{id(data) & 0xFFFF:x}.tmp"
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=dfd)
             try:
                 with os.fdopen(fd, "wb", closefd=False) as fh:
@@ -184,7 +186,10 @@ class Workspace:
             host = self.root / rel_dir if rel_dir else self.root
             if host.is_symlink() or not host.is_dir():
                 return []
-            return sorted(f"{rel_dir}/{e.name}" if rel_dir else e.name for e in os.scandir(host)
-                          if e.is_file(follow_symlinks=False) and e.name.endswith(suffix))
+            return sorted(
+                f"{rel_dir}/{e.name}" if rel_dir else e.name
+                for e in os.scandir(host)
+                if e.is_file(follow_symlinks=False) and e.name.endswith(suffix)
+            )
         except OSError:
             return []

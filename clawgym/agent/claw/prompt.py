@@ -13,7 +13,7 @@ import yaml
 from .paths import PathError, Workspace
 
 BOOTSTRAP = ("AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "HEARTBEAT.md")
-OPTIONAL = ("BOOTSTRAP.md", "MEMORY.md")   # shown only when present (no [MISSING] marker)
+OPTIONAL = ("BOOTSTRAP.md", "MEMORY.md")  # shown only when present (no [MISSING] marker)
 FILE_CAP = 20_000
 TOTAL_CAP = 150_000
 HEAD, TAIL = 0.7, 0.2
@@ -38,7 +38,7 @@ Available skills (name: description; location):"""
 @dataclass
 class BootFile:
     name: str
-    text: str | None    # None: missing
+    text: str | None  # None: missing
     truncated: bool = False
 
 
@@ -46,9 +46,11 @@ def cap_text(text: str, name: str, cap: int = FILE_CAP) -> tuple[str, bool]:
     """Keep the head (70%) and tail (20%) of an over-long file, with a marker between."""
     if len(text) <= cap:
         return text, False
-    head, tail = text[: int(cap * HEAD)], text[len(text) - int(cap * TAIL):]
-    marker = (f"\n\n[... {name} is {len(text)} characters; the middle {len(text) - len(head) - len(tail)} "
-              f"were left out here. Read the file for all of it. ...]\n\n")
+    head, tail = text[: int(cap * HEAD)], text[len(text) - int(cap * TAIL) :]
+    marker = (
+        f"\n\n[... {name} is {len(text)} characters; the middle {len(text) - len(head) - len(tail)} "
+        f"were left out here. Read the file for all of it. ...]\n\n"
+    )
     return head + marker + tail, True
 
 
@@ -91,8 +93,13 @@ def skills(ws: Workspace) -> list[dict[str, str]]:
         meta = _front_matter(match.group(1)) if match else None
         if not isinstance(meta, dict) or not meta.get("description"):
             continue
-        found.append({"name": str(meta.get("name") or entry.name),
-                      "description": " ".join(str(meta["description"]).split())[:1024], "location": rel})
+        found.append(
+            {
+                "name": str(meta.get("name") or entry.name),
+                "description": " ".join(str(meta["description"]).split())[:1024],
+                "location": rel,
+            }
+        )
     return found
 
 
@@ -100,8 +107,9 @@ def build_system_prompt(ws: Workspace, clock: str, tools: list[str], extra: str 
     parts = [PREAMBLE.format(mount=ws.mount, tools=", ".join(tools))]
     skill_list = skills(ws)
     if skill_list:
-        parts.append(SKILLS_NOTE + "\n" + "\n".join(
-            f"- {s['name']}: {s['description']} ({s['location']})" for s in skill_list))
+        parts.append(
+            SKILLS_NOTE + "\n" + "\n".join(f"- {s['name']}: {s['description']} ({s['location']})" for s in skill_list)
+        )
     parts.append(f"## Current time\n{clock} (UTC). Use this as 'now' for dates, deadlines and schedules.")
     files, budget = [], TOTAL_CAP
     for f in bootstrap_files(ws):
@@ -111,12 +119,18 @@ def build_system_prompt(ws: Workspace, clock: str, tools: list[str], extra: str 
         text = f.text
         if len(text) > budget:
             text, _ = cap_text(text, f.name, max(budget, 0))
-            text = text if budget > 0 else f"[... {f.name} left out: the injected files reached " \
-                                            f"{TOTAL_CAP} characters. Read it with the read tool. ...]"
+            text = (
+                text
+                if budget > 0
+                else f"[... {f.name} left out: the injected files reached "
+                f"{TOTAL_CAP} characters. Read it with the read tool. ...]"
+            )
         budget -= len(text)
         files.append(f"### {f.name}\n{text.rstrip()}")
-    parts.append("## Workspace files\nThese files from the workspace set up who you are, who you work "
-                 "for and how; they are loaded for you at every turn.\n\n" + "\n\n".join(files))
+    parts.append(
+        "## Workspace files\nThese files from the workspace set up who you are, who you work "
+        "for and how; they are loaded for you at every turn.\n\n" + "\n\n".join(files)
+    )
     if extra:
         parts.append(extra.strip())
     return "\n\n".join(parts) + "\n"
@@ -124,5 +138,4 @@ def build_system_prompt(ws: Workspace, clock: str, tools: list[str], extra: str 
 
 def describe_prompt(ws: Workspace) -> dict[str, Any]:
     """What went into the prompt (for tests and debugging)."""
-    return {"files": [(f.name, f.text is not None, f.truncated) for f in bootstrap_files(ws)],
-            "skills": skills(ws)}
+    return {"files": [(f.name, f.text is not None, f.truncated) for f in bootstrap_files(ws)], "skills": skills(ws)}

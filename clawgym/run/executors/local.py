@@ -22,8 +22,8 @@ from ...sandbox.host import drain_later
 if TYPE_CHECKING:
     from ..plan import RunPlan
 
-SPARE_THREADS = 16   # room for timed-out trials that are still cleaning up
-LINGER_S = 30.0      # how long closing waits for cancelled trials to clean up
+SPARE_THREADS = 16  # room for timed-out trials that are still cleaning up
+LINGER_S = 30.0  # how long closing waits for cancelled trials to clean up
 
 
 class ThreadExecutor:
@@ -33,8 +33,9 @@ class ThreadExecutor:
         self.plan = plan
         self.sandboxes = Slots(plan.max_sandboxes or plan.concurrency)
         self.model_requests = Slots(plan.max_model_requests)
-        self._pool = ThreadPoolExecutor(max_workers=max(1, plan.concurrency) + SPARE_THREADS,
-                                        thread_name_prefix="clawgym-trial")
+        self._pool = ThreadPoolExecutor(
+            max_workers=max(1, plan.concurrency) + SPARE_THREADS, thread_name_prefix="clawgym-trial"
+        )
         self._live: dict[Future, Controls] = {}
         self._shared = plan.shares_inputs()
 
@@ -60,9 +61,15 @@ class ThreadExecutor:
     def _call(self, trial: Trial, tries: int, controls: Controls) -> TrialOutcome | None:
         plan = self.plan
         with control.use(controls):
-            outcome = run_trial(trial, sandbox_spec=plan.sandbox, judge=plan.judge,
-                                pass_threshold=plan.pass_threshold, tries=tries,
-                                judge_cache=plan.out / "judge_cache", shared_inputs=self._shared)
+            outcome = run_trial(
+                trial,
+                sandbox_spec=plan.sandbox,
+                judge=plan.judge,
+                pass_threshold=plan.pass_threshold,
+                tries=tries,
+                judge_cache=plan.out / "judge_cache",
+                shared_inputs=self._shared,
+            )
         if not controls.token.finish():
             return None  # timed out or interrupted meanwhile: the runner has recorded it
         write_outcome(plan.out / "trials" / trial.id, outcome)

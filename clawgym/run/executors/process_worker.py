@@ -30,8 +30,8 @@ from ..trial import Trial, TrialOutcome, error_record, run_trial, write_outcome
 from ...compile.prepared import PREPARED
 from ...sandbox.host import drain_later
 
-SPARE_THREADS = 16   # room for timed-out trials that are still cleaning up
-LINGER_S = 30.0      # how long stopping waits for cancelled trials to clean up
+SPARE_THREADS = 16  # room for timed-out trials that are still cleaning up
+LINGER_S = 30.0  # how long stopping waits for cancelled trials to clean up
 
 
 class Deadlines:
@@ -74,8 +74,9 @@ class Worker:
         self.conn, self.settings = conn, settings
         self.sandboxes, self.model_requests = sandboxes, model_requests
         self.out = Path(settings["out"])
-        self.pool = ThreadPoolExecutor(max_workers=int(settings["threads"]) + SPARE_THREADS,
-                                       thread_name_prefix="clawgym-trial")
+        self.pool = ThreadPoolExecutor(
+            max_workers=int(settings["threads"]) + SPARE_THREADS, thread_name_prefix="clawgym-trial"
+        )
         self.deadlines = Deadlines()
         self.live: dict[int, Controls] = {}
         self.futures: set[Any] = set()
@@ -107,9 +108,15 @@ class Worker:
         settings = self.settings
         try:
             with control.use(controls):
-                outcome = run_trial(trial, sandbox_spec=settings["sandbox"], judge=settings["judge"],
-                                    pass_threshold=settings["pass_threshold"], tries=tries,
-                                    judge_cache=self.out / "judge_cache", shared_inputs=settings["shared_inputs"])
+                outcome = run_trial(
+                    trial,
+                    sandbox_spec=settings["sandbox"],
+                    judge=settings["judge"],
+                    pass_threshold=settings["pass_threshold"],
+                    tries=tries,
+                    judge_cache=self.out / "judge_cache",
+                    shared_inputs=settings["shared_inputs"],
+                )
         except PrerequisiteError as exc:
             controls.token.finish()
             problem = exc.problems[0]
@@ -164,8 +171,9 @@ def serve(conn: Any, settings: dict[str, Any], sandbox_sem: Any, model_sem: Any,
         except OSError:
             pass
     PREPARED.forget()
-    worker = Worker(conn, settings, Slots(settings["max_sandboxes"], sandbox_sem),
-                    Slots(settings["max_model_requests"], model_sem))
+    worker = Worker(
+        conn, settings, Slots(settings["max_sandboxes"], sandbox_sem), Slots(settings["max_model_requests"], model_sem)
+    )
     reason = "the run was interrupted"
     while True:
         try:

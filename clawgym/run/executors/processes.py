@@ -33,7 +33,7 @@ from . import process_worker
 if TYPE_CHECKING:
     from ..plan import RunPlan
 
-GRACE_S = 60.0        # the runner waits this long past a trial's timeout for its worker's own answer
+GRACE_S = 60.0  # the runner waits this long past a trial's timeout for its worker's own answer
 STOP_WAIT_S = process_worker.LINGER_S + 10.0
 
 
@@ -65,10 +65,16 @@ class ProcessExecutor:
         self._ctx = multiprocessing.get_context("fork")
         sandboxes = plan.max_sandboxes or plan.concurrency
         self._sems = (shared_semaphore(sandboxes, self._ctx), shared_semaphore(plan.max_model_requests, self._ctx))
-        self._settings = {"sandbox": plan.sandbox, "judge": plan.judge, "pass_threshold": plan.pass_threshold,
-                          "out": str(plan.out.resolve()), "max_sandboxes": sandboxes,
-                          "max_model_requests": plan.max_model_requests, "shared_inputs": plan.shares_inputs(),
-                          "threads": -(-max(1, plan.concurrency) // self.processes)}
+        self._settings = {
+            "sandbox": plan.sandbox,
+            "judge": plan.judge,
+            "pass_threshold": plan.pass_threshold,
+            "out": str(plan.out.resolve()),
+            "max_sandboxes": sandboxes,
+            "max_model_requests": plan.max_model_requests,
+            "shared_inputs": plan.shares_inputs(),
+            "threads": -(-max(1, plan.concurrency) // self.processes),
+        }
         self._keys = itertools.count(1)
         self._workers: list[_Handle] = []
         for handle in [self._fork() for _ in range(self.processes)]:
@@ -78,15 +84,15 @@ class ProcessExecutor:
     def _fork(self) -> _Handle:
         ours, theirs = self._ctx.Pipe(duplex=True)
         others = [h.conn.fileno() for h in self._workers if h.alive] + [ours.fileno()]
-        process = self._ctx.Process(target=process_worker.serve, name="clawgym-worker",
-                                    args=(theirs, self._settings, *self._sems, others))
+        process = self._ctx.Process(
+            target=process_worker.serve, name="clawgym-worker", args=(theirs, self._settings, *self._sems, others)
+        )
         process.start()
         theirs.close()
         return _Handle(process, ours)
 
     def _listen(self, handle: _Handle) -> None:
-        handle.reader = threading.Thread(target=self._read, args=(handle,), name="clawgym-worker-reader",
-                                         daemon=True)
+        handle.reader = threading.Thread(target=self._read, args=(handle,), name="clawgym-worker-reader", daemon=True)
         handle.reader.start()
 
     def _read(self, handle: _Handle) -> None:
@@ -151,8 +157,14 @@ class ProcessExecutor:
         except asyncio.TimeoutError:
             handle.pending.pop(key, None)
             self._send(handle, ("cancel", key, "the worker did not answer"))
-            outcome = TrialOutcome(error_record(trial, f"the trial timed out after {timeout:g}s and its worker "
-                                                       "process did not answer", tries=tries, timed_out=True))
+            outcome = TrialOutcome(
+                error_record(
+                    trial,
+                    f"the trial timed out after {timeout:g}s and its worker process did not answer",
+                    tries=tries,
+                    timed_out=True,
+                )
+            )
             await asyncio.to_thread(write_outcome, self.plan.out / "trials" / trial.id, outcome)
             return outcome
         except asyncio.CancelledError:

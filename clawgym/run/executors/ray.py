@@ -26,8 +26,10 @@ from .ray_support import ClusterSlot, local_task, make_limiter, pack_task_files
 if TYPE_CHECKING:
     from ..plan import RunPlan
 
-START_HINT = ("start one with 'ray start --head' (and 'ray start --address HEAD:6379' on the other machines), "
-              "or set executor.address / --ray-address")
+START_HINT = (
+    "start one with 'ray start --head' (and 'ray start --address HEAD:6379' on the other machines), "
+    "or set executor.address / --ray-address"
+)
 GRACE_S = 60.0  # the driver waits this long past the timeout for the node's own cancellation
 
 _bundles_lock = threading.Lock()
@@ -49,9 +51,11 @@ def ray_trial(trial: Trial, tries: int, timeout: float, settings: dict[str, Any]
     """Body of the Ray task: run one trial on this node, cancelling it at `timeout`. The caps are the
     run's limiter actor, so they hold across every node; task files missing here come from the driver."""
     limiter = settings["limiter"]
-    controls = Controls(control.CancelToken(),
-                        Slots(settings["max_sandboxes"], ClusterSlot(limiter, "sandboxes")),
-                        Slots(settings["max_model_requests"], ClusterSlot(limiter, "model_requests")))
+    controls = Controls(
+        control.CancelToken(),
+        Slots(settings["max_sandboxes"], ClusterSlot(limiter, "sandboxes")),
+        Slots(settings["max_model_requests"], ClusterSlot(limiter, "model_requests")),
+    )
     task = local_task(trial.task, _task_files(settings["task_files"]).get(trial.task.task_dir))
     if task is not trial.task:
         trial = Trial(task, trial.agent, trial.attempt)
@@ -61,9 +65,14 @@ def ray_trial(trial: Trial, tries: int, timeout: float, settings: dict[str, Any]
     timer.start()
     try:
         with control.use(controls):
-            outcome = run_trial(trial, sandbox_spec=settings["sandbox"], judge=settings["judge"],
-                                pass_threshold=settings["pass_threshold"], tries=tries,
-                                judge_cache=settings["judge_cache"])
+            outcome = run_trial(
+                trial,
+                sandbox_spec=settings["sandbox"],
+                judge=settings["judge"],
+                pass_threshold=settings["pass_threshold"],
+                tries=tries,
+                judge_cache=settings["judge_cache"],
+            )
     finally:
         timer.cancel()
     if not controls.token.finish():
@@ -71,6 +80,7 @@ def ray_trial(trial: Trial, tries: int, timeout: float, settings: dict[str, Any]
     outcome.record.extra["node"] = os.uname().nodename
     try:
         import ray
+
         outcome.record.extra["ray_node"] = ray.get_runtime_context().get_node_id()
     except Exception:  # noqa: BLE001 - outside a Ray worker (tests call this directly)
         pass
@@ -85,8 +95,9 @@ def _probe(address: str) -> None:
     try:
         socket.create_connection((host, int(port)), timeout=5).close()
     except (OSError, ValueError) as e:
-        raise ClawgymError(f"cannot connect to a Ray cluster at {address!r}: {e}", key="executor.address",
-                           hint=START_HINT) from None
+        raise ClawgymError(
+            f"cannot connect to a Ray cluster at {address!r}: {e}", key="executor.address", hint=START_HINT
+        ) from None
 
 
 class RayExecutor:
@@ -96,8 +107,9 @@ class RayExecutor:
         try:
             import ray
         except ImportError:
-            raise PrerequisiteError("the ray executor needs Ray",
-                                    hint="pip install 'clawgym[ray]' on this machine and on every node") from None
+            raise PrerequisiteError(
+                "the ray executor needs Ray", hint="pip install 'clawgym[ray]' on this machine and on every node"
+            ) from None
         self.ray, self.plan = ray, plan
         address = address or os.environ.get("RAY_ADDRESS") or "auto"
         self._owns_connection = not ray.is_initialized()
@@ -106,15 +118,21 @@ class RayExecutor:
             try:
                 ray.init(address=address, log_to_driver=False, logging_level="ERROR")
             except (ConnectionError, RuntimeError, ValueError) as e:
-                raise ClawgymError(f"cannot connect to a Ray cluster at {address!r}: {e}", key="executor.address",
-                                   hint=START_HINT) from None
+                raise ClawgymError(
+                    f"cannot connect to a Ray cluster at {address!r}: {e}", key="executor.address", hint=START_HINT
+                ) from None
         self._remote = ray.remote(ray_trial).options(num_cpus=float(num_cpus), max_retries=0)
-        self._limiter = make_limiter(ray, {"sandboxes": plan.max_sandboxes,
-                                           "model_requests": plan.max_model_requests})
-        self._settings = {"sandbox": plan.sandbox, "judge": plan.judge, "pass_threshold": plan.pass_threshold,
-                          "judge_cache": (plan.out / "judge_cache").resolve(),
-                          "max_sandboxes": plan.max_sandboxes, "max_model_requests": plan.max_model_requests,
-                          "limiter": self._limiter, "task_files": ray.put(pack_task_files(plan.tasks))}
+        self._limiter = make_limiter(ray, {"sandboxes": plan.max_sandboxes, "model_requests": plan.max_model_requests})
+        self._settings = {
+            "sandbox": plan.sandbox,
+            "judge": plan.judge,
+            "pass_threshold": plan.pass_threshold,
+            "judge_cache": (plan.out / "judge_cache").resolve(),
+            "max_sandboxes": plan.max_sandboxes,
+            "max_model_requests": plan.max_model_requests,
+            "limiter": self._limiter,
+            "task_files": ray.put(pack_task_files(plan.tasks)),
+        }
         self._live: set[Any] = set()
 
     async def run(self, trial: Trial, tries: int, timeout: float) -> TrialOutcome:
@@ -125,8 +143,14 @@ class RayExecutor:
             outcome = await asyncio.wait_for(ref, timeout + GRACE_S)
         except asyncio.TimeoutError:
             ray.cancel(ref, force=True)
-            outcome = TrialOutcome(error_record(trial, f"the trial timed out after {timeout:g}s and its Ray "
-                                                       "node did not answer", tries=tries, timed_out=True))
+            outcome = TrialOutcome(
+                error_record(
+                    trial,
+                    f"the trial timed out after {timeout:g}s and its Ray node did not answer",
+                    tries=tries,
+                    timed_out=True,
+                )
+            )
         except asyncio.CancelledError:
             ray.cancel(ref, force=True)
             raise
@@ -135,8 +159,13 @@ class RayExecutor:
                 raise e.cause from None
             outcome = TrialOutcome(error_record(trial, f"the Ray task failed: {e.cause!r}", tries=tries))
         except ray.exceptions.RayError as e:  # a node or worker died, the task was cancelled...
-            outcome = TrialOutcome(error_record(trial, f"Ray lost the trial: {type(e).__name__}: "
-                                                       f"{str(e).splitlines()[0] if str(e) else ''}", tries=tries))
+            outcome = TrialOutcome(
+                error_record(
+                    trial,
+                    f"Ray lost the trial: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
+                    tries=tries,
+                )
+            )
         finally:
             self._live.discard(ref)
         await asyncio.to_thread(write_outcome, self.plan.out / "trials" / trial.id, outcome)

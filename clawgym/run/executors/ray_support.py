@@ -103,15 +103,23 @@ def _pack(root: Path, rels: list[str]) -> tuple[str, bytes]:
     with tarfile.open(fileobj=buf, mode="w") as tar:
         for rel in rels:
             base = root / rel
-            entries = [(rel, base)] if base.is_file() else [
-                (f"{rel}/{e.rel}" if rel not in (".", "") else e.rel, base / e.rel)
-                for e in safefs.walk(base, safefs.GRADING_LIMITS) if e.kind == "file"]
+            entries = (
+                [(rel, base)]
+                if base.is_file()
+                else [
+                    (f"{rel}/{e.rel}" if rel not in (".", "") else e.rel, base / e.rel)
+                    for e in safefs.walk(base, safefs.GRADING_LIMITS)
+                    if e.kind == "file"
+                ]
+            )
             for name, path in entries:
                 data = path.read_bytes()
                 total += len(data)
                 if total > MAX_SHIPPED_BYTES:
-                    raise ClawgymError(f"the graded files of {root} pass {MAX_SHIPPED_BYTES >> 20} MiB",
-                                       hint="keep grading scripts small, or give every node the task files")
+                    raise ClawgymError(
+                        f"the graded files of {root} pass {MAX_SHIPPED_BYTES >> 20} MiB",
+                        hint="keep grading scripts small, or give every node the task files",
+                    )
                 info = tarfile.TarInfo(name)
                 info.size, info.mode = len(data), 0o755 if os.access(path, os.X_OK) else 0o644
                 tar.addfile(info, io.BytesIO(data))

@@ -26,8 +26,14 @@ from .state import State
 from .style import Style
 
 OUT_DIRS = ("output", "reports", "out", "summary", "results", "exports", "done")
-WORKSPACES = {"productivity": "home-office", "systems": "ops-server", "analysis": "research-lab",
-              "content": "small-business", "planning": "family-hub", "software": "dev-laptop"}
+WORKSPACES = {
+    "productivity": "home-office",
+    "systems": "ops-server",
+    "analysis": "research-lab",
+    "content": "small-business",
+    "planning": "family-hub",
+    "software": "dev-laptop",
+}
 ROW_WRITERS = ("write_rows", "write_json", "markdown_table", "split_by_group")
 SUMMARIES = ("group_aggregate", "group_json", "totals_json", "report_md", "share_of_total", "pivot")
 
@@ -56,8 +62,15 @@ def _join_plan(s: State, catalog: Catalog, rng: random.Random, folder: str) -> t
         return None
     columns = rng.sample(candidates, min(len(candidates), rng.randint(1, 2)))
     path = f"{folder}/{rng.choice(other.files)}.csv"
-    params = {"other_rows": other_rows, "other_key": other.key, "field": via, "columns": columns, "path": path,
-              "other_types": {f.name: f.type for f in other.fields}, "other_var": snake(other.noun[0]) + "_by_key"}
+    params = {
+        "other_rows": other_rows,
+        "other_key": other.key,
+        "field": via,
+        "columns": columns,
+        "path": path,
+        "other_types": {f.name: f.type for f in other.fields},
+        "other_var": snake(other.noun[0]) + "_by_key",
+    }
     return params, path, to_csv(other_rows, [f.name for f in other.fields])
 
 
@@ -66,8 +79,15 @@ def _usable(op_name: str, fmt: str) -> bool:
     return allowed is None or fmt in allowed
 
 
-def compose(catalog: Catalog, domain_name: str, scenario: tuple[str, str], persona: str, seed: int,
-            library_root: Path, name: str) -> Composed:
+def compose(
+    catalog: Catalog,
+    domain_name: str,
+    scenario: tuple[str, str],
+    persona: str,
+    seed: int,
+    library_root: Path,
+    name: str,
+) -> Composed:
     """The concrete spec of one composed task; ValueError when this seed gives no usable chain."""
     rng = random.Random(f"compose:{domain_name}:{scenario[0]}/{scenario[1]}:{persona}:{seed}")
     domain = named(catalog.domains[domain_name], rng)
@@ -79,18 +99,19 @@ def compose(catalog: Catalog, domain_name: str, scenario: tuple[str, str], perso
     columns = [f.name for f in domain.fields]
     style = Style.draw(rng)
     var, it = row_names(stem, domain.noun[0])
-    clean = State(domain, copy.deepcopy(rows), list(columns), {f.name: f.type for f in domain.fields}, var, it,
-                  "", out_dir, fmt)
+    clean = State(
+        domain, copy.deepcopy(rows), list(columns), {f.name: f.type for f in domain.fields}, var, it, "", out_dir, fmt
+    )
     budget = rng.choice((2, 3, 3, 4, 4, 5, 5, 6, 6))
     steps: list[tuple[str, dict[str, Any]]] = []
     order = [n for n in rng.sample(CLEANING, len(CLEANING)) if n != "drop_invalid"] + ["drop_invalid"]
-    for op_name in order:   # drop_invalid planned last, so it breaks none of the fields the others clean
+    for op_name in order:  # drop_invalid planned last, so it breaks none of the fields the others clean
         if len(steps) >= max(1, budget - 2) or rng.random() > 0.3 or not _usable(op_name, fmt):
             continue
         if (p := OPERATIONS[op_name].plan(clean, rng)) is not None:
             steps.append((op_name, p))
             clean.used.add(p.get("field", ""))
-    steps.sort(key=lambda step: CLEANING.index(step[0]))   # de-duplicate, then drop the broken, then repair
+    steps.sort(key=lambda step: CLEANING.index(step[0]))  # de-duplicate, then drop the broken, then repair
     written = copy.deepcopy(rows)
     for op_name, p in steps:
         written = OPERATIONS[op_name].prepare(written, p, rng)
@@ -101,10 +122,22 @@ def compose(catalog: Catalog, domain_name: str, scenario: tuple[str, str], perso
         rendered = FORMATS[fmt].render(domain, written, columns, folder, stem, var, it, rng, style)
     if len(rendered.rows) != len(written):
         raise ValueError(f"the {fmt} input does not read back")
+
     def fresh() -> State:
         """The state right after reading the input (each replay starts from it)."""
-        st = State(domain, [dict(r) for r in rendered.rows], list(rendered.columns), {f.name: f.type for f in domain.fields},
-                   var, it, rendered.path, out_dir, fmt, unique=rendered.unique, style=style)
+        st = State(
+            domain,
+            [dict(r) for r in rendered.rows],
+            list(rendered.columns),
+            {f.name: f.type for f in domain.fields},
+            var,
+            it,
+            rendered.path,
+            out_dir,
+            fmt,
+            unique=rendered.unique,
+            style=style,
+        )
         if fmt == "records":
             st.record_files = [(path, row) for path, row in zip(sorted(rendered.files), st.rows)]
             st.record_text = dict(rendered.files)
@@ -112,8 +145,11 @@ def compose(catalog: Catalog, domain_name: str, scenario: tuple[str, str], perso
 
     state = fresh()
     files: dict[str, str] = dict(rendered.files)
-    steps = [(n, p) for n, p in steps   # a log line may not hold every field a cleaning step is about
-             if all(f in state.columns for f in ([p["field"]] if "field" in p else p.get("fields", [])))]
+    steps = [
+        (n, p)
+        for n, p in steps  # a log line may not hold every field a cleaning step is about
+        if all(f in state.columns for f in ([p["field"]] if "field" in p else p.get("fields", [])))
+    ]
     for op_name, p in steps:
         OPERATIONS[op_name].apply(state, p)
     # the middle of the chain: enrich, filter, select
@@ -146,8 +182,11 @@ def compose(catalog: Catalog, domain_name: str, scenario: tuple[str, str], perso
     planned = _deliver(state, steps, rng)
     delivered = [(n, d) for n, d, _ in planned]
     steps = _observed(fresh, steps, [(n, p) for n, _, p in planned])
-    side = [(n, Delivered(p["path"], OPERATIONS[n].checks(state, p), [], {}))
-            for n, p in steps if hasattr(OPERATIONS[n], "checks")]   # a rejects file, say
+    side = [
+        (n, Delivered(p["path"], OPERATIONS[n].checks(state, p), [], {}))
+        for n, p in steps
+        if hasattr(OPERATIONS[n], "checks")
+    ]  # a rejects file, say
     for _, d in delivered:
         if set(d.files) & set(files):
             raise ValueError(f"a deliverable's input would overwrite {sorted(set(d.files) & set(files))[0]}")
@@ -162,41 +201,62 @@ def compose(catalog: Catalog, domain_name: str, scenario: tuple[str, str], perso
     code = reference_solution(state, rendered.code, steps, delivered)
     checks = [c for _, d in side + delivered for c in d.checks]
     if not moved:
-        checks.append({"type": "unchanged", "name": f"{folder}/ untouched", "paths": [f"{folder}/**"], "gate": True,
-                       "weight": 0})
+        checks.append(
+            {"type": "unchanged", "name": f"{folder}/ untouched", "paths": [f"{folder}/**"], "gate": True, "weight": 0}
+        )
     op_skills = [FORMATS[fmt].skill] + [catalog.operations[n].skill for n in chain]
     skills = list(dict.fromkeys(s.split(".")[0] for s in op_skills))
     spec: dict[str, Any] = {
-        "apiVersion": "clawgym/v1", "kind": "Task", "name": name,
+        "apiVersion": "clawgym/v1",
+        "kind": "Task",
+        "name": name,
         "title": f"{domain.noun[1].capitalize()}: {', '.join(c.replace('_', ' ') for c in chain)}",
         "description": f"Composed from the {domain.name} domain ({fmt} input): {' -> '.join(chain)}.",
-        "category": scenario[0], "subcategory": scenario[1],
+        "category": scenario[0],
+        "subcategory": scenario[1],
         "difficulty": "easy" if len(chain) <= 2 else "medium" if len(chain) <= 4 else "hard",
-        "tags": ["composed", domain.name, fmt], "persona": persona, "skills": skills,
+        "tags": ["composed", domain.name, fmt],
+        "persona": persona,
+        "skills": skills,
         "operations": list(dict.fromkeys(op_skills)),
         "workspace": WORKSPACES.get(scenario[0], "home-office"),
         "files": [{"path": path, "content": text} for path, text in sorted(files.items())],
-        "instruction": instruction, "solution": [{"python": "\n".join(code) + "\n"}], "checks": checks}
+        "instruction": instruction,
+        "solution": [{"python": "\n".join(code) + "\n"}],
+        "checks": checks,
+    }
     return Composed(spec, chain, skills, fmt)
 
 
-def _two_parts(domain: Domain, rows: list, columns: list[str], folder: str, stem: str, var: str, it: str, fmt: str,
-               rng: random.Random, style: Style):
+def _two_parts(
+    domain: Domain,
+    rows: list,
+    columns: list[str],
+    folder: str,
+    stem: str,
+    var: str,
+    it: str,
+    fmt: str,
+    rng: random.Random,
+    style: Style,
+):
     """The input split over two files of the same format, read one after the other."""
     from .formats import Rendered
 
     cut = rng.randint(len(rows) // 3, 2 * len(rows) // 3)
     suffixes = rng.choice([("1", "2"), ("old", "new"), ("part1", "part2"), ("a", "b")])
-    first = FORMATS[fmt].render(domain, rows[:cut], columns, folder, f"{stem}_{suffixes[0]}", f"{var}_{suffixes[0]}",
-                                it, rng, style)
-    second = FORMATS[fmt].render(domain, rows[cut:], columns, folder, f"{stem}_{suffixes[1]}",
-                                 f"{var}_{suffixes[1]}", it, rng, style)
+    first = FORMATS[fmt].render(
+        domain, rows[:cut], columns, folder, f"{stem}_{suffixes[0]}", f"{var}_{suffixes[0]}", it, rng, style
+    )
+    second = FORMATS[fmt].render(
+        domain, rows[cut:], columns, folder, f"{stem}_{suffixes[1]}", f"{var}_{suffixes[1]}", it, rng, style
+    )
     code = first.code + second.code + [f"{var} = {var}_{suffixes[0]} + {var}_{suffixes[1]}"]
     phrase = f"{first.phrase} and {second.phrase}"
     return Rendered({**first.files, **second.files}, first.path, first.columns, first.rows + second.rows, code, phrase)
 
 
-ALWAYS_SEEN = ("merge_inputs", "drop_invalid", "join")   # their own output or input files show them
+ALWAYS_SEEN = ("merge_inputs", "drop_invalid", "join")  # their own output or input files show them
 
 
 def _outcome(fresh: Any, steps: list, deliveries: list, skip: set[int]) -> str | None:

@@ -18,8 +18,19 @@ from typing import Any
 
 from ...errors import Problem, SpecError
 from ...spec.load import Document, load_file
-from .model import (CATEGORY_TYPES, FIELD_TYPES, FUNCTIONS, NUMBER_TYPES, Catalog, Derived,  # noqa: F401
-                    Domain, FieldSpec, Operation, check_expr, named)
+from .model import (
+    CATEGORY_TYPES,  # noqa: F401
+    FIELD_TYPES,
+    FUNCTIONS,  # noqa: F401
+    NUMBER_TYPES,
+    Catalog,
+    Derived,  # noqa: F401
+    Domain,
+    FieldSpec,
+    Operation,
+    check_expr,
+    named,  # noqa: F401
+)
 
 
 def _domain(name: str, d: dict, doc: Document, path: tuple) -> tuple[Domain | None, list[Problem]]:
@@ -34,8 +45,12 @@ def _domain(name: str, d: dict, doc: Document, path: tuple) -> tuple[Domain | No
     fields = []
     for fname, spec in (need("fields", dict) or {}).items():
         if not isinstance(spec, dict) or spec.get("type") not in FIELD_TYPES:
-            problems.append(Problem(f"field {fname!r} needs a type, one of {', '.join(FIELD_TYPES)}",
-                                    **doc.where(path + ("fields", fname))))
+            problems.append(
+                Problem(
+                    f"field {fname!r} needs a type, one of {', '.join(FIELD_TYPES)}",
+                    **doc.where(path + ("fields", fname)),
+                )
+            )
             continue
         fields.append(FieldSpec(str(fname), spec["type"], {k: v for k, v in spec.items() if k != "type"}))
     scenarios = []
@@ -54,8 +69,11 @@ def _domain(name: str, d: dict, doc: Document, path: tuple) -> tuple[Domain | No
     formats = tuple(map(str, d.get("formats") or Domain.formats))
     for i, f in enumerate(formats):
         if f not in FORMATS:
-            problems.append(Problem(f"unknown format {f!r}", **doc.where(path + ("formats", i)),
-                                    hint=f"formats: {', '.join(FORMATS)}"))
+            problems.append(
+                Problem(
+                    f"unknown format {f!r}", **doc.where(path + ("formats", i)), hint=f"formats: {', '.join(FORMATS)}"
+                )
+            )
     if "lines" in formats and not d.get("line"):
         problems.append(Problem("the lines format needs a `line` template", **doc.where(path + ("formats",))))
     derived = []
@@ -63,8 +81,9 @@ def _domain(name: str, d: dict, doc: Document, path: tuple) -> tuple[Domain | No
     for dname, spec in (d.get("derived") or {}).items():
         where = doc.where(path + ("derived", dname))
         if not isinstance(spec, dict) or not isinstance(spec.get("expr"), str) or spec.get("type") not in NUMBER_TYPES:
-            problems.append(Problem(f"derived {dname!r} needs `expr` (a formula) and `type` (money, int or hours)",
-                                    **where))
+            problems.append(
+                Problem(f"derived {dname!r} needs `expr` (a formula) and `type` (money, int or hours)", **where)
+            )
             continue
         why = check_expr(spec["expr"])
         item = Derived(str(dname), spec["expr"], spec["type"], tuple(map(str, spec.get("ask") or ())))
@@ -79,11 +98,23 @@ def _domain(name: str, d: dict, doc: Document, path: tuple) -> tuple[Domain | No
     noun = need("noun", list)
     if problems:
         return None, problems
-    return Domain(name, (str(noun[0]), str(noun[1])), tuple(map(str, need("files", list))),
-                  tuple(map(str, need("folders", list))), tuple(scenarios), tuple(map(str, need("personas", list))),
-                  tuple(map(str, d.get("reasons") or ())), (int(rows[0]), int(rows[1])), key, tuple(fields),
-                  {str(k): str(v) for k, v in (d.get("relations") or {}).items()}, formats,
-                  str(d.get("line") or ""), str(d.get("split") or ""), tuple(derived)), problems
+    return Domain(
+        name,
+        (str(noun[0]), str(noun[1])),
+        tuple(map(str, need("files", list))),
+        tuple(map(str, need("folders", list))),
+        tuple(scenarios),
+        tuple(map(str, need("personas", list))),
+        tuple(map(str, d.get("reasons") or ())),
+        (int(rows[0]), int(rows[1])),
+        key,
+        tuple(fields),
+        {str(k): str(v) for k, v in (d.get("relations") or {}).items()},
+        formats,
+        str(d.get("line") or ""),
+        str(d.get("split") or ""),
+        tuple(derived),
+    ), problems
 
 
 def _skill_problems(ref: str, doc: Document, path: tuple) -> list[Problem]:
@@ -98,8 +129,13 @@ def _skill_problems(ref: str, doc: Document, path: tuple) -> list[Problem]:
         return list(exc.problems)
     ops = [str(o.get("name")) for o in entry.spec.get("operations") or [] if isinstance(o, dict)]
     if op not in ops:
-        return [Problem(f"skill {skill!r} has no operation {op!r}", **doc.where(path),
-                        hint=f"its operations: {', '.join(ops) or 'none'} (skills/{skill}/skill.yaml)")]
+        return [
+            Problem(
+                f"skill {skill!r} has no operation {op!r}",
+                **doc.where(path),
+                hint=f"its operations: {', '.join(ops) or 'none'} (skills/{skill}/skill.yaml)",
+            )
+        ]
     return []
 
 
@@ -111,9 +147,10 @@ def load_catalog(folder: str) -> Catalog:
     ddoc, odoc = load_file(str(base / "domains.yaml")), load_file(str(base / "operations.yaml"))
     from ...spec.validate import validate_document
 
-    problems = (validate_document(ddoc, expected_kind="ComposeDomains")
-                + validate_document(odoc, expected_kind="ComposeOperations"))
-    if problems:   # the structure first: the checks below read it
+    problems = validate_document(ddoc, expected_kind="ComposeDomains") + validate_document(
+        odoc, expected_kind="ComposeOperations"
+    )
+    if problems:  # the structure first: the checks below read it
         raise SpecError(problems)
     domains: dict[str, Domain] = {}
     for name, d in ((ddoc.data or {}).get("domains") or {}).items():
@@ -124,11 +161,18 @@ def load_catalog(folder: str) -> Catalog:
     for dom in domains.values():
         for other, via in dom.relations.items():
             if other not in domains:
-                problems.append(Problem(f"relation to unknown domain {other!r}",
-                                        **ddoc.where(("domains", dom.name, "relations", other))))
+                problems.append(
+                    Problem(
+                        f"relation to unknown domain {other!r}", **ddoc.where(("domains", dom.name, "relations", other))
+                    )
+                )
             elif not any(f.name == via for f in dom.fields):
-                problems.append(Problem(f"relation field {via!r} is not a field of {dom.name}",
-                                        **ddoc.where(("domains", dom.name, "relations", other))))
+                problems.append(
+                    Problem(
+                        f"relation field {via!r} is not a field of {dom.name}",
+                        **ddoc.where(("domains", dom.name, "relations", other)),
+                    )
+                )
     from .deliver import DELIVERABLES, MESSAGE
     from .ops import OPERATIONS
 
@@ -137,20 +181,32 @@ def load_catalog(folder: str) -> Catalog:
     for name, o in ((odoc.data or {}).get("operations") or {}).items():
         where = odoc.where(("operations", name))
         if name not in implemented:
-            problems.append(Problem(f"operation {name!r} has no implementation", **where,
-                                    hint=f"implemented: {', '.join(sorted(implemented))}"))
+            problems.append(
+                Problem(
+                    f"operation {name!r} has no implementation",
+                    **where,
+                    hint=f"implemented: {', '.join(sorted(implemented))}",
+                )
+            )
             continue
         asks = o.get("ask") if isinstance(o, dict) else None
         if not asks:
             problems.append(Problem("an operation needs at least one way to ask for it (`ask`)", **where))
             continue
         problems += _skill_problems(str(o.get("skill", "")), odoc, ("operations", name, "skill"))
-        operations[str(name)] = Operation(str(name), str(o.get("skill", "")), str(o.get("kind", "")),
-                                          tuple(map(str, asks)))
+        operations[str(name)] = Operation(
+            str(name), str(o.get("skill", "")), str(o.get("kind", "")), tuple(map(str, asks))
+        )
     for name in sorted(set(implemented) - set(operations)):
         if not any(name in str(p.message) for p in problems):
-            problems.append(Problem(f"operation {name!r} is implemented but not declared", file=odoc.file, line=1,
-                                    hint="give it a skill, a kind and its ways of asking under `operations`"))
+            problems.append(
+                Problem(
+                    f"operation {name!r} is implemented but not declared",
+                    file=odoc.file,
+                    line=1,
+                    hint="give it a skill, a kind and its ways of asking under `operations`",
+                )
+            )
     if problems:
         raise SpecError(problems)
     return Catalog(domains, operations, base)

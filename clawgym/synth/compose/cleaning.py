@@ -19,8 +19,11 @@ class Normalise(Op):
     name, kind = "normalise", "clean"
 
     def plan(self, s, rng):
-        cols = [c for c in s.categories() if s.domain.type_of(c) in CATEGORY_TYPES
-                and any(ch.isalpha() for r in s.rows for ch in r[c])]   # words: "30" has no case to fix
+        cols = [
+            c
+            for c in s.categories()
+            if s.domain.type_of(c) in CATEGORY_TYPES and any(ch.isalpha() for r in s.rows for ch in r[c])
+        ]  # words: "30" has no case to fix
         # in a log, a stray space would move the line's fields: only the case varies there
         return {"field": rng.choice(cols), "spaces": s.fmt != "lines"} if cols else None
 
@@ -67,9 +70,15 @@ class Dedupe(Op):
 
     def code(self, s, p):
         f = p["field"]
-        return [f"seen_{f} = set()", f"unique_{s.var} = []", f"for {s.it} in {s.var}:",
-                f"    if {s.it}[{f!r}] not in seen_{f}:", f"        seen_{f}.add({s.it}[{f!r}])",
-                f"        unique_{s.var}.append({s.it})", f"{s.var} = unique_{s.var}"]
+        return [
+            f"seen_{f} = set()",
+            f"unique_{s.var} = []",
+            f"for {s.it} in {s.var}:",
+            f"    if {s.it}[{f!r}] not in seen_{f}:",
+            f"        seen_{f}.add({s.it}[{f!r}])",
+            f"        unique_{s.var}.append({s.it})",
+            f"{s.var} = unique_{s.var}",
+        ]
 
     def slots(self, s, p):
         return {"field": p["field"]}
@@ -87,8 +96,12 @@ class RepairDates(Op):
         if not cols:
             return None
         styles = rng.sample(_DATE_STYLES, rng.randint(1, 2))
-        return {"field": rng.choice(cols), "styles": [st[0] for st in styles], "shown": [st[1] for st in styles],
-                "how": rng.choice(["loop", "inline", "shape"])}
+        return {
+            "field": rng.choice(cols),
+            "styles": [st[0] for st in styles],
+            "shown": [st[1] for st in styles],
+            "how": rng.choice(["loop", "inline", "shape"]),
+        }
 
     def prepare(self, rows, p, rng):
         for r in rows:
@@ -104,22 +117,47 @@ class RepairDates(Op):
     def code(self, s, p):
         f, patterns = p["field"], ["%Y-%m-%d", *p["styles"]]
         how = p.get("how", "loop")
-        if how == "inline":      # each row tries the patterns in place
-            return [f"for {s.it} in {s.var}:", f"    raw = {s.it}[{f!r}].strip()", f"    for pattern in {patterns!r}:",
-                    "        try:", f"            {s.it}[{f!r}] = datetime.strptime(raw, pattern).date().isoformat()",
-                    "            break", "        except ValueError:", "            continue"]
-        if how == "shape":       # the separator tells the pattern (ISO dates are left alone)
+        if how == "inline":  # each row tries the patterns in place
+            return [
+                f"for {s.it} in {s.var}:",
+                f"    raw = {s.it}[{f!r}].strip()",
+                f"    for pattern in {patterns!r}:",
+                "        try:",
+                f"            {s.it}[{f!r}] = datetime.strptime(raw, pattern).date().isoformat()",
+                "            break",
+                "        except ValueError:",
+                "            continue",
+            ]
+        if how == "shape":  # the separator tells the pattern (ISO dates are left alone)
             marks = {"%d/%m/%Y": "/", "%b %d, %Y": ",", "%d %b %Y": " "}
-            shapes = {marks[st]: st for st in sorted(p["styles"], key=lambda st: "%d/%m/%Y %b %d, %Y %d %b %Y".index(st))}
-            return [f"SHAPES = {shapes!r}", f"def iso_{f}(text):", "    cleaned = text.strip()",
-                    "    for mark, pattern in SHAPES.items():", "        if mark in cleaned:", "            try:",
-                    "                return datetime.strptime(cleaned, pattern).date().isoformat()",
-                    "            except ValueError:", "                return text", "    return text",
-                    f"for {s.it} in {s.var}:", f"    {s.it}[{f!r}] = iso_{f}({s.it}[{f!r}])"]
-        return [f"def iso_{f}(text):", f"    for pattern in {patterns!r}:", "        try:",
-                "            return datetime.strptime(text.strip(), pattern).date().isoformat()",
-                "        except ValueError:", "            pass", "    return text",
-                f"for {s.it} in {s.var}:", f"    {s.it}[{f!r}] = iso_{f}({s.it}[{f!r}])"]
+            shapes = {
+                marks[st]: st for st in sorted(p["styles"], key=lambda st: "%d/%m/%Y %b %d, %Y %d %b %Y".index(st))
+            }
+            return [
+                f"SHAPES = {shapes!r}",
+                f"def iso_{f}(text):",
+                "    cleaned = text.strip()",
+                "    for mark, pattern in SHAPES.items():",
+                "        if mark in cleaned:",
+                "            try:",
+                "                return datetime.strptime(cleaned, pattern).date().isoformat()",
+                "            except ValueError:",
+                "                return text",
+                "    return text",
+                f"for {s.it} in {s.var}:",
+                f"    {s.it}[{f!r}] = iso_{f}({s.it}[{f!r}])",
+            ]
+        return [
+            f"def iso_{f}(text):",
+            f"    for pattern in {patterns!r}:",
+            "        try:",
+            "            return datetime.strptime(text.strip(), pattern).date().isoformat()",
+            "        except ValueError:",
+            "            pass",
+            "    return text",
+            f"for {s.it} in {s.var}:",
+            f"    {s.it}[{f!r}] = iso_{f}({s.it}[{f!r}])",
+        ]
 
     def slots(self, s, p):
         return {"field": label(p["field"]), "styles": " or ".join(p["shown"])}
@@ -148,8 +186,9 @@ class RepairAmounts(Op):
         for r in rows:
             if rng.random() < 0.4:
                 value = float(r[p["field"]])
-                r[p["field"]] = rng.choice([f"{p['symbol']}{value:,.2f}", f"{p['symbol']} {value:.2f}",
-                                            f"{value:,.2f}"])
+                r[p["field"]] = rng.choice(
+                    [f"{p['symbol']}{value:,.2f}", f"{p['symbol']} {value:.2f}", f"{value:,.2f}"]
+                )
         return rows
 
     def apply(self, s, p):
@@ -159,8 +198,10 @@ class RepairAmounts(Op):
 
     def code(self, s, p):
         f, sym = p["field"], p["symbol"]
-        return [f"for {s.it} in {s.var}:",
-                f"    {s.it}[{f!r}] = f\"{{float({s.it}[{f!r}].replace({sym!r}, '').replace(',', '').strip()):.2f}}\""]
+        return [
+            f"for {s.it} in {s.var}:",
+            f"    {s.it}[{f!r}] = f\"{{float({s.it}[{f!r}].replace({sym!r}, '').replace(',', '').strip()):.2f}}\"",
+        ]
 
     def slots(self, s, p):
         return {"field": label(p["field"]), "symbol": p["symbol"]}
@@ -182,10 +223,17 @@ class MergeInputs(Op):
         return {"first": p["paths"][0], "second": p["paths"][1]}
 
 
-
-_BROKEN = {"email": ("not-an-email", "{local} at {host}", "{local}@"), "date": ("2026-13-{d}", "soon", "TBD"),
-           "money": ("n/a", "", "??"), "int": ("n/a", "", "many"), "hours": ("n/a", "", "-"),
-           "choice": ("",), "status": ("",), "person": ("",), "text": ("",)}
+_BROKEN = {
+    "email": ("not-an-email", "{local} at {host}", "{local}@"),
+    "date": ("2026-13-{d}", "soon", "TBD"),
+    "money": ("n/a", "", "??"),
+    "int": ("n/a", "", "many"),
+    "hours": ("n/a", "", "-"),
+    "choice": ("",),
+    "status": ("",),
+    "person": ("",),
+    "text": ("",),
+}
 
 
 class DropInvalid(Op):
@@ -202,8 +250,14 @@ class DropInvalid(Op):
         cols = rng.sample(cols, 2)
         bad = rng.sample([r[s.domain.key] for r in s.rows], rng.randint(2, 4))
         stem = rng.choice(["rejected", "invalid_rows", "needs_fixing", "errors"])
-        return {"fields": cols, "bad": bad, "key": s.domain.key, "path": f"{s.out_dir}/{stem}.csv",
-                "kinds": {c: s.domain.type_of(c) for c in cols}, "how": rng.choice(["inline", "table", "generic"])}
+        return {
+            "fields": cols,
+            "bad": bad,
+            "key": s.domain.key,
+            "path": f"{s.out_dir}/{stem}.csv",
+            "kinds": {c: s.domain.type_of(c) for c in cols},
+            "how": rng.choice(["inline", "table", "generic"]),
+        }
 
     def prepare(self, rows, p, rng):
         for r in rows:
@@ -225,49 +279,99 @@ class DropInvalid(Op):
     def code(self, s, p):
         kinds = {c: _VALID_CODE[p["kinds"][c]] for c in p["fields"]}
         how = p.get("how", "generic")
-        if how == "inline":      # one function that names the first field at fault
+        if how == "inline":  # one function that names the first field at fault
             lines = [f"def first_problem({s.it}):"]
             for c, kind in kinds.items():
                 lines += ["    " + line for line in _bad_block(f"{s.it}[{c!r}]", kind, f"return {c!r}")]
-            lines += ["    return None", "rejects, valid_rows = [], []", f"for {s.it} in {s.var}:",
-                      f"    field = first_problem({s.it})", "    if field:",
-                      f"        rejects.append([{s.it}[{p['key']!r}], field, {s.it}[field]])",
-                      "    else:", f"        valid_rows.append({s.it})"]
-        elif how == "table":     # a checker per field, only the checkers the rules need
+            lines += [
+                "    return None",
+                "rejects, valid_rows = [], []",
+                f"for {s.it} in {s.var}:",
+                f"    field = first_problem({s.it})",
+                "    if field:",
+                f"        rejects.append([{s.it}[{p['key']!r}], field, {s.it}[field]])",
+                "    else:",
+                f"        valid_rows.append({s.it})",
+            ]
+        elif how == "table":  # a checker per field, only the checkers the rules need
             lines = []
             for kind in dict.fromkeys(kinds.values()):
                 lines += _checker(kind)
             table = ", ".join(f"{c!r}: is_{kind}" for c, kind in kinds.items())
-            lines += [f"checks = {{{table}}}", "rejects, valid_rows = [], []", f"for {s.it} in {s.var}:",
-                      f"    failing = [col for col, ok in checks.items() if not ok({s.it}[col])]",
-                      "    if failing:", f"        rejects.append([{s.it}[{p['key']!r}], failing[0], {s.it}[failing[0]]])",
-                      "    else:", f"        valid_rows.append({s.it})"]
-        else:                    # one generic check over the kinds in use
-            lines = ["def valid(value, kind):", "    value = value.strip()", "    if not value:", "        return False"]
+            lines += [
+                f"checks = {{{table}}}",
+                "rejects, valid_rows = [], []",
+                f"for {s.it} in {s.var}:",
+                f"    failing = [col for col, ok in checks.items() if not ok({s.it}[col])]",
+                "    if failing:",
+                f"        rejects.append([{s.it}[{p['key']!r}], failing[0], {s.it}[failing[0]]])",
+                "    else:",
+                f"        valid_rows.append({s.it})",
+            ]
+        else:  # one generic check over the kinds in use
+            lines = [
+                "def valid(value, kind):",
+                "    value = value.strip()",
+                "    if not value:",
+                "        return False",
+            ]
             for kind in dict.fromkeys(k for k in kinds.values() if k != "filled"):
-                lines += [f"    if kind == {kind!r}:"] + ["        " + line for line in _bad_block("value", kind,
-                                                                                               "return False")]
-            lines += ["    return True", f"rules = {kinds!r}", "rejects, valid_rows = [], []", f"for {s.it} in {s.var}:",
-                      f"    bad = [col for col, kind in rules.items() if not valid({s.it}[col], kind)]",
-                      "    if bad:", f"        rejects.append([{s.it}[{p['key']!r}], bad[0], {s.it}[bad[0]]])",
-                      "    else:", f"        valid_rows.append({s.it})"]
-        return lines + [f"{s.var} = valid_rows", s.style.mkdir(s.out_dir)] + \
-            s.style.write_rows(p["path"], repr([p["key"], "field", "value"]), ["rejects"])
+                lines += [f"    if kind == {kind!r}:"] + [
+                    "        " + line for line in _bad_block("value", kind, "return False")
+                ]
+            lines += [
+                "    return True",
+                f"rules = {kinds!r}",
+                "rejects, valid_rows = [], []",
+                f"for {s.it} in {s.var}:",
+                f"    bad = [col for col, kind in rules.items() if not valid({s.it}[col], kind)]",
+                "    if bad:",
+                f"        rejects.append([{s.it}[{p['key']!r}], bad[0], {s.it}[bad[0]]])",
+                "    else:",
+                f"        valid_rows.append({s.it})",
+            ]
+        return (
+            lines
+            + [f"{s.var} = valid_rows", s.style.mkdir(s.out_dir)]
+            + s.style.write_rows(p["path"], repr([p["key"], "field", "value"]), ["rejects"])
+        )
 
     def checks(self, s, p) -> list[dict[str, Any]]:
-        return [{"type": "file_exists", "path": p["path"], "gate": True},
-                {"type": "csv_rows_equal", "name": "every broken row, with the field at fault", "path": p["path"],
-                 "expected": p["rejected"], "key": p["key"], "weight": 2}]
+        return [
+            {"type": "file_exists", "path": p["path"], "gate": True},
+            {
+                "type": "csv_rows_equal",
+                "name": "every broken row, with the field at fault",
+                "path": p["path"],
+                "expected": p["rejected"],
+                "key": p["key"],
+                "weight": 2,
+            },
+        ]
 
     def slots(self, s, p):
-        rules = {"email": "a valid email address", "date": "a real YYYY-MM-DD date", "money": "a number",
-                 "int": "a number", "hours": "a number"}
+        rules = {
+            "email": "a valid email address",
+            "date": "a real YYYY-MM-DD date",
+            "money": "a number",
+            "int": "a number",
+            "hours": "a number",
+        }
         said = [f"{label(c)} must be {rules.get(p['kinds'][c], 'filled in')}" for c in p["fields"]]
         return {"path": p["path"], "rules": " and ".join(said), "key": p["key"]}
 
 
-_VALID_CODE = {"email": "email", "date": "date", "money": "number", "int": "number", "hours": "number",
-               "choice": "filled", "status": "filled", "person": "filled", "text": "filled"}
+_VALID_CODE = {
+    "email": "email",
+    "date": "date",
+    "money": "number",
+    "int": "number",
+    "hours": "number",
+    "choice": "filled",
+    "status": "filled",
+    "person": "filled",
+    "text": "filled",
+}
 
 
 _EMAIL_RE = "r'[^@\\s]+@[^@\\s]+\\.[a-z]+'"
@@ -290,8 +394,14 @@ def _checker(kind: str) -> list[str]:
     if kind == "email":
         return ["def is_email(text):", f"    return re.fullmatch({_EMAIL_RE}, text.strip()) is not None"]
     parse = "date.fromisoformat" if kind == "date" else "float"
-    return [f"def is_{kind}(text):", "    try:", f"        {parse}(text.strip())", "    except ValueError:",
-            "        return False", "    return True"]
+    return [
+        f"def is_{kind}(text):",
+        "    try:",
+        f"        {parse}(text.strip())",
+        "    except ValueError:",
+        "        return False",
+        "    return True",
+    ]
 
 
 def _valid(value: str, kind: str) -> bool:
@@ -314,5 +424,3 @@ def _valid(value: str, kind: str) -> bool:
         except ValueError:
             return False
     return True
-
-

@@ -56,8 +56,9 @@ def _value(f: FieldSpec, i: int, rng: random.Random, pools: dict[str, list[str]]
     raise ValueError(f"unknown field type {f.type}")
 
 
-def rows_for(domain: Domain, rng: random.Random, n: int | None = None,
-             fixed: dict[str, list[str]] | None = None) -> list[Row]:
+def rows_for(
+    domain: Domain, rng: random.Random, n: int | None = None, fixed: dict[str, list[str]] | None = None
+) -> list[Row]:
     """`n` rows (default: from the domain's range). `fixed` gives, per field, the values it must take
     one by one (a related domain's key column matching what the main domain refers to)."""
     fixed = fixed or {}
@@ -68,8 +69,11 @@ def rows_for(domain: Domain, rng: random.Random, n: int | None = None,
         if f.type == "person":
             size = n if f.options.get("unique") else int(f.options.get("pool", 6))
             pools[f.name] = people(rng, max(size, 1))
-    uniques = {f.name: rng.sample(list(f.options["values"]), len(f.options["values"]))
-               for f in domain.fields if f.options.get("unique") and f.type in ("choice", "text")}
+    uniques = {
+        f.name: rng.sample(list(f.options["values"]), len(f.options["values"]))
+        for f in domain.fields
+        if f.options.get("unique") and f.type in ("choice", "text")
+    }
     out: list[Row] = []
     for i in range(n):
         row: Row = {}

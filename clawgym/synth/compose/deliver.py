@@ -18,7 +18,21 @@ from .row_files import MarkdownOut, WriteJson, WriteRows
 from .summaries import GroupAggregate, GroupJson, Pivot, ReportMd, ShareOfTotal, TotalsJson
 
 
-DELIVERABLES: dict[str, Deliver] = {d.name: d for d in (
-    WriteRows(), WriteJson(), MarkdownOut(), GroupAggregate(), GroupJson(), ShareOfTotal(), Pivot(), TotalsJson(),
-    ReportMd(), SplitByGroup(), Reconcile(), Organise())}
+DELIVERABLES: dict[str, Deliver] = {
+    d.name: d
+    for d in (
+        WriteRows(),
+        WriteJson(),
+        MarkdownOut(),
+        GroupAggregate(),
+        GroupJson(),
+        ShareOfTotal(),
+        Pivot(),
+        TotalsJson(),
+        ReportMd(),
+        SplitByGroup(),
+        Reconcile(),
+        Organise(),
+    )
+}
 MESSAGE = DraftEmail()

@@ -20,8 +20,8 @@ class Delivered:
     code: list[str]
     slots: dict[str, str]
     skills: list[str] = field(default_factory=list)
-    files: dict[str, str] = field(default_factory=dict)   # further inputs this deliverable needs
-    moves_input: bool = False                              # the input itself is reorganised
+    files: dict[str, str] = field(default_factory=dict)  # further inputs this deliverable needs
+    moves_input: bool = False  # the input itself is reorganised
 
 
 def tolerance_for(kinds: list[str]) -> dict[str, Any]:

@@ -29,23 +29,33 @@ class Join(Op):
 
     def code(self, s, p):
         other = p["other_var"]
-        lines = s.style.reading(p["path"], [f"{other} = {{row[{p['other_key']!r}]: row for row in csv.DictReader(fh)}}"],
-                                newline=True) + [f"for {s.it} in {s.var}:"]
+        lines = s.style.reading(
+            p["path"], [f"{other} = {{row[{p['other_key']!r}]: row for row in csv.DictReader(fh)}}"], newline=True
+        ) + [f"for {s.it} in {s.var}:"]
         lines += [f"    {s.it}[{c!r}] = {other}[{s.it}[{p['field']!r}]][{c!r}]" for c in p["columns"]]
         return lines
 
     def slots(self, s, p):
-        return {"columns": " and ".join(label(c) for c in p["columns"]), "path": p["path"],
-                "field": label(p["field"]), "one": s.domain.noun[0]}
+        return {
+            "columns": " and ".join(label(c) for c in p["columns"]),
+            "path": p["path"],
+            "field": label(p["field"]),
+            "one": s.domain.noun[0],
+        }
 
 
 class DeriveProduct(Op):
     name, kind = "derive_product", "enrich"
-    NAMES = {("int", "money"): ["line_total", "total_value", "amount"],
-             ("hours", "money"): ["amount_due", "charge"], ("money", "int"): ["total", "extended"]}
+    NAMES = {
+        ("int", "money"): ["line_total", "total_value", "amount"],
+        ("hours", "money"): ["amount_due", "charge"],
+        ("money", "int"): ["total", "extended"],
+    }
     # only a count of things times a price of one makes sense ("delivery days x price" does not)
-    COUNTS = re.compile(r"qty|quantity|units|count|sessions|seats|nights|copies|pieces|stock|attendees|guests|"
-                        r"tickets|items|boxes|packs|licen[cs]es|^days$|days_worked|hours")
+    COUNTS = re.compile(
+        r"qty|quantity|units|count|sessions|seats|nights|copies|pieces|stock|attendees|guests|"
+        r"tickets|items|boxes|packs|licen[cs]es|^days$|days_worked|hours"
+    )
     PRICES = re.compile(r"price|rate|cost|fee|each|per_")
 
     def plan(self, s, rng):
@@ -53,8 +63,16 @@ class DeriveProduct(Op):
             count, price = (a, b) if s.types.get(a) in ("int", "hours") else (b, a)
             return bool(self.COUNTS.search(count) and self.PRICES.search(price))
 
-        pairs = [(a, b) for a in s.columns for b in s.columns if a != b and s.domain.type_of(a)
-                 and s.domain.type_of(b) and (s.types.get(a), s.types.get(b)) in self.NAMES and fits(a, b)]
+        pairs = [
+            (a, b)
+            for a in s.columns
+            for b in s.columns
+            if a != b
+            and s.domain.type_of(a)
+            and s.domain.type_of(b)
+            and (s.types.get(a), s.types.get(b)) in self.NAMES
+            and fits(a, b)
+        ]
         if not pairs:
             return None
         a, b = rng.choice(pairs)
@@ -68,8 +86,10 @@ class DeriveProduct(Op):
         s.types[p["new"]] = "money"
 
     def code(self, s, p):
-        return [f"for {s.it} in {s.var}:",
-                f"    {s.it}[{p['new']!r}] = f\"{{round(float({s.it}[{p['a']!r}]) * float({s.it}[{p['b']!r}]), 2):.2f}}\""]
+        return [
+            f"for {s.it} in {s.var}:",
+            f'    {s.it}[{p["new"]!r}] = f"{{round(float({s.it}[{p["a"]!r}]) * float({s.it}[{p["b"]!r}]), 2):.2f}}"',
+        ]
 
     def slots(self, s, p):
         return {"new": p["new"], "a": label(p["a"]), "b": label(p["b"])}
@@ -81,8 +101,11 @@ class Formula(Op):
     name, kind = "formula", "enrich"
 
     def plan(self, s, rng):
-        options = [d for d in s.domain.derived if d.name not in s.columns
-                   and all(c in s.columns and s.types.get(c) in NUMBER_TYPES for c in d.inputs())]
+        options = [
+            d
+            for d in s.domain.derived
+            if d.name not in s.columns and all(c in s.columns and s.types.get(c) in NUMBER_TYPES for c in d.inputs())
+        ]
         if not options:
             return None
         d = rng.choice(options)
@@ -149,8 +172,11 @@ class DeriveDays(Op):
         s.types[p["new"]] = "int"
 
     def code(self, s, p):
-        return [f"as_of = date.fromisoformat({p['ref']!r})", f"for {s.it} in {s.var}:",
-                f"    {s.it}[{p['new']!r}] = str((as_of - date.fromisoformat({s.it}[{p['field']!r}])).days)"]
+        return [
+            f"as_of = date.fromisoformat({p['ref']!r})",
+            f"for {s.it} in {s.var}:",
+            f"    {s.it}[{p['new']!r}] = str((as_of - date.fromisoformat({s.it}[{p['field']!r}])).days)",
+        ]
 
     def slots(self, s, p):
         return {"new": p["new"], "field": label(p["field"]), "ref": p["ref"]}
@@ -162,9 +188,11 @@ class DeriveDate(Op):
     name, kind = "derive_date", "enrich"
 
     def plan(self, s, rng):
-        pairs = [(f.name, f.options["adds_to"], f.options.get("gives", f"{f.options['adds_to']}_end"))
-                 for f in s.domain.fields if f.options.get("adds_to") and f.name in s.columns
-                 and f.options["adds_to"] in s.columns]
+        pairs = [
+            (f.name, f.options["adds_to"], f.options.get("gives", f"{f.options['adds_to']}_end"))
+            for f in s.domain.fields
+            if f.options.get("adds_to") and f.name in s.columns and f.options["adds_to"] in s.columns
+        ]
         if not pairs:
             return None
         days, start, new = rng.choice(pairs)
@@ -177,9 +205,11 @@ class DeriveDate(Op):
         s.types[p["new"]] = "date"
 
     def code(self, s, p):
-        return [f"for {s.it} in {s.var}:",
-                f"    {s.it}[{p['new']!r}] = (date.fromisoformat({s.it}[{p['start']!r}]) + "
-                f"timedelta(days=int({s.it}[{p['days']!r}]))).isoformat()"]
+        return [
+            f"for {s.it} in {s.var}:",
+            f"    {s.it}[{p['new']!r}] = (date.fromisoformat({s.it}[{p['start']!r}]) + "
+            f"timedelta(days=int({s.it}[{p['days']!r}]))).isoformat()",
+        ]
 
     def slots(self, s, p):
         return {"new": p["new"], "start": label(p["start"]), "days": label(p["days"])}
@@ -223,8 +253,10 @@ class Weekday(Op):
         s.types[p["new"]] = "choice"
 
     def code(self, s, p):
-        return [f"for {s.it} in {s.var}:",
-                f"    {s.it}[{p['new']!r}] = date.fromisoformat({s.it}[{p['field']!r}]).strftime('%A')"]
+        return [
+            f"for {s.it} in {s.var}:",
+            f"    {s.it}[{p['new']!r}] = date.fromisoformat({s.it}[{p['field']!r}]).strftime('%A')",
+        ]
 
     def slots(self, s, p):
         return {"new": p["new"], "field": label(p["field"])}
@@ -234,8 +266,12 @@ class Bucket(Op):
     """A band column from a number field: below the first cut, below the second, the rest."""
 
     name, kind = "bucket", "enrich"
-    LABELS = (("low", "medium", "high"), ("small", "medium", "large"), ("light", "moderate", "heavy"),
-              ("short", "medium", "long"))
+    LABELS = (
+        ("low", "medium", "high"),
+        ("small", "medium", "large"),
+        ("light", "moderate", "heavy"),
+        ("short", "medium", "long"),
+    )
 
     def plan(self, s, rng):
         cols = [c for c in s.numbers(fresh=False) if s.domain.type_of(c)]
@@ -264,9 +300,17 @@ class Bucket(Op):
 
     def code(self, s, p):
         (lo, hi), (a, b, c), f = p["cuts"], p["labels"], p["field"]
-        return [f"def {p['new']}_of(value):", "    value = float(value)", f"    if value < {lo}:",
-                f"        return {a!r}", f"    if value < {hi}:", f"        return {b!r}", f"    return {c!r}",
-                f"for {s.it} in {s.var}:", f"    {s.it}[{p['new']!r}] = {p['new']}_of({s.it}[{f!r}])"]
+        return [
+            f"def {p['new']}_of(value):",
+            "    value = float(value)",
+            f"    if value < {lo}:",
+            f"        return {a!r}",
+            f"    if value < {hi}:",
+            f"        return {b!r}",
+            f"    return {c!r}",
+            f"for {s.it} in {s.var}:",
+            f"    {s.it}[{p['new']!r}] = {p['new']}_of({s.it}[{f!r}])",
+        ]
 
     def slots(self, s, p):
         (lo, hi), (a, b, c) = p["cuts"], p["labels"]
@@ -279,12 +323,20 @@ class CompareFields(Op):
     name, kind = "compare_fields", "enrich"
 
     def plan(self, s, rng):
-        def comparable(a: str, b: str) -> bool:   # two amounts, two durations, or two counts of one thing
+        def comparable(a: str, b: str) -> bool:  # two amounts, two durations, or two counts of one thing
             return s.types[a] in ("money", "hours") or bool(set(a.split("_")) & set(b.split("_")))
 
-        pairs = [(a, b) for a in s.columns for b in s.columns if a < b and s.types.get(a) in NUMBER_TYPES
-                 and s.types.get(a) == s.types.get(b) and s.domain.type_of(a) and s.domain.type_of(b)
-                 and comparable(a, b)]
+        pairs = [
+            (a, b)
+            for a in s.columns
+            for b in s.columns
+            if a < b
+            and s.types.get(a) in NUMBER_TYPES
+            and s.types.get(a) == s.types.get(b)
+            and s.domain.type_of(a)
+            and s.domain.type_of(b)
+            and comparable(a, b)
+        ]
         if not pairs:
             return None
         a, b = rng.sample(rng.choice(pairs), 2)
@@ -301,8 +353,10 @@ class CompareFields(Op):
         s.types[p["new"]] = "choice"
 
     def code(self, s, p):
-        return [f"for {s.it} in {s.var}:",
-                f"    {s.it}[{p['new']!r}] = 'yes' if float({s.it}[{p['a']!r}]) > float({s.it}[{p['b']!r}]) else 'no'"]
+        return [
+            f"for {s.it} in {s.var}:",
+            f"    {s.it}[{p['new']!r}] = 'yes' if float({s.it}[{p['a']!r}]) > float({s.it}[{p['b']!r}]) else 'no'",
+        ]
 
     def slots(self, s, p):
         return {"new": p["new"], "a": label(p["a"]), "b": label(p["b"])}
@@ -319,8 +373,11 @@ class RunningTotal(Op):
             return None
         col = rng.choice(numbers)
         new = rng.choice([f"cumulative_{col}", f"running_{col}", "running_total"])
-        return None if new in s.columns else {"date": rng.choice(dates), "field": col, "new": new,
-                                              "key": s.domain.key, "kind": s.types[col]}
+        return (
+            None
+            if new in s.columns
+            else {"date": rng.choice(dates), "field": col, "new": new, "key": s.domain.key, "kind": s.types[col]}
+        )
 
     def apply(self, s, p):
         s.rows = sorted(s.rows, key=lambda r: (r[p["date"]], r[p["key"]]))
@@ -334,9 +391,13 @@ class RunningTotal(Op):
         s.order_words = f"{label(p['date'])}, earliest first (ties by {label(p['key'])})"
 
     def code(self, s, p):
-        return [f"{s.var}.sort(key=lambda {s.it}: ({s.it}[{p['date']!r}], {s.it}[{p['key']!r}]))", "running = 0.0",
-                f"for {s.it} in {s.var}:", f"    running += float({s.it}[{p['field']!r}])",
-                f"    {s.it}[{p['new']!r}] = {form_code(p['kind'], 'running')}"]
+        return [
+            f"{s.var}.sort(key=lambda {s.it}: ({s.it}[{p['date']!r}], {s.it}[{p['key']!r}]))",
+            "running = 0.0",
+            f"for {s.it} in {s.var}:",
+            f"    running += float({s.it}[{p['field']!r}])",
+            f"    {s.it}[{p['new']!r}] = {form_code(p['kind'], 'running')}",
+        ]
 
     def slots(self, s, p):
         return {"new": p["new"], "field": label(p["field"]), "date": label(p["date"]), "key": label(p["key"])}

@@ -36,7 +36,7 @@ class FilterEquals(Op):
 
     def slots(self, s, p):
         said = {"field": label(p["field"]), "value": p["value"]}
-        if p["value"].lower() in ("yes", "no", "true", "false"):   # "only care about back no" reads wrong
+        if p["value"].lower() in ("yes", "no", "true", "false"):  # "only care about back no" reads wrong
             said["_only"] = "is {value}"
         return said
 
@@ -73,7 +73,9 @@ class FilterIn(Op):
 
     def code(self, s, p):
         wanted = "{" + ", ".join(repr(v) for v in p["values"]) + "}"
-        return [f"wanted_{p['field']} = {wanted}"] + s.style.kept(s.var, s.it, f"{s.it}[{p['field']!r}] in wanted_{p['field']}")
+        return [f"wanted_{p['field']} = {wanted}"] + s.style.kept(
+            s.var, s.it, f"{s.it}[{p['field']!r}] in wanted_{p['field']}"
+        )
 
     def slots(self, s, p):
         vals = p["values"]

@@ -30,12 +30,12 @@ class Rendered:
     """The files one input takes, the path the request names, and how it reads back."""
 
     files: dict[str, str]
-    path: str                 # a file, or a folder ending in "/"
+    path: str  # a file, or a folder ending in "/"
     columns: list[str]
-    rows: list[Row]           # what the reader lines yield
-    code: list[str]           # the reader lines (assign the rows variable)
-    phrase: str               # how the request refers to it
-    unique: bool = False      # the format cannot hold repeated keys (one file per record)
+    rows: list[Row]  # what the reader lines yield
+    code: list[str]  # the reader lines (assign the rows variable)
+    phrase: str  # how the request refers to it
+    unique: bool = False  # the format cannot hold repeated keys (one file per record)
 
 
 def label_of(field: str) -> str:
@@ -50,8 +50,18 @@ class Format:
     def applies(self, domain: Domain) -> bool:
         return True
 
-    def render(self, domain: Domain, rows: list[Row], columns: list[str], folder: str, stem: str,
-               var: str, it: str, rng: random.Random, style: Style = Style()) -> Rendered:
+    def render(
+        self,
+        domain: Domain,
+        rows: list[Row],
+        columns: list[str],
+        folder: str,
+        stem: str,
+        var: str,
+        it: str,
+        rng: random.Random,
+        style: Style = Style(),
+    ) -> Rendered:
         raise NotImplementedError
 
 
@@ -89,11 +99,16 @@ class Semicolon(Format):
             for c in decimal:
                 r[c] = r[c].replace(",", ".")
         code = style.reading(path, [f"{var} = list(csv.DictReader(fh, delimiter=';'))"], newline=True) + [
-                f"for {it} in {var}:  # decimal commas to points",
-                f"    for col in {decimal!r}:", f"        {it}[col] = {it}[col].replace(',', '.')"]
-        phrase = rng.choice([f"{path} (exported from a spreadsheet set to semicolons and decimal commas)",
-                             f"{path}, which the accounting tool writes with ';' between fields and commas "
-                             f"as the decimal mark"])
+            f"for {it} in {var}:  # decimal commas to points",
+            f"    for col in {decimal!r}:",
+            f"        {it}[col] = {it}[col].replace(',', '.')",
+        ]
+        phrase = rng.choice(
+            [
+                f"{path} (exported from a spreadsheet set to semicolons and decimal commas)",
+                f"{path}, which the accounting tool writes with ';' between fields and commas as the decimal mark",
+            ]
+        )
         return Rendered({path: text}, path, columns, parsed, code, phrase)
 
 
@@ -109,7 +124,7 @@ class Json(Format):
                 kind = _JSON_NUMBER.get(domain.type_of(c))
                 try:
                     rec[c] = kind(r[c]) if kind else r[c]
-                except ValueError:   # a value a cleaning step will repair: kept as written
+                except ValueError:  # a value a cleaning step will repair: kept as written
                     rec[c] = r[c]
             out.append(rec)
         return out
@@ -123,11 +138,15 @@ class Json(Format):
         parsed = [{k: str(v) for k, v in rec.items()} for rec in records]
         pick = "" if wrap is None else f"[{wrap!r}]"
         if style.io == "pathlib":
-            code = [f"exported = json.loads({style.text(path)}){pick}",
-                    f"{var} = [{{field: str(value) for field, value in {it}.items()}} for {it} in exported]"]
+            code = [
+                f"exported = json.loads({style.text(path)}){pick}",
+                f"{var} = [{{field: str(value) for field, value in {it}.items()}} for {it} in exported]",
+            ]
         else:
-            code = style.reading(path, [f"{var} = [{{k: str(v) for k, v in {it}.items()}} for {it} in json.load(fh){pick}]"])
-        where = "" if wrap is None else f" (under \"{wrap}\")"
+            code = style.reading(
+                path, [f"{var} = [{{k: str(v) for k, v in {it}.items()}} for {it} in json.load(fh){pick}]"]
+            )
+        where = "" if wrap is None else f' (under "{wrap}")'
         phrase = rng.choice([f"{path}{where}", f"the JSON export {path}{where}"])
         return Rendered({path: text}, path, columns, parsed, code, phrase)
 
@@ -141,11 +160,16 @@ class JsonLines(Json):
         text = "".join(json.dumps(rec, ensure_ascii=False) + "\n" for rec in records)
         parsed = [{k: str(v) for k, v in rec.items()} for rec in records]
         if style.io == "pathlib":
-            code = [f"{var} = []", f"for line in {style.text(path)}.splitlines():", "    if line.strip():",
-                    f"        {var}.append({{field: str(value) for field, value in json.loads(line).items()}})"]
+            code = [
+                f"{var} = []",
+                f"for line in {style.text(path)}.splitlines():",
+                "    if line.strip():",
+                f"        {var}.append({{field: str(value) for field, value in json.loads(line).items()}})",
+            ]
         else:
-            code = style.reading(path, [f"{var} = [{{k: str(v) for k, v in json.loads(line).items()}} for line in fh "
-                                        f"if line.strip()]"])
+            code = style.reading(
+                path, [f"{var} = [{{k: str(v) for k, v in json.loads(line).items()}} for line in fh if line.strip()]"]
+            )
         phrase = rng.choice([f"{path} (one JSON object per line)", f"the JSON-lines file {path}"])
         return Rendered({path: text}, path, columns, parsed, code, phrase)
 
@@ -156,11 +180,27 @@ class MarkdownTable(Format):
 
     def render(self, domain, rows, columns, folder, stem, var, it, rng, style=Style()):
         path = f"{folder}/{stem}.md"
-        title = rng.choice([f"{domain.noun[1].capitalize()}", f"{domain.noun[1].capitalize()} (working copy)",
-                            f"Notes: {domain.noun[1]}"])
-        lines = [f"# {title}", "", rng.choice(["Copied from the shared sheet.", "Kept by hand; see the table below.",
-                                               "Last updated at the end of the month."]), "",
-                 "| " + " | ".join(columns) + " |", "|" + "|".join("---" for _ in columns) + "|"]
+        title = rng.choice(
+            [
+                f"{domain.noun[1].capitalize()}",
+                f"{domain.noun[1].capitalize()} (working copy)",
+                f"Notes: {domain.noun[1]}",
+            ]
+        )
+        lines = [
+            f"# {title}",
+            "",
+            rng.choice(
+                [
+                    "Copied from the shared sheet.",
+                    "Kept by hand; see the table below.",
+                    "Last updated at the end of the month.",
+                ]
+            ),
+            "",
+            "| " + " | ".join(columns) + " |",
+            "|" + "|".join("---" for _ in columns) + "|",
+        ]
         lines += ["| " + " | ".join(r[c] for c in columns) + " |" for r in rows]
         text = "\n".join(lines) + "\n"
         table = [ln.strip() for ln in text.splitlines() if ln.strip().startswith("|")]
@@ -169,9 +209,9 @@ class MarkdownTable(Format):
         source = f"{style.text(path)}.splitlines()" if style.io == "pathlib" else "fh"
         read = [f"table = [line.strip() for line in {source} if line.strip().startswith('|')]"]
         code = (read if style.io == "pathlib" else style.reading(path, read)) + [
-                "header = [cell.strip() for cell in table[0].strip('|').split('|')]",
-                f"{var} = [dict(zip(header, [cell.strip() for cell in line.strip('|').split('|')])) "
-                f"for line in table[2:]]"]
+            "header = [cell.strip() for cell in table[0].strip('|').split('|')]",
+            f"{var} = [dict(zip(header, [cell.strip() for cell in line.strip('|').split('|')])) for line in table[2:]]",
+        ]
         phrase = rng.choice([f"the table in {path}", f"{path} (a Markdown table under the heading)"])
         return Rendered({path: text}, path, columns, parsed, code, phrase)
 
@@ -203,20 +243,37 @@ class Records(Format):
                         item[labels[label.strip()]] = value.strip()
             parsed.append(item)
         if style.io == "pathlib":
-            code = [f"labels = {labels!r}", f"{var} = []",
-                    f"for card in sorted(Path({base.rstrip('/')!r}).glob({'*' + ext!r})):", f"    {it} = {{}}",
-                    "    for line in card.read_text(encoding='utf-8').splitlines():",
-                    "        name, sep, value = line.partition(':')",
-                    "        if sep and name.strip() in labels:", f"            {it}[labels[name.strip()]] = value.strip()",
-                    f"    {var}.append({it})"]
+            code = [
+                f"labels = {labels!r}",
+                f"{var} = []",
+                f"for card in sorted(Path({base.rstrip('/')!r}).glob({'*' + ext!r})):",
+                f"    {it} = {{}}",
+                "    for line in card.read_text(encoding='utf-8').splitlines():",
+                "        name, sep, value = line.partition(':')",
+                "        if sep and name.strip() in labels:",
+                f"            {it}[labels[name.strip()]] = value.strip()",
+                f"    {var}.append({it})",
+            ]
         else:
-            code = [f"labels = {labels!r}", f"{var} = []", f"for name in sorted(glob.glob({base + '*' + ext!r})):",
-                    f"    {it} = {{}}", "    with open(name, encoding='utf-8') as fh:", "        for line in fh:",
-                    "            if ':' in line:", "                label, value = line.split(':', 1)",
-                    "                if label.strip() in labels:",
-                    f"                    {it}[labels[label.strip()]] = value.strip()", f"    {var}.append({it})"]
-        phrase = rng.choice([f"the files in {base} (one per {domain.noun[0]}, 'Label: value' lines)",
-                             f"{base}, where each {domain.noun[0]} is a small text file of 'Label: value' lines"])
+            code = [
+                f"labels = {labels!r}",
+                f"{var} = []",
+                f"for name in sorted(glob.glob({base + '*' + ext!r})):",
+                f"    {it} = {{}}",
+                "    with open(name, encoding='utf-8') as fh:",
+                "        for line in fh:",
+                "            if ':' in line:",
+                "                label, value = line.split(':', 1)",
+                "                if label.strip() in labels:",
+                f"                    {it}[labels[label.strip()]] = value.strip()",
+                f"    {var}.append({it})",
+            ]
+        phrase = rng.choice(
+            [
+                f"the files in {base} (one per {domain.noun[0]}, 'Label: value' lines)",
+                f"{base}, where each {domain.noun[0]} is a small text file of 'Label: value' lines",
+            ]
+        )
         return Rendered(files, base, columns, parsed, code, phrase, unique=True)
 
 
@@ -237,7 +294,7 @@ class Lines(Format):
         text = "".join(template.format(**r) + "\n" for r in rows)
         parts, pos = [], 0
         for m in re.finditer(r"\{(\w+)\}", template):
-            parts.append(re.escape(template[pos:m.start()]))
+            parts.append(re.escape(template[pos : m.start()]))
             parts.append(f"(?P<{m.group(1)}>.+?)")
             pos = m.end()
         parts.append(re.escape(template[pos:]))
@@ -245,15 +302,23 @@ class Lines(Format):
         rx = re.compile(pattern)
         parsed = [m.groupdict() for m in (rx.match(ln) for ln in text.splitlines()) if m]
         if style.io == "pathlib":
-            code = [f"pattern = re.compile({pattern!r})", f"{var} = []", f"for line in {style.text(path)}.splitlines():",
-                    "    match = pattern.match(line)", "    if match:", f"        {var}.append(match.groupdict())"]
+            code = [
+                f"pattern = re.compile({pattern!r})",
+                f"{var} = []",
+                f"for line in {style.text(path)}.splitlines():",
+                "    match = pattern.match(line)",
+                "    if match:",
+                f"        {var}.append(match.groupdict())",
+            ]
         else:
-            code = [f"pattern = re.compile({pattern!r})"] + style.reading(path, [
-                f"{var} = [m.groupdict() for m in (pattern.match(line.rstrip('\\n')) for line in fh) if m]"])
+            code = [f"pattern = re.compile({pattern!r})"] + style.reading(
+                path, [f"{var} = [m.groupdict() for m in (pattern.match(line.rstrip('\\n')) for line in fh) if m]"]
+            )
         example = template.format(**rows[0])
         phrase = rng.choice([f"{path} (lines like `{example}`)", f"the log {path}; a line reads `{example}`"])
         return Rendered({path: text}, path, cols, parsed, code, phrase)
 
 
-FORMATS: dict[str, Format] = {f.name: f for f in (Csv(), Semicolon(), Json(), JsonLines(), MarkdownTable(),
-                                                  Records(), Lines())}
+FORMATS: dict[str, Format] = {
+    f.name: f for f in (Csv(), Semicolon(), Json(), JsonLines(), MarkdownTable(), Records(), Lines())
+}

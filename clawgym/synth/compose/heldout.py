@@ -55,8 +55,12 @@ def load_region(path: Path | None) -> Region:
         raise SpecError(problems)
     data = doc.data
     combos = [frozenset(map(str, combo)) for combo in data.get("combinations") or []]
-    return Region(frozenset(map(str, data.get("domains") or [])), tuple(combos),
-                  frozenset(map(str, data.get("families") or [])), doc.file)
+    return Region(
+        frozenset(map(str, data.get("domains") or [])),
+        tuple(combos),
+        frozenset(map(str, data.get("families") or [])),
+        doc.file,
+    )
 
 
 def check_region(region: Region, catalog: Any, families: set[str]) -> None:
@@ -69,20 +73,33 @@ def check_region(region: Region, catalog: Any, families: set[str]) -> None:
     operations = set(catalog.operations)
     for i, d in enumerate(doc.data.get("domains") or []):
         if d not in catalog.domains:
-            problems.append(Problem(f"held-out domain {d!r} is not in the compose catalog",
-                                    **doc.where(("domains", i)), hint="see specs/synth/compose/domains.yaml"))
+            problems.append(
+                Problem(
+                    f"held-out domain {d!r} is not in the compose catalog",
+                    **doc.where(("domains", i)),
+                    hint="see specs/synth/compose/domains.yaml",
+                )
+            )
     for dom in catalog.domains.values():
         for other in dom.relations:
             if other in region.domains and dom.name not in region.domains:
-                problems.append(Problem(f"training domain {dom.name!r} joins held-out domain {other!r}",
-                                        **doc.where(("domains",)), hint=f"hold out {dom.name!r} too, or keep "
-                                                                        f"{other!r} in training"))
+                problems.append(
+                    Problem(
+                        f"training domain {dom.name!r} joins held-out domain {other!r}",
+                        **doc.where(("domains",)),
+                        hint=f"hold out {dom.name!r} too, or keep {other!r} in training",
+                    )
+                )
     for combo in region.combinations:
         for op in sorted(combo - operations):
-            problems.append(Problem(f"held-out combination names unknown operation {op!r}",
-                                    **doc.where(("combinations",)), hint="see specs/synth/compose/operations.yaml"))
+            problems.append(
+                Problem(
+                    f"held-out combination names unknown operation {op!r}",
+                    **doc.where(("combinations",)),
+                    hint="see specs/synth/compose/operations.yaml",
+                )
+            )
     for f in sorted(region.families - families):
-        problems.append(Problem(f"held-out family {f!r} is not a task family of this spec",
-                                **doc.where(("families",))))
+        problems.append(Problem(f"held-out family {f!r} is not a task family of this spec", **doc.where(("families",))))
     if problems:
         raise SpecError(problems)

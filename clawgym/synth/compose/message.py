@@ -19,10 +19,16 @@ class DraftEmail(Deliver):
         email = f"{name.split()[0].lower()}.{name.split()[1].lower()}@{org}.example"
         numbers = [c for c in s.columns if s.types.get(c) in ("money", "hours")]
         col = rng.choice(numbers) if numbers else None
-        stem = rng.choice(["email_draft", "message_to_" + name.split()[0].lower(), "draft", "note_for_"
-                           + name.split()[0].lower()])
-        subject = rng.choice([f"{s.domain.noun[1].capitalize()} update", f"The {s.domain.noun[1]} you asked about",
-                              f"Quick numbers on {s.domain.noun[1]}"])
+        stem = rng.choice(
+            ["email_draft", "message_to_" + name.split()[0].lower(), "draft", "note_for_" + name.split()[0].lower()]
+        )
+        subject = rng.choice(
+            [
+                f"{s.domain.noun[1].capitalize()} update",
+                f"The {s.domain.noun[1]} you asked about",
+                f"Quick numbers on {s.domain.noun[1]}",
+            ]
+        )
         return {"name": name, "email": email, "col": col, "path": f"{s.out_dir}/{stem}.txt", "subject": subject}
 
     def deliver(self, s, p):
@@ -40,9 +46,20 @@ class DraftEmail(Deliver):
             body = "f'There are {how_many} " + s.domain.noun[1] + f", {label(p['col'])} {{total}} in all.'"
         head = f"To: {p['name']} <{p['email']}>\\nSubject: {p['subject']}\\n\\n"
         code += s.style.write_text(p["path"], f"'{head}' + {body} + '\\n'")
-        checks = [exists_check(p["path"]), {"type": "text_contains", "name": "addressed right, with the numbers",
-                                       "path": p["path"], "contains": [f"To: {p['name']} <{p['email']}>",
-                                                                       f"Subject: {p['subject']}"] + facts,
-                                       "weight": 2}]
-        return Delivered(p["path"], checks, code, {"path": p["path"], "to": f"{p['name']} <{p['email']}>",
-                                                   "what": what, "subject": p["subject"]}, ["email-draft"])
+        checks = [
+            exists_check(p["path"]),
+            {
+                "type": "text_contains",
+                "name": "addressed right, with the numbers",
+                "path": p["path"],
+                "contains": [f"To: {p['name']} <{p['email']}>", f"Subject: {p['subject']}"] + facts,
+                "weight": 2,
+            },
+        ]
+        return Delivered(
+            p["path"],
+            checks,
+            code,
+            {"path": p["path"], "to": f"{p['name']} <{p['email']}>", "what": what, "subject": p["subject"]},
+            ["email-draft"],
+        )

@@ -37,8 +37,10 @@ class Derived:
 
     def inputs(self) -> list[str]:
         import ast
-        return sorted({n.id for n in ast.walk(ast.parse(self.expr, mode="eval")) if isinstance(n, ast.Name)}
-                      - set(FUNCTIONS))
+
+        return sorted(
+            {n.id for n in ast.walk(ast.parse(self.expr, mode="eval")) if isinstance(n, ast.Name)} - set(FUNCTIONS)
+        )
 
 
 FUNCTIONS = ("max", "min", "abs", "round")
@@ -52,8 +54,20 @@ def check_expr(expr: str) -> str | None:
         tree = ast.parse(expr, mode="eval")
     except SyntaxError as exc:
         return f"not an expression: {exc.msg}"
-    allowed = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Add, ast.Sub, ast.Mult, ast.Div, ast.USub, ast.Name,
-               ast.Load, ast.Constant, ast.Call)
+    allowed = (
+        ast.Expression,
+        ast.BinOp,
+        ast.UnaryOp,
+        ast.Add,
+        ast.Sub,
+        ast.Mult,
+        ast.Div,
+        ast.USub,
+        ast.Name,
+        ast.Load,
+        ast.Constant,
+        ast.Call,
+    )
     for node in ast.walk(tree):
         if not isinstance(node, allowed):
             return f"{type(node).__name__} is not allowed (use + - * /, numbers, field names, max, min, abs, round)"
@@ -67,19 +81,19 @@ def check_expr(expr: str) -> str | None:
 @dataclass(frozen=True)
 class Domain:
     name: str
-    noun: tuple[str, str]              # singular, plural
+    noun: tuple[str, str]  # singular, plural
     files: tuple[str, ...]
     folders: tuple[str, ...]
-    scenarios: tuple[tuple[str, str], ...]   # (category, subcategory)
+    scenarios: tuple[tuple[str, str], ...]  # (category, subcategory)
     personas: tuple[str, ...]
     reasons: tuple[str, ...]
     rows: tuple[int, int]
     key: str
     fields: tuple[FieldSpec, ...]
-    relations: dict[str, str] = field(default_factory=dict)   # other domain -> field of this one naming its key
+    relations: dict[str, str] = field(default_factory=dict)  # other domain -> field of this one naming its key
     formats: tuple[str, ...] = ("csv", "json", "jsonl", "semicolon", "md_table")
-    line: str = ""            # the `lines` format's template, e.g. "{date} {level} {message}"
-    split: str = ""           # a dataset split this domain is reserved for ("bench": never in training)
+    line: str = ""  # the `lines` format's template, e.g. "{date} {level} {message}"
+    split: str = ""  # a dataset split this domain is reserved for ("bench": never in training)
     derived: tuple[Derived, ...] = ()
 
     def field(self, name: str) -> FieldSpec:
@@ -102,13 +116,23 @@ def named(domain: Domain, rng: random.Random) -> Domain:
     if len(set(rename.values())) < len(rename):
         rename = {f.name: f.name for f in domain.fields}
     refs = ("of", "company", "adds_to")
-    fields = tuple(FieldSpec(rename[f.name], f.type, {k: (rename.get(v, v) if k in refs else v)
-                                                     for k, v in f.options.items()}) for f in domain.fields)
+    fields = tuple(
+        FieldSpec(rename[f.name], f.type, {k: (rename.get(v, v) if k in refs else v) for k, v in f.options.items()})
+        for f in domain.fields
+    )
     line = re.sub(r"\{(\w+)\}", lambda m: "{" + rename.get(m.group(1), m.group(1)) + "}", domain.line)
-    derived = tuple(dataclasses.replace(d, expr=re.sub(r"\b(\w+)\b", lambda m: rename.get(m.group(1), m.group(1)),
-                                                       d.expr)) for d in domain.derived)
-    return dataclasses.replace(domain, fields=fields, key=rename[domain.key], line=line, derived=derived,
-                               relations={k: rename[v] for k, v in domain.relations.items()})
+    derived = tuple(
+        dataclasses.replace(d, expr=re.sub(r"\b(\w+)\b", lambda m: rename.get(m.group(1), m.group(1)), d.expr))
+        for d in domain.derived
+    )
+    return dataclasses.replace(
+        domain,
+        fields=fields,
+        key=rename[domain.key],
+        line=line,
+        derived=derived,
+        relations={k: rename[v] for k, v in domain.relations.items()},
+    )
 
 
 @dataclass(frozen=True)

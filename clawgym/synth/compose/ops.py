@@ -14,18 +14,63 @@ running the same pipeline the reference solution spells out.
 from __future__ import annotations
 
 from .cleaning import Dedupe, DropInvalid, MergeInputs, Normalise, RepairAmounts, RepairDates
-from .enriching import (Bucket, CompareFields, DeriveDate, DeriveDays, DeriveProduct, Formula, Join, Month,
-                        RunningTotal, Weekday)
+from .enriching import (
+    Bucket,
+    CompareFields,
+    DeriveDate,
+    DeriveDays,
+    DeriveProduct,
+    Formula,
+    Join,
+    Month,
+    RunningTotal,
+    Weekday,
+)
 from .filtering import ExcludeValue, FilterDates, FilterEquals, FilterIn, FilterText, FilterThreshold
 from .selecting import RankTop, TopPerGroup
 from .state import Op
 
 
-OPERATIONS: dict[str, Op] = {op.name: op for op in (
-    MergeInputs(), Normalise(), Dedupe(), RepairDates(), RepairAmounts(), DropInvalid(), FilterEquals(), ExcludeValue(), FilterIn(),
-    FilterThreshold(), FilterDates(), FilterText(), Join(), DeriveProduct(), Formula(), DeriveDays(), DeriveDate(), Month(),
-    Weekday(), Bucket(), CompareFields(), RunningTotal(), RankTop(), TopPerGroup())}
-CLEANING = ("dedupe", "drop_invalid", "normalise", "repair_dates", "repair_amounts")   # the order they apply in
+OPERATIONS: dict[str, Op] = {
+    op.name: op
+    for op in (
+        MergeInputs(),
+        Normalise(),
+        Dedupe(),
+        RepairDates(),
+        RepairAmounts(),
+        DropInvalid(),
+        FilterEquals(),
+        ExcludeValue(),
+        FilterIn(),
+        FilterThreshold(),
+        FilterDates(),
+        FilterText(),
+        Join(),
+        DeriveProduct(),
+        Formula(),
+        DeriveDays(),
+        DeriveDate(),
+        Month(),
+        Weekday(),
+        Bucket(),
+        CompareFields(),
+        RunningTotal(),
+        RankTop(),
+        TopPerGroup(),
+    )
+}
+CLEANING = ("dedupe", "drop_invalid", "normalise", "repair_dates", "repair_amounts")  # the order they apply in
 FILTERS = ("filter_equals", "exclude_value", "filter_in", "filter_threshold", "filter_dates", "filter_text")
-ENRICHING = ("formula", "formula", "derive_product", "derive_days", "derive_date", "month", "weekday", "bucket", "compare_fields")
+ENRICHING = (
+    "formula",
+    "formula",
+    "derive_product",
+    "derive_days",
+    "derive_date",
+    "month",
+    "weekday",
+    "bucket",
+    "compare_fields",
+)
 SELECTING = ("rank_top", "top_per_group", "running_total")

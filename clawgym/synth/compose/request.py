@@ -38,33 +38,66 @@ class _Default(dict):
 def _ask(catalog: Catalog, name: str, rng: random.Random, slots: dict[str, str]) -> str:
     asks = [a for a in catalog.operations[name].ask if slots.get("_only", "") in a] or catalog.operations[name].ask
     text = rng.choice(asks).format_map(_Default(slots))
-    text = re.sub(r"\b(value|values) values\b", "values", text)   # "replacement value values"
-    return re.sub(r"\ba (?=[aeiou][a-z]*_)", "an ", text)        # "an age_days column"
+    text = re.sub(r"\b(value|values) values\b", "values", text)  # "replacement value values"
+    return re.sub(r"\ba (?=[aeiou][a-z]*_)", "an ", text)  # "an age_days column"
 
 
-_INTROS = ("{Reason}, so I need a hand with {input}.", "Could you work through {input} for me? {Reason}.",
-           "I've got our {noun} in {input} ({reason}).", "The {noun} are in {input}; {reason}.",
-           "{Reason}. Everything is in {input}.", "Quick job on {input}: {reason}.")
-_GREETINGS = ("Hi, it's {first}.", "Hey, {first} here.", "Hello! {first} again.", "{first} here, quick one.",
-              "Morning. It's {first}.", "Hi there, {first} speaking.", "", "", "")
+_INTROS = (
+    "{Reason}, so I need a hand with {input}.",
+    "Could you work through {input} for me? {Reason}.",
+    "I've got our {noun} in {input} ({reason}).",
+    "The {noun} are in {input}; {reason}.",
+    "{Reason}. Everything is in {input}.",
+    "Quick job on {input}: {reason}.",
+)
+_GREETINGS = (
+    "Hi, it's {first}.",
+    "Hey, {first} here.",
+    "Hello! {first} again.",
+    "{first} here, quick one.",
+    "Morning. It's {first}.",
+    "Hi there, {first} speaking.",
+    "",
+    "",
+    "",
+)
 _CLOSINGS = ("Thanks!", "Thanks a lot.", "Cheers.", "Much appreciated.", "", "", "Thank you!")
-_PROTECT = ("Don't change anything in {folder}/.", "Leave the files in {folder}/ as they are.",
-            "Please don't edit {folder}/ itself.", "The originals in {folder}/ must stay untouched.",
-            "Treat {folder}/ as read-only.")
-_MOVED = ("Move the files themselves (no copies) and keep their contents exactly as they are; only {folder}/ "
-          "should change.", "Keep every file's contents as they are, just move them within {folder}/.")
+_PROTECT = (
+    "Don't change anything in {folder}/.",
+    "Leave the files in {folder}/ as they are.",
+    "Please don't edit {folder}/ itself.",
+    "The originals in {folder}/ must stay untouched.",
+    "Treat {folder}/ as read-only.",
+)
+_MOVED = (
+    "Move the files themselves (no copies) and keep their contents exactly as they are; only {folder}/ should change.",
+    "Keep every file's contents as they are, just move them within {folder}/.",
+)
 
 
-def instruction_text(catalog: Catalog, rng: random.Random, who: dict[str, Any], domain: Domain, phrase: str,
-                     folder: str, moved: bool, steps: list, delivered: list, s: State) -> str:
+def instruction_text(
+    catalog: Catalog,
+    rng: random.Random,
+    who: dict[str, Any],
+    domain: Domain,
+    phrase: str,
+    folder: str,
+    moved: bool,
+    steps: list,
+    delivered: list,
+    s: State,
+) -> str:
     """The request: every step and deliverable in the persona's words, in order, around the input."""
     noun, one = domain.noun[1], domain.noun[0]
-    parts = [_ask(catalog, op_name, rng, {"noun": noun, "one": one, **OPERATIONS[op_name].slots(s, p)})
-             for op_name, p in steps]
+    parts = [
+        _ask(catalog, op_name, rng, {"noun": noun, "one": one, **OPERATIONS[op_name].slots(s, p)})
+        for op_name, p in steps
+    ]
     parts += [_ask(catalog, d_name, rng, {"noun": noun, "one": one, **d.slots}) for d_name, d in delivered]
     # "before anything else" only where it is first; a step after others carries no "and"/"then" of its own
-    parts = [parts[0]] + [re.sub(r"^(?:and|then|also) ", "", p.replace(" before anything else", ""), flags=re.I)
-                          for p in parts[1:]]
+    parts = [parts[0]] + [
+        re.sub(r"^(?:and|then|also) ", "", p.replace(" before anything else", ""), flags=re.I) for p in parts[1:]
+    ]
     reason = rng.choice(domain.reasons) if domain.reasons else "I need this sorted"
     intro = rng.choice(_INTROS).format(Reason=_cap(reason), reason=reason, input=phrase, noun=noun)
     greeting = rng.choice(_GREETINGS).format(first=who["first"])

@@ -24,7 +24,7 @@ from .build import compose
 from .catalog import Catalog, load_catalog
 from .heldout import Region
 
-ATTEMPTS = 12   # seeds a worker tries for one candidate before giving up on it
+ATTEMPTS = 12  # seeds a worker tries for one candidate before giving up on it
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ class ComposeFamily:
     subcategory: str
     personas: tuple[str, ...]
     primary_skill: str
-    catalog: str          # the catalog folder
+    catalog: str  # the catalog folder
     weight: float = 1.0
     name: str = ""
 
@@ -53,7 +53,9 @@ class ComposeFamily:
         return (self.primary_skill,)
 
 
-def compose_families(folder: Path, weight: float, region: Region, side: str, taxonomy: Any = None) -> list[ComposeFamily]:
+def compose_families(
+    folder: Path, weight: float, region: Region, side: str, taxonomy: Any = None
+) -> list[ComposeFamily]:
     """The families of a catalog on one side of the held-out region ("train" or "heldout")."""
     from ...errors import SpecError
 
@@ -73,11 +75,21 @@ def compose_families(folder: Path, weight: float, region: Region, side: str, tax
 
 def _skill_of(fmt: str) -> str:
     from .formats import FORMATS
+
     return FORMATS[fmt].skill.split(".")[0]
 
 
-def make_from_compose(c: Candidate, fam: ComposeFamily, region: Region, side: str, out: Path, rel_dir: str,
-                      settings: FilterSettings, dedup: DedupSettings, sandbox: dict | None = None) -> Made:
+def make_from_compose(
+    c: Candidate,
+    fam: ComposeFamily,
+    region: Region,
+    side: str,
+    out: Path,
+    rel_dir: str,
+    settings: FilterSettings,
+    dedup: DedupSettings,
+    sandbox: dict | None = None,
+) -> Made:
     """The whole pipeline for one compose candidate: compose (trying a few sub-seeds until the
     chain fits and lies on this spec's side of the held-out region), write, then `finish`."""
     base = fam.name if len(fam.name) <= 55 else f"{fam.name[:50]}-{hashlib.sha1(fam.name.encode()).hexdigest()[:4]}"
@@ -88,8 +100,15 @@ def make_from_compose(c: Candidate, fam: ComposeFamily, region: Region, side: st
     why = "no chain fits"
     for attempt in range(ATTEMPTS):
         try:
-            composed = compose(catalog, fam.domain, (fam.category, fam.subcategory), c.persona,
-                               c.seed * ATTEMPTS + attempt, library, name)
+            composed = compose(
+                catalog,
+                fam.domain,
+                (fam.category, fam.subcategory),
+                c.persona,
+                c.seed * ATTEMPTS + attempt,
+                library,
+                name,
+            )
         except ValueError as exc:
             why = str(exc)
             continue
@@ -104,21 +123,37 @@ def make_from_compose(c: Candidate, fam: ComposeFamily, region: Region, side: st
     for key in ("files", "instruction", "solution", "checks"):
         spec[key] = literal(spec[key])
     sha = hashlib.sha256(Path(fam.path).read_bytes()).hexdigest()
-    comment = (f"Composed by clawgym synth (compose route) from domain {fam.domain} ({composed.fmt} input),\n"
-               f"operations {' -> '.join(composed.chain)}; catalog sha256 {sha[:16]}, persona {c.persona}, "
-               f"seed {c.seed}, try {attempt}.")
+    comment = (
+        f"Composed by clawgym synth (compose route) from domain {fam.domain} ({composed.fmt} input),\n"
+        f"operations {' -> '.join(composed.chain)}; catalog sha256 {sha[:16]}, persona {c.persona}, "
+        f"seed {c.seed}, try {attempt}."
+    )
     made.text = dump_spec(spec, comment)
-    made.meta = {"category": fam.category, "subcategory": fam.subcategory, "persona": c.persona,
-                 "skills": composed.skills, "operations": list(spec["operations"]), "chain": composed.chain,
-                 "files": len(spec["files"]), "checks": len(spec["checks"]), "difficulty": spec["difficulty"],
-                 "expected_steps": len(composed.chain),
-                 "source": {"family": fam.name, "compose": fam.domain, "format": composed.fmt, "try": attempt,
-                            "catalog_sha256": sha}}
+    made.meta = {
+        "category": fam.category,
+        "subcategory": fam.subcategory,
+        "persona": c.persona,
+        "skills": composed.skills,
+        "operations": list(spec["operations"]),
+        "chain": composed.chain,
+        "files": len(spec["files"]),
+        "checks": len(spec["checks"]),
+        "difficulty": spec["difficulty"],
+        "expected_steps": len(composed.chain),
+        "source": {
+            "family": fam.name,
+            "compose": fam.domain,
+            "format": composed.fmt,
+            "try": attempt,
+            "catalog_sha256": sha,
+        },
+    }
     return finish(made, spec, None, out, settings, dedup, sandbox)
 
 
 def _library_root(folder: Path) -> Path:
     from ...spec.library import find_root
+
     return find_root(folder)
 
 

@@ -13,22 +13,32 @@ class RankTop(Op):
         cols = s.numbers(fresh=False)
         if not cols or len(s.rows) < 5:
             return None
-        return {"field": rng.choice(cols), "k": rng.randint(3, min(8, len(s.rows) - 1)), "key": s.domain.key,
-                "desc": rng.random() < 0.7}
+        return {
+            "field": rng.choice(cols),
+            "k": rng.randint(3, min(8, len(s.rows) - 1)),
+            "key": s.domain.key,
+            "desc": rng.random() < 0.7,
+        }
 
     def apply(self, s, p):
         sign = -1 if p["desc"] else 1
-        s.rows = sorted(s.rows, key=lambda r: (sign * num(r[p["field"]]), r[p["key"]]))[:p["k"]]
+        s.rows = sorted(s.rows, key=lambda r: (sign * num(r[p["field"]]), r[p["key"]]))[: p["k"]]
         s.order = (p["field"], p["desc"])
 
     def code(self, s, p):
         sign = "-" if p["desc"] else ""
-        return [f"{s.var} = sorted({s.var}, key=lambda {s.it}: ({sign}float({s.it}[{p['field']!r}]), "
-                f"{s.it}[{p['key']!r}]))[:{p['k']}]"]
+        return [
+            f"{s.var} = sorted({s.var}, key=lambda {s.it}: ({sign}float({s.it}[{p['field']!r}]), "
+            f"{s.it}[{p['key']!r}]))[:{p['k']}]"
+        ]
 
     def slots(self, s, p):
-        return {"field": label(p["field"]), "k": str(p["k"]), "key": label(p["key"]),
-                "most": "highest" if p["desc"] else "lowest"}
+        return {
+            "field": label(p["field"]),
+            "k": str(p["k"]),
+            "key": label(p["key"]),
+            "most": "highest" if p["desc"] else "lowest",
+        }
 
 
 class TopPerGroup(Op):
@@ -40,8 +50,12 @@ class TopPerGroup(Op):
         groups, numbers = s.categories(), s.numbers(fresh=False)
         if not groups or not numbers:
             return None
-        return {"group": rng.choice(groups), "field": rng.choice(numbers), "desc": rng.random() < 0.7,
-                "key": s.domain.key}
+        return {
+            "group": rng.choice(groups),
+            "field": rng.choice(numbers),
+            "desc": rng.random() < 0.7,
+            "key": s.domain.key,
+        }
 
     def apply(self, s, p):
         sign = -1 if p["desc"] else 1
@@ -54,11 +68,18 @@ class TopPerGroup(Op):
     def code(self, s, p):
         sign = "-" if p["desc"] else ""
         g = p["group"]
-        return [f"best_by_{g} = {{}}",
-                f"for {s.it} in sorted({s.var}, key=lambda {s.it}: ({sign}float({s.it}[{p['field']!r}]), "
-                f"{s.it}[{p['key']!r}])):", f"    best_by_{g}.setdefault({s.it}[{g!r}], {s.it})",
-                f"{s.var} = [best_by_{g}[k] for k in sorted(best_by_{g})]"]
+        return [
+            f"best_by_{g} = {{}}",
+            f"for {s.it} in sorted({s.var}, key=lambda {s.it}: ({sign}float({s.it}[{p['field']!r}]), "
+            f"{s.it}[{p['key']!r}])):",
+            f"    best_by_{g}.setdefault({s.it}[{g!r}], {s.it})",
+            f"{s.var} = [best_by_{g}[k] for k in sorted(best_by_{g})]",
+        ]
 
     def slots(self, s, p):
-        return {"group": label(p["group"]), "field": label(p["field"]), "key": label(p["key"]),
-                "most": "highest" if p["desc"] else "lowest"}
+        return {
+            "group": label(p["group"]),
+            "field": label(p["field"]),
+            "key": label(p["key"]),
+            "most": "highest" if p["desc"] else "lowest",
+        }

@@ -11,15 +11,104 @@ from .ops import OPERATIONS
 from .state import State
 
 # local names the operations' code uses: a rows variable must not shadow them
-RESERVED = frozenset({
-    "issues", "ours", "theirs", "kept", "lookup", "result", "figures", "lines", "table", "header", "rules",
-    "rejects", "valid_rows", "across", "grand_total", "running", "as_of", "renamed", "for_import", "labels",
-    "pattern", "exported", "how_many", "total", "name", "value", "target", "numeric", "bad", "record", "row",
-    "writer", "out", "fh", "line", "match", "card", "sep", "group", "values", "k", "v", "field", "main", "valid",
-    "date", "datetime", "timedelta", "csv", "json", "os", "re", "glob", "shutil", "path", "defaultdict",
-    "label", "shown", "overall", "others", "wanted", "best", "seen", "unique", "counts", "x", "col", "kind",
-    "rows", "at_key", "at_value", "mine", "other", "cleaned", "raw", "pattern", "SHAPES", "checks", "failing",
-    "first_problem", "list", "dict", "set", "str", "int", "float", "sum", "len", "max", "min", "sorted", "filter", "open", "round"})
+RESERVED = frozenset(
+    {
+        "issues",
+        "ours",
+        "theirs",
+        "kept",
+        "lookup",
+        "result",
+        "figures",
+        "lines",
+        "table",
+        "header",
+        "rules",
+        "rejects",
+        "valid_rows",
+        "across",
+        "grand_total",
+        "running",
+        "as_of",
+        "renamed",
+        "for_import",
+        "labels",
+        "pattern",
+        "exported",
+        "how_many",
+        "total",
+        "name",
+        "value",
+        "target",
+        "numeric",
+        "bad",
+        "record",
+        "row",
+        "writer",
+        "out",
+        "fh",
+        "line",
+        "match",
+        "card",
+        "sep",
+        "group",
+        "values",
+        "k",
+        "v",
+        "field",
+        "main",
+        "valid",
+        "date",
+        "datetime",
+        "timedelta",
+        "csv",
+        "json",
+        "os",
+        "re",
+        "glob",
+        "shutil",
+        "path",
+        "defaultdict",
+        "label",
+        "shown",
+        "overall",
+        "others",
+        "wanted",
+        "best",
+        "seen",
+        "unique",
+        "counts",
+        "x",
+        "col",
+        "kind",
+        "rows",
+        "at_key",
+        "at_value",
+        "mine",
+        "other",
+        "cleaned",
+        "raw",
+        "pattern",
+        "SHAPES",
+        "checks",
+        "failing",
+        "first_problem",
+        "list",
+        "dict",
+        "set",
+        "str",
+        "int",
+        "float",
+        "sum",
+        "len",
+        "max",
+        "min",
+        "sorted",
+        "filter",
+        "open",
+        "round",
+    }
+)
 
 
 def snake(text: str) -> str:
@@ -33,7 +122,7 @@ def row_names(stem: str, noun: str) -> tuple[str, str]:
     var, it = snake(stem), snake(noun)
     if var == it:
         var = f"all_{var}"
-    if var in RESERVED or var[:1].isdigit():   # a name the solution's own steps use
+    if var in RESERVED or var[:1].isdigit():  # a name the solution's own steps use
         var = f"{var}_rows"
     if it in RESERVED or it[:1].isdigit():
         it = f"{it}_row"
@@ -70,8 +159,14 @@ def _as_functions(var: str, blocks: list[tuple[str, list[str], bool]]) -> list[s
     return out + ["def main():"] + ["    " + c for c in calls] + ["", "", "if __name__ == '__main__':", "    main()"]
 
 
-_IMPORTS = (("csv.", "import csv"), ("glob.", "import glob"), ("json.", "import json"), ("os.", "import os"),
-            ("re.", "import re"), ("shutil.", "import shutil"))
+_IMPORTS = (
+    ("csv.", "import csv"),
+    ("glob.", "import glob"),
+    ("json.", "import json"),
+    ("os.", "import os"),
+    ("re.", "import re"),
+    ("shutil.", "import shutil"),
+)
 
 
 def reference_solution(s: State, reader: list[str], steps: list, delivered: list) -> list[str]:
@@ -85,8 +180,15 @@ def reference_solution(s: State, reader: list[str], steps: list, delivered: list
     if any(not d.moves_input for _, d in delivered):
         blocks.append(("", [s.style.mkdir(s.out_dir)], False))
     for d_name, d in delivered:
-        blocks.append((f"write_{snake(d.path.rstrip('/').rsplit('/', 1)[-1].split('.')[0])}" if d_name != "organise"
-                       else f"organise_{s.var}", list(d.code), False))
+        blocks.append(
+            (
+                f"write_{snake(d.path.rstrip('/').rsplit('/', 1)[-1].split('.')[0])}"
+                if d_name != "organise"
+                else f"organise_{s.var}",
+                list(d.code),
+                False,
+            )
+        )
     body = _as_functions(s.var, blocks) if s.style.layout == "functions" else [ln for _, b, _ in blocks for ln in b]
     text = "\n".join(body)
     imports = [line for token, line in _IMPORTS if re.search(r"(?<![\w.])" + re.escape(token), text)]

@@ -20,26 +20,31 @@ class State:
     rows: list[Row]
     columns: list[str]
     types: dict[str, str]
-    var: str                           # the rows variable of the reference solution
-    it: str                            # one row, in its loops
+    var: str  # the rows variable of the reference solution
+    it: str  # one row, in its loops
     input_path: str
     out_dir: str
     fmt: str = "csv"
-    order: tuple[str, bool] | None = None   # (column, descending) once rows are ranked
-    order_words: str = ""              # how the request says that order, when an operation set it
-    used: set[str] = field(default_factory=set)   # columns an operation already keyed on
-    unique: bool = False               # the input cannot repeat a key
-    style: Style = field(default_factory=Style)   # the idioms of the reference solution
-    record_files: list[tuple[str, Row]] = field(default_factory=list)   # (file, row) of a records input
+    order: tuple[str, bool] | None = None  # (column, descending) once rows are ranked
+    order_words: str = ""  # how the request says that order, when an operation set it
+    used: set[str] = field(default_factory=set)  # columns an operation already keyed on
+    unique: bool = False  # the input cannot repeat a key
+    style: Style = field(default_factory=Style)  # the idioms of the reference solution
+    record_files: list[tuple[str, Row]] = field(default_factory=list)  # (file, row) of a records input
     record_text: dict[str, str] = field(default_factory=dict)
 
     def numbers(self, fresh: bool = True) -> list[str]:
         return [c for c in self.columns if self.types.get(c) in NUMBER_TYPES and not (fresh and c in self.used)]
 
     def categories(self, present: int = 2, fresh: bool = True) -> list[str]:
-        return [c for c in self.columns if self.types.get(c) in CATEGORY_TYPES
-                and present <= len({r[c] for r in self.rows}) <= max(present, 12)
-                and not (fresh and c in self.used) and c != self.domain.key]
+        return [
+            c
+            for c in self.columns
+            if self.types.get(c) in CATEGORY_TYPES
+            and present <= len({r[c] for r in self.rows}) <= max(present, 12)
+            and not (fresh and c in self.used)
+            and c != self.domain.key
+        ]
 
     def dates(self) -> list[str]:
         return [c for c in self.columns if self.types.get(c) == "date"]
@@ -69,7 +74,7 @@ def label(column: str) -> str:
 class Op:
     name = ""
     kind = ""
-    formats: tuple[str, ...] | None = None   # the input formats it works on (None: all)
+    formats: tuple[str, ...] | None = None  # the input formats it works on (None: all)
 
     def plan(self, s: State, rng: random.Random) -> dict[str, Any] | None:
         return None

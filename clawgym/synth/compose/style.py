@@ -15,24 +15,34 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Style:
-    io: str = "open"          # "open": with open(...) as fh | "pathlib": Path(...).read_text / .open
-    csv_out: str = "dict"     # "dict": csv.DictWriter | "rows": csv.writer and lists
+    io: str = "open"  # "open": with open(...) as fh | "pathlib": Path(...).read_text / .open
+    csv_out: str = "dict"  # "dict": csv.DictWriter | "rows": csv.writer and lists
     group: str = "setdefault"  # "setdefault": d.setdefault(k, []) | "defaultdict": defaultdict(list)
-    layout: str = "script"    # "script": top to bottom | "functions": a function per step and a main()
+    layout: str = "script"  # "script": top to bottom | "functions": a function per step and a main()
     keep: str = "comprehension"  # how rows are filtered: "comprehension" | "loop" | "filter"
-    eol: str = "lf"           # CSV line ends: "lf" (lineterminator='\n') | "crlf" (the csv module's default)
+    eol: str = "lf"  # CSV line ends: "lf" (lineterminator='\n') | "crlf" (the csv module's default)
 
     @classmethod
     def draw(cls, rng: random.Random) -> "Style":
-        return cls(rng.choice(["open", "pathlib"]), rng.choice(["dict", "rows"]),
-                   rng.choice(["setdefault", "defaultdict"]), rng.choice(["script", "script", "functions"]),
-                   rng.choice(["comprehension", "comprehension", "loop", "filter"]), rng.choice(["lf", "crlf"]))
+        return cls(
+            rng.choice(["open", "pathlib"]),
+            rng.choice(["dict", "rows"]),
+            rng.choice(["setdefault", "defaultdict"]),
+            rng.choice(["script", "script", "functions"]),
+            rng.choice(["comprehension", "comprehension", "loop", "filter"]),
+            rng.choice(["lf", "crlf"]),
+        )
 
     def kept(self, var: str, it: str, condition: str) -> list[str]:
         """Keep the rows of `var` for which `condition` (an expression over `it`) holds."""
         if self.keep == "loop":
-            return ["kept = []", f"for {it} in {var}:", f"    if {condition}:", f"        kept.append({it})",
-                    f"{var} = kept"]
+            return [
+                "kept = []",
+                f"for {it} in {var}:",
+                f"    if {condition}:",
+                f"        kept.append({it})",
+                f"{var} = kept",
+            ]
         if self.keep == "filter":
             return [f"{var} = list(filter(lambda {it}: {condition}, {var}))"]
         return [f"{var} = [{it} for {it} in {var} if {condition}]"]
@@ -47,8 +57,11 @@ class Style:
     def reading(self, path: str, body: list[str], handle: str = "fh", newline: bool = False) -> list[str]:
         """`body` (lines using `handle`) run with `path` open for reading."""
         nl = "newline='', " if newline else ""
-        opener = f"Path({path!r}).open({nl}encoding='utf-8')" if self.io == "pathlib" else \
-            f"open({path!r}, {nl}encoding='utf-8')"
+        opener = (
+            f"Path({path!r}).open({nl}encoding='utf-8')"
+            if self.io == "pathlib"
+            else f"open({path!r}, {nl}encoding='utf-8')"
+        )
         return [f"with {opener} as {handle}:"] + ["    " + line for line in body]
 
     # -- writing ---------------------------------------------------------------------------
@@ -79,11 +92,18 @@ class Style:
     def write_dicts(self, path_expr: str, header: list[str], rows: str, indent: str = "") -> list[str]:
         """Write the dicts of `rows` (an expression) under `header` (extra keys ignored)."""
         if self.csv_out == "dict":
-            body = [f"writer = csv.DictWriter(out, fieldnames={header!r}, extrasaction='ignore'{self._eol()})",
-                    "writer.writeheader()", f"writer.writerows({rows})"]
+            body = [
+                f"writer = csv.DictWriter(out, fieldnames={header!r}, extrasaction='ignore'{self._eol()})",
+                "writer.writeheader()",
+                f"writer.writerows({rows})",
+            ]
         else:
-            body = [f"writer = csv.writer(out{self._eol()})", f"writer.writerow({header!r})",
-                    f"for record in {rows}:", f"    writer.writerow([record[col] for col in {header!r}])"]
+            body = [
+                f"writer = csv.writer(out{self._eol()})",
+                f"writer.writerow({header!r})",
+                f"for record in {rows}:",
+                f"    writer.writerow([record[col] for col in {header!r}])",
+            ]
         return [indent + self._csv_open(path_expr)] + [indent + "    " + line for line in body]
 
     def write_rows(self, path: str, header: str, rows: list[str], loop: str = "") -> list[str]:

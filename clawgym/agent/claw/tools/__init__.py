@@ -32,19 +32,18 @@ class RunState:
     task: Task
     sandbox: Sandbox
     workspace: Workspace
-    deadline: float                           # time.monotonic() at which the wall budget ends
+    deadline: float  # time.monotonic() at which the wall budget ends
     max_turns: int
     max_tokens_total: int | None
     tool_output_chars: int
     model: str = ""
     turn: int = 0
     tokens_used: int = 0
-    side_effects: dict[str, list[dict[str, Any]]] = field(
-        default_factory=lambda: {"outbox": [], "cron": [], "web": []})
-    sessions: Any = None                      # shell.Sessions, created on first use
+    side_effects: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: {"outbox": [], "cron": [], "web": []})
+    sessions: Any = None  # shell.Sessions, created on first use
     cron_next_id: int = 1
     corpus: list[dict[str, Any]] = field(default_factory=list)
-    cache: dict[str, Any] = field(default_factory=dict)    # tools' per-run caches (search indexes)
+    cache: dict[str, Any] = field(default_factory=dict)  # tools' per-run caches (search indexes)
 
     def __post_init__(self) -> None:
         self.corpus = [dict(p) for p in thaw((self.task.tools or {}).get("corpus") or [])]
@@ -78,8 +77,9 @@ def arg_str(args: dict[str, Any], name: str, required: bool = True, default: str
     return value
 
 
-def arg_num(args: dict[str, Any], name: str, default: float | None = None, minimum: float | None = None,
-            integer: bool = True) -> Any:
+def arg_num(
+    args: dict[str, Any], name: str, default: float | None = None, minimum: float | None = None, integer: bool = True
+) -> Any:
     value = args.get(name)
     if value is None or value == "":
         return default
@@ -100,10 +100,21 @@ def arg_num(args: dict[str, Any], name: str, default: float | None = None, minim
 def registry() -> dict[str, Tool]:
     """Every tool function by name (imports are local so the package stays light)."""
     from . import files, memory, shell, simulated
-    return {"read": files.read, "write": files.write, "edit": files.edit, "exec": shell.exec_tool,
-            "process": shell.process, "memory_search": memory.memory_search, "memory_get": memory.memory_get,
-            "session_status": memory.session_status, "web_search": simulated.web_search,
-            "web_fetch": simulated.web_fetch, "message": simulated.message, "cron": simulated.cron}
+
+    return {
+        "read": files.read,
+        "write": files.write,
+        "edit": files.edit,
+        "exec": shell.exec_tool,
+        "process": shell.process,
+        "memory_search": memory.memory_search,
+        "memory_get": memory.memory_get,
+        "session_status": memory.session_status,
+        "web_search": simulated.web_search,
+        "web_fetch": simulated.web_fetch,
+        "message": simulated.message,
+        "cron": simulated.cron,
+    }
 
 
 def select_tools(task_tools: dict[str, Any] | None, overrides: dict[str, Any] | None = None) -> list[str]:
@@ -116,5 +127,19 @@ def select_tools(task_tools: dict[str, Any] | None, overrides: dict[str, Any] | 
     return [name for name in ALL_TOOLS if name in chosen]
 
 
-__all__ = ["ALL_TOOLS", "ALWAYS", "DEFAULT_ON", "OPTIONAL", "PathError", "RunState", "Tool", "ToolError",
-           "Workspace", "arg_num", "arg_str", "as_json", "registry", "select_tools"]
+__all__ = [
+    "ALL_TOOLS",
+    "ALWAYS",
+    "DEFAULT_ON",
+    "OPTIONAL",
+    "PathError",
+    "RunState",
+    "Tool",
+    "ToolError",
+    "Workspace",
+    "arg_num",
+    "arg_str",
+    "as_json",
+    "registry",
+    "select_tools",
+]

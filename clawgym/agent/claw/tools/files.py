@@ -14,11 +14,13 @@ MAX_FILE = 64 << 20  # larger files are refused (use exec with head/sed)
 def _text(state: RunState, rel: str) -> str:
     data = state.workspace.read_bytes(rel, MAX_FILE + 1)
     if len(data) > MAX_FILE:
-        raise ToolError(f"{rel} is larger than {MAX_FILE >> 20} MB; look at parts of it with exec "
-                        "(head, tail, sed -n) instead")
+        raise ToolError(
+            f"{rel} is larger than {MAX_FILE >> 20} MB; look at parts of it with exec (head, tail, sed -n) instead"
+        )
     if b"\0" in data[:8192]:
-        raise ToolError(f"{rel} is a binary file ({len(data)} bytes); inspect it with exec "
-                        "(file, xxd, python3) instead")
+        raise ToolError(
+            f"{rel} is a binary file ({len(data)} bytes); inspect it with exec (file, xxd, python3) instead"
+        )
     return data.decode("utf-8", errors="replace")
 
 
@@ -34,7 +36,7 @@ def read(state: RunState, args: dict[str, Any]) -> str:
         return "(empty file)"
     if offset > total:
         raise ToolError(f"offset {offset} is past the end of {rel} ({total} lines)")
-    want = lines[offset - 1: offset - 1 + limit] if limit else lines[offset - 1:]
+    want = lines[offset - 1 : offset - 1 + limit] if limit else lines[offset - 1 :]
     out, size, cut = [], 0, None
     for i, line in enumerate(want):
         n = len(line.encode("utf-8", errors="replace"))
@@ -47,10 +49,14 @@ def read(state: RunState, args: dict[str, Any]) -> str:
     last = offset - 1 + len(out)
     if cut is not None:
         if not out:  # a single line longer than 50 KB
-            return (want[0][:MAX_BYTES] + f"\n\n[Line {offset} alone is over 50 KB; only its start is shown. "
-                    f"Use exec (cut, head -c) to see the rest. Next: offset={offset + 1}.]")
-        return body.rstrip("\n") + (f"\n\n[Output truncated at the {cut} limit: showing lines {offset}-{last} "
-                                    f"of {total}. Continue with offset={last + 1}.]")
+            return (
+                want[0][:MAX_BYTES] + f"\n\n[Line {offset} alone is over 50 KB; only its start is shown. "
+                f"Use exec (cut, head -c) to see the rest. Next: offset={offset + 1}.]"
+            )
+        return body.rstrip("\n") + (
+            f"\n\n[Output truncated at the {cut} limit: showing lines {offset}-{last} "
+            f"of {total}. Continue with offset={last + 1}.]"
+        )
     if limit and last < total:
         return body.rstrip("\n") + f"\n\n[{total - last} more lines in the file. Continue with offset={last + 1}.]"
     return body
@@ -80,10 +86,14 @@ def edit(state: RunState, args: dict[str, Any]) -> str:
     text = _text(state, rel)
     count = text.count(old)
     if count == 0:
-        raise ToolError(f"the text to replace was not found in {path}; it must match exactly, "
-                        "including whitespace and line breaks (read the file first)")
+        raise ToolError(
+            f"the text to replace was not found in {path}; it must match exactly, "
+            "including whitespace and line breaks (read the file first)"
+        )
     if count > 1:
-        raise ToolError(f"the text to replace occurs {count} times in {path}; include more surrounding "
-                        "text so that it matches exactly once")
+        raise ToolError(
+            f"the text to replace occurs {count} times in {path}; include more surrounding "
+            "text so that it matches exactly once"
+        )
     state.workspace.write_bytes(rel, text.replace(old, new, 1).encode("utf-8"))
     return f"Successfully replaced the text in {path}"

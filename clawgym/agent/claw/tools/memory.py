@@ -7,8 +7,8 @@ from typing import Any
 
 from . import RunState, ToolError, arg_num, arg_str, as_json
 
-WINDOW = 20          # longest chunk, in lines
-SNIPPET = 700        # characters of a chunk shown in a result
+WINDOW = 20  # longest chunk, in lines
+SNIPPET = 700  # characters of a chunk shown in a result
 _TOKEN = re.compile(r"[a-z0-9]+(?:[._'-][a-z0-9]+)*")
 
 
@@ -28,7 +28,7 @@ def chunks(text: str) -> list[tuple[int, int, str]]:
 
     def flush() -> None:
         for i in range(0, len(block), WINDOW):
-            part = block[i: i + WINDOW]
+            part = block[i : i + WINDOW]
             out.append((part[0][0], part[-1][0], "\n".join(line for _, line in part)))
         block.clear()
 
@@ -82,8 +82,9 @@ def memory_search(state: RunState, args: dict[str, Any]) -> str:
     contents = tuple((rel, state.workspace.read_bytes(rel, 8 << 20)) for rel in files)
     hit = state.cache.get("memory")
     if hit is None or hit[0] != contents:
-        entries = [(rel, a, b, t) for rel, data in contents
-                   for a, b, t in chunks(data.decode("utf-8", errors="replace"))]
+        entries = [
+            (rel, a, b, t) for rel, data in contents for a, b, t in chunks(data.decode("utf-8", errors="replace"))
+        ]
         state.cache["memory"] = (contents, entries)
     entries = state.cache["memory"][1]
     ranked = cached_index(state, "memory-bm25", contents, lambda: [e[3] for e in entries]).rank(query)
@@ -93,10 +94,8 @@ def memory_search(state: RunState, args: dict[str, Any]) -> str:
             continue
         path, start, end, text = entries[i]
         snippet = text if len(text) <= SNIPPET else text[:SNIPPET] + " ..."
-        results.append({"path": path, "startLine": start, "endLine": end, "score": round(score, 4),
-                        "snippet": snippet})
-    return as_json({"query": query, "results": results, "files": len(files),
-                    "provider": "bm25"})
+        results.append({"path": path, "startLine": start, "endLine": end, "score": round(score, 4), "snippet": snippet})
+    return as_json({"query": query, "results": results, "files": len(files), "provider": "bm25"})
 
 
 def memory_get(state: RunState, args: dict[str, Any]) -> str:
@@ -109,20 +108,23 @@ def memory_get(state: RunState, args: dict[str, Any]) -> str:
     lines = state.workspace.read_bytes(rel, 8 << 20).decode("utf-8", errors="replace").splitlines()
     if lines and start > len(lines):
         raise ToolError(f"'from' {start} is past the end of {rel} ({len(lines)} lines)")
-    part = lines[start - 1: start - 1 + count] if count else lines[start - 1:]
-    return as_json({"path": rel, "from": start, "to": start - 1 + len(part), "totalLines": len(lines),
-                    "text": "\n".join(part)})
+    part = lines[start - 1 : start - 1 + count] if count else lines[start - 1 :]
+    return as_json(
+        {"path": rel, "from": start, "to": start - 1 + len(part), "totalLines": len(lines), "text": "\n".join(part)}
+    )
 
 
 def session_status(state: RunState, args: dict[str, Any]) -> str:
     tokens_budget = f" of {state.max_tokens_total}" if state.max_tokens_total else ""
     left = max(state.seconds_left(), 0.0)
-    return "\n".join([
-        "Session status",
-        f"Current time: {state.task.clock} (UTC)",
-        f"Model: {state.model or 'unknown'}",
-        f"Turns: {state.turn} used of {state.max_turns}",
-        f"Tokens: {state.tokens_used} used{tokens_budget}",
-        f"Time left: {left:.0f} s",
-        f"Workspace: {state.workspace.mount}",
-    ])
+    return "\n".join(
+        [
+            "Session status",
+            f"Current time: {state.task.clock} (UTC)",
+            f"Model: {state.model or 'unknown'}",
+            f"Turns: {state.turn} used of {state.max_turns}",
+            f"Tokens: {state.tokens_used} used{tokens_budget}",
+            f"Time left: {left:.0f} s",
+            f"Workspace: {state.workspace.mount}",
+        ]
+    )

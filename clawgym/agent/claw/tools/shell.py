@@ -24,20 +24,22 @@ from . import RunState, ToolError, arg_num, arg_str, as_json
 
 LOG_CAP = 1 << 20
 # $1 output pipe, $2 control pipe, $3 the command. The watcher kills everything on a line from $2.
-WRAPPER = r'''exec >"$1" 2>&1 </dev/null; rm -f "$1"
+WRAPPER = r"""exec >"$1" 2>&1 </dev/null; rm -f "$1"
 exec 9<"$2"; rm -f "$2"
 { read -r _ <&9; kill -9 -1; } &
 sh -c "$3" 9<&-; rc=$?
-exit $rc'''
+exit $rc"""
 
 
 def cap_output(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     head = text[: limit * 4 // 5]
-    tail = text[-(limit // 5):] if limit >= 5 else ""
-    return (f"{head}\n\n[... output truncated: {len(text) - len(head) - len(tail)} characters omitted "
-            f"of {len(text)} (limit {limit}) ...]\n\n{tail}")
+    tail = text[-(limit // 5) :] if limit >= 5 else ""
+    return (
+        f"{head}\n\n[... output truncated: {len(text) - len(head) - len(tail)} characters omitted "
+        f"of {len(text)} (limit {limit}) ...]\n\n{tail}"
+    )
 
 
 def format_result(output: str, exit_code: int | None, timed_out: bool, limit: int, timeout: float) -> str:
@@ -79,11 +81,12 @@ def exec_tool(state: RunState, args: dict[str, Any]) -> str:
         session = sessions(state).start(command, workdir, env, timeout)
         if yield_ms is not None and session.done.wait(yield_ms / 1000):
             sessions(state).forget(session.id)
-            return format_result(session.text(), session.exit_code, session.timed_out,
-                                 state.tool_output_chars, timeout)
-        return (f"Command still running in the background (session {session.id}, pid n/a). "
-                f"Use process with action poll or log and sessionId {session.id!r} to follow it, "
-                "or action kill to stop it.")
+            return format_result(session.text(), session.exit_code, session.timed_out, state.tool_output_chars, timeout)
+        return (
+            f"Command still running in the background (session {session.id}, pid n/a). "
+            f"Use process with action poll or log and sessionId {session.id!r} to follow it, "
+            "or action kill to stop it."
+        )
     result = state.sandbox.exec(command, timeout=timeout, env=env, workdir=workdir)
     return format_result(result.output, result.exit_code, result.timed_out, state.tool_output_chars, timeout)
 
@@ -99,7 +102,7 @@ class Session:
         self.timed_out = False
         self.killed = False
         self.exec_done = threading.Event()  # the sandbox exec returned
-        self.done = threading.Event()       # ... and its output is fully read
+        self.done = threading.Event()  # ... and its output is fully read
         self.ctl_fd: int | None = None
         self.polled = 0  # characters already returned by poll
         self.lock = threading.Lock()
@@ -239,23 +242,33 @@ def process(state: RunState, args: dict[str, Any]) -> str:
     action = arg_str(args, "action")
     reg = sessions(state)
     if action == "list":
-        return as_json({"sessions": [{"sessionId": s.id, "command": s.command, "status": s.status,
-                                      "runtimeS": round(time.time() - s.started, 1)}
-                                     for s in reg.items.values()]})
+        return as_json(
+            {
+                "sessions": [
+                    {
+                        "sessionId": s.id,
+                        "command": s.command,
+                        "status": s.status,
+                        "runtimeS": round(time.time() - s.started, 1),
+                    }
+                    for s in reg.items.values()
+                ]
+            }
+        )
     session = reg.get(arg_str(args, "sessionId", required=False))
     if action == "poll":
         wait = arg_num(args, "timeout", 0, minimum=0, integer=False)  # milliseconds
         if wait:
             session.done.wait(min(float(wait) / 1000, max(state.seconds_left(), 0)))
         text = session.text()
-        new, session.polled = text[session.polled:], len(text)
+        new, session.polled = text[session.polled :], len(text)
         body = cap_output(new, state.tool_output_chars) if new else "(no new output)"
         return f"{body}\n\n[session {session.id}: {session.status}]"
     if action == "log":
         lines = session.text().splitlines()
         offset = arg_num(args, "offset", 0, minimum=0)
         limit = arg_num(args, "limit", None, minimum=1)
-        part = lines[offset: offset + limit] if limit else lines[offset:]
+        part = lines[offset : offset + limit] if limit else lines[offset:]
         body = cap_output("\n".join(part), state.tool_output_chars) if part else "(no output)"
         return f"{body}\n\n[session {session.id}: {session.status}; {len(lines)} lines in the log]"
     if action == "kill":
