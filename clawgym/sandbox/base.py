@@ -10,6 +10,8 @@ from __future__ import annotations
 import functools
 import inspect
 import posixpath
+import threading
+import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +57,27 @@ class ExecResult:
     @property
     def ok(self) -> bool:
         return self.exit_code == 0
+
+
+class LiveExec:
+    """One exec in flight, as a backend's `close()` sees it: `done` is set by the thread running it.
+
+    That thread may unwind without setting it (a KeyboardInterrupt raised between two of its steps),
+    so `close()` waits through `wait_ended`, which stops waiting for an owner that is gone."""
+
+    def __init__(self) -> None:
+        self.owner = threading.current_thread()
+        self.done = threading.Event()
+
+    def wait_ended(self, timeout: float) -> bool:
+        """Wait until the exec has ended or its owner can no longer end it; True when it ended."""
+        deadline = time.monotonic() + timeout
+        while not self.done.wait(min(0.05, max(deadline - time.monotonic(), 0.0))):
+            if self.owner is threading.current_thread() or not self.owner.is_alive():
+                return False  # the owner unwound (or is the caller itself): nobody will set `done`
+            if time.monotonic() >= deadline:
+                return False
+        return True
 
 
 def home_for(mount: str) -> str:

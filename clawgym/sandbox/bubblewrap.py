@@ -114,6 +114,8 @@ class LocalSandbox(KeptNamespaces, FreshExecs, BwrapCommand, Sandbox):
         self.network, self.mount = bool(network), check_mount(mount)
         self._closed, self._lock, self._live = False, threading.Lock(), set()
         self._close_done = threading.Event()
+        self._closer: threading.Thread | None = None  # the thread that took the close on
+        self._closing = False
         self._uid_sock: socket.socket | None = None
         self._owners: dict[tuple[int, int], tuple[int, int]] | None = None
         self._cgroup: Path | None = None
@@ -270,17 +272,25 @@ class LocalSandbox(KeptNamespaces, FreshExecs, BwrapCommand, Sandbox):
 
     # ----------------------------------------------------------------- close
     def close(self) -> None:
+        me = threading.current_thread()
         with self._lock:
-            if self._closed:
-                closing_elsewhere = True
-            else:
-                closing_elsewhere, self._closed, runs = False, True, list(self._live)
-        if closing_elsewhere:  # e.g. a timeout closed it from another thread: wait until it is done
-            self._close_done.wait(KILL_GRACE * 2 + 30)
+            if self._close_done.is_set():
+                return
+            closer = self._closer
+            # a close that unwound before it began (an interrupt between two steps) is taken over
+            ours = closer is None or not closer.is_alive() or (closer is me and not self._closing)
+            if ours:
+                self._closer, self._closed, runs = me, True, list(self._live)
+        if not ours:  # e.g. a timeout closed it from another thread: wait until it is done
+            deadline = time.monotonic() + KILL_GRACE * 2 + 30
+            while not self._close_done.wait(0.05) and closer.is_alive() and time.monotonic() < deadline:
+                pass
             return
         try:
+            self._closing = True
             self._close(runs)
         finally:
+            self._closing = False
             self._close_done.set()
 
     def _close(self, runs: list) -> None:
@@ -301,7 +311,8 @@ class LocalSandbox(KeptNamespaces, FreshExecs, BwrapCommand, Sandbox):
         for run in runs:
             run.kill("closed")
         for run in runs:
-            run.done.wait(KILL_GRACE * 2)
+            if not run.wait_ended(KILL_GRACE * 2):
+                self._abandoned(run)
         if kept is not None:
             deadline = time.monotonic() + KILL_GRACE * 2
             while kept.busy and time.monotonic() < deadline:  # its exec returns as soon as it sees the kill

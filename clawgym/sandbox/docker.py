@@ -39,7 +39,7 @@ from typing import Any, Mapping, Sequence
 
 from ..errors import ClawgymError, InfraError, PrerequisiteError
 from ..registry import register
-from .base import DEFAULT_MOUNT, ExecResult, Sandbox, SandboxLimits, check_mount, home_for
+from .base import DEFAULT_MOUNT, ExecResult, LiveExec, Sandbox, SandboxLimits, check_mount, home_for
 from .docker_client import IMAGE, docker_client, docker_problem, release_client  # noqa: F401 - imported from here
 from .docker_sync import WorkspaceSync, fingerprint
 
@@ -52,11 +52,11 @@ INIT = ["/bin/sh", "-c", 'cd -- "$1" || exit 1; shift; "$@"; exit $?', "sh"]
 log = logging.getLogger(__name__)
 
 
-class _Run:
+class _Run(LiveExec):
     def __init__(self) -> None:
+        super().__init__()
         self.reason: str | None = None
         self.killer: threading.Thread | None = None
-        self.done = threading.Event()
 
 
 @register("sandbox", "docker")
@@ -329,7 +329,7 @@ class DockerSandbox(WorkspaceSync, Sandbox):
             except self._errors.DockerException:
                 pass  # already stopped
             for run in runs:
-                run.done.wait(KILL_GRACE * 2)
+                run.wait_ended(KILL_GRACE * 2)
             self._container = container
             try:
                 self._pull()

@@ -20,8 +20,8 @@ import time
 from typing import Any
 
 from ..errors import InfraError
-from .base import ExecResult
-from .host import kill_pid1
+from .base import ExecResult, LiveExec
+from .host import kill_init, kill_pid1
 from .network import Helper, NetworkStartError
 
 KILL_GRACE = 5.0  # seconds a killed tree may take to disappear
@@ -29,22 +29,31 @@ INIT = ["/bin/sh", "-c", 'cd -- "$1" || exit 1; shift; "$@"; exit $?', "sh"]  # 
 log = logging.getLogger(__name__)
 
 
-class _Run:
+class _Run(LiveExec):
     """One running bwrap: the host-side process, once known the sandbox's pid 1, its network helper."""
 
     def __init__(self, proc: subprocess.Popen, block_w: int | None) -> None:
+        super().__init__()
         self.proc, self.block_w, self.child_pid, self.reason = proc, block_w, None, None
         self.helper: Helper | None = None
         self.net_error: NetworkStartError | None = None
-        self.done = threading.Event()
+        self.blind = False  # killed before pid 1 was known
 
     def kill(self, reason: str) -> None:
         self.reason = self.reason or reason
         if self.child_pid is None or not kill_pid1(self.child_pid, self.proc.pid):
+            self.blind = self.child_pid is None
             try:
-                self.proc.kill()  # pid 1 not started yet: --die-with-parent takes it down
+                self.proc.kill()  # pid 1 not started yet: --die-with-parent takes it down, mostly
             except OSError:
                 pass
+
+    def kill_orphan(self, status: bytes) -> None:
+        """After a kill that came before bwrap reported pid 1: a pid 1 cloned just before bwrap died
+        may wait for a uid map that never comes (no parent-death signal yet), so kill it by pid."""
+        pid = parse_status(status).get("child-pid") if self.blind else None
+        if pid is not None:
+            kill_init(int(pid))
 
 
 class FreshExecs:
@@ -91,6 +100,7 @@ class FreshExecs:
                 cwd="/",
                 pass_fds=passed,
                 preexec_fn=self._preexec_fn,
+                start_new_session=True,  # a Ctrl-C reaches the caller, which kills this cleanly
             )
         except (OSError, subprocess.SubprocessError) as exc:
             for fd in (fds[0], fds[2]) + ((block_w,) if block_w is not None else ()):
@@ -100,22 +110,24 @@ class FreshExecs:
             for fd in (fds[1], *passed):
                 os.close(fd)
         run = _Run(proc, block_w)
-        with self._lock:
-            self._live.add(run)
-            if self._closed:
-                run.kill("closed")
         try:
+            with self._lock:
+                self._live.add(run)
+                if self._closed:
+                    run.kill("closed")
             result = self._collect(run, fds[0], fds[2], data, start, limit)
             if run.net_error is not None and run.reason == "network":
                 raise run.net_error
             return result
         finally:
-            self._stop_helper(run)
-            with self._lock:
-                self._live.discard(run)
-            run.done.set()
-            os.close(fds[0])
-            os.close(fds[2])
+            try:
+                self._stop_helper(run)
+            finally:  # even when an interrupt lands in the step above
+                with self._lock:
+                    self._live.discard(run)
+                run.done.set()
+                os.close(fds[0])
+                os.close(fds[2])
 
     def _collect(self, run: _Run, out_r: int, st_r: int, data: bytes | None, start: float, limit: float) -> ExecResult:
         cap = self.limits.output_bytes
@@ -197,6 +209,12 @@ class FreshExecs:
             except subprocess.TimeoutExpired:
                 run.proc.kill()
                 run.proc.wait()
+            if run.blind:
+                try:
+                    status.extend(os.read(st_r, 65536))
+                except OSError:
+                    pass
+                run.kill_orphan(bytes(status))
         info, output = parse_status(status), bytes(buf).decode("utf-8", errors="replace")
         if run.reason is None and "exit-code" not in info:
             code = run.proc.returncode
@@ -234,6 +252,20 @@ class FreshExecs:
         finally:
             os.close(run.block_w)
             run.block_w = None
+
+    def _abandoned(self, run: _Run) -> None:
+        """Finish, from `close()`, an exec whose thread unwound without doing so: reap its bwrap."""
+        try:
+            run.proc.wait(KILL_GRACE)
+        except subprocess.TimeoutExpired:
+            run.proc.kill()
+            run.proc.wait()
+        if run.block_w is not None:
+            os.close(run.block_w)
+            run.block_w = None
+        with self._lock:
+            self._live.discard(run)
+        run.done.set()
 
     def _stop_helper(self, run: _Run) -> None:
         """At the end of an exec: kill its network helper and close a --block-fd left open."""

@@ -44,6 +44,17 @@ def kill_pid1(pid: int, parent: int) -> bool:
             os.close(fd)
 
 
+def kill_init(pid: int) -> None:
+    """SIGKILL `pid` if it is the init of a pid namespace of its own (a sandbox's pid 1)."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            nspid = next((line.split()[1:] for line in f if line.startswith(b"NSpid:")), [])
+        if len(nspid) > 1 and nspid[-1] == b"1":
+            os.kill(pid, signal.SIGKILL)
+    except OSError:
+        pass  # gone already
+
+
 def claim_uid(base: int, count: int) -> tuple[int, socket.socket]:
     start = secrets.randbelow(count)
     for i in range(count):
@@ -202,6 +213,7 @@ def sweep(parent: Path) -> None:
             os.kill(int(old.name.rsplit("-", 1)[1]), 0)
         except ProcessLookupError:
             sweep(old)  # a worker's verifier server and sandboxes made their cgroups inside its own
+            _kill_members(old)  # what its owner left running when it died (a pid 1 stuck starting)
             try:
                 old.rmdir()
             except OSError:
@@ -216,6 +228,27 @@ def sweep(parent: Path) -> None:
                 old.rmdir()
         except (OSError, ValueError):
             continue
+
+
+def _kill_members(group: Path) -> None:
+    """SIGKILL every process still in `group`, a cgroup whose owner is gone."""
+    try:
+        pids = (group / "cgroup.procs").read_text().split()
+    except OSError:
+        return
+    for pid in pids:
+        try:
+            os.kill(int(pid), signal.SIGKILL)
+        except (OSError, ValueError):
+            pass
+    deadline = time.monotonic() + 0.5
+    while time.monotonic() < deadline:
+        try:
+            if not (group / "cgroup.procs").read_text().strip():
+                return
+        except OSError:
+            return
+        time.sleep(0.01)
 
 
 OWNER_WALK_LIMITS = safefs.TreeLimits(

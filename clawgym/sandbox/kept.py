@@ -120,6 +120,7 @@ class KeptNamespaces:
                 cwd="/",
                 pass_fds=passed,
                 preexec_fn=self._preexec_fn,
+                start_new_session=True,  # a Ctrl-C reaches the caller, which kills this cleanly
             )
         except BaseException:
             for fd in (st_r, *((block_w,) if block_w is not None else ())):
