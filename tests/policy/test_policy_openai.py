@@ -43,6 +43,18 @@ class FakeEndpoint:
             def log_message(self, *args: Any) -> None:
                 pass
 
+            answering = False
+
+            def send_response(self, *args: Any, **kwargs: Any) -> None:
+                self._answered()  # counted out before the client can see the answer and send again
+                super().send_response(*args, **kwargs)
+
+            def _answered(self) -> None:
+                with fake.lock:
+                    if self.answering:
+                        fake.in_flight -= 1
+                        self.answering = False
+
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 with fake.lock:
@@ -50,11 +62,11 @@ class FakeEndpoint:
                     action = fake.actions[min(len(fake.requests) - 1, len(fake.actions) - 1)]
                     fake.in_flight += 1
                     fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
+                    self.answering = True
                 try:
                     fake.act(self, action)
                 finally:
-                    with fake.lock:
-                        fake.in_flight -= 1
+                    self._answered()
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
