@@ -228,6 +228,7 @@ def test_escape_probe_run_by_openclaws_exec_is_contained(arena):
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 @needs_openclaw
 def test_crash_is_an_error_with_the_tail_of_its_output(arena):
     turns = [{"content": None, "tool_calls": [tool_call("exec", command="kill -9 $PPID")]}, "done"]
@@ -242,7 +243,7 @@ def test_crash_is_an_error_with_the_tail_of_its_output(arena):
 @needs_openclaw
 def test_hang_is_cut_by_the_trial_time(arena):
     policy = {"type": "scripted", "latency_s": 600, "turns": ["never sent"]}
-    spec = _spec(arena, {"type": "openclaw", "policy": policy}, seconds=25)
+    spec = _spec(arena, {"type": "openclaw", "policy": policy}, seconds=12)
     result = CliRunner().invoke(main, ["run", str(spec), "--quiet"])
     assert result.exit_code == 0, result.output
     (record,) = arena.records().values()
@@ -344,6 +345,7 @@ def test_a_multi_session_task_is_conducted_turn_by_turn(arena):
 
 
 @needs_openclaw
+@pytest.mark.heavy
 def test_gateway_mode_drives_openclaw_through_its_chat_endpoint(arena):
     """The published way: the gateway inside the sandbox, each message POSTed to its chat endpoint."""
     turns = [{"content": None, "tool_calls": [tool_call("exec", command=SOLVE)]}, "The total is 49."]
@@ -430,6 +432,7 @@ def _docker_problem() -> str | None:
 
 @needs_openclaw
 @pytest.mark.docker
+@pytest.mark.heavy
 def test_scripted_trial_in_a_docker_sandbox(arena):
     """The same install bound into a Docker sandbox: OpenClaw solves the task there too."""
     why = _docker_problem()

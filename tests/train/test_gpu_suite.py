@@ -58,6 +58,7 @@ def check_returnable(out: Path) -> None:
     assert all(re.fullmatch(r"[A-Za-z0-9._-]+", f) for f in files), files
 
 
+@pytest.mark.heavy
 def test_dry_run_fast_exercises_every_part(tmp_path):
     needs_model_stack()
     out = run_suite(tmp_path, "--dry-run", "--fast")
