@@ -48,10 +48,18 @@ class _Run(LiveExec):
             except OSError:
                 pass
 
+    def reap(self) -> None:
+        """Wait for the killed or ending bwrap, killing it if it lingers past the grace."""
+        try:
+            self.proc.wait(KILL_GRACE)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
     def kill_orphan(self, status: bytes) -> None:
         """After a kill that came before bwrap reported pid 1: a pid 1 cloned just before bwrap died
         may wait for a uid map that never comes (no parent-death signal yet), so kill it by pid."""
-        pid = parse_status(status).get("child-pid") if self.blind else None
+        pid = parse_status(status).get("child-pid")
         if pid is not None:
             kill_init(int(pid))
 
@@ -204,11 +212,7 @@ class FreshExecs:
                     stdin.close()
                 except OSError:
                     pass
-            try:
-                run.proc.wait(KILL_GRACE)
-            except subprocess.TimeoutExpired:
-                run.proc.kill()
-                run.proc.wait()
+            run.reap()
             if run.blind:
                 try:
                     status.extend(os.read(st_r, 65536))
@@ -255,11 +259,7 @@ class FreshExecs:
 
     def _abandoned(self, run: _Run) -> None:
         """Finish, from `close()`, an exec whose thread unwound without doing so: reap its bwrap."""
-        try:
-            run.proc.wait(KILL_GRACE)
-        except subprocess.TimeoutExpired:
-            run.proc.kill()
-            run.proc.wait()
+        run.reap()
         if run.block_w is not None:
             os.close(run.block_w)
             run.block_w = None
