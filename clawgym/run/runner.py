@@ -142,7 +142,8 @@ def execute(
 
 
 async def _run_all(plan: RunPlan, todo: list[Trial], events: RunEvents) -> dict[str, TrialRecord]:
-    """The asyncio runner: at most `concurrency` trials in flight, retries with backoff."""
+    """The asyncio runner: at most `concurrency` trials in flight, retries with backoff. A trial's
+    slot is free once the executor says it `ended`; its result counts once its files are written."""
     from .executors import make_executor
 
     executor = make_executor(plan)
@@ -153,10 +154,20 @@ async def _run_all(plan: RunPlan, todo: list[Trial], events: RunEvents) -> dict[
         tries = 0
         while True:
             tries += 1
-            async with in_flight:
+            await in_flight.acquire()
+            slot = [True]
+
+            def ended() -> None:  # the trial ended; its files may still be being written
+                if slot[0]:
+                    slot[0] = False
+                    in_flight.release()
+
+            try:
                 if events.on_trial_start:
                     events.on_trial_start(trial.id)
-                outcome = await executor.run(trial, tries, trial_timeout(plan, trial))
+                outcome = await executor.run(trial, tries, trial_timeout(plan, trial), ended=ended)
+            finally:
+                ended()
             record = outcome.record
             if record.is_error and tries <= plan.retries:
                 delay = plan.retry_backoff * 2 ** (tries - 1)

@@ -6,14 +6,16 @@
   concurrency and cores (`local_processes`).
 - `ray`: Ray tasks on an existing Ray cluster, each node using its own sandboxes (`RayExecutor`).
 
-An executor's `run(trial, tries, timeout)` returns the trial's `TrialOutcome` once its files are
-written to the results folder, or an `error` outcome when the trial timed out. Caps on sandboxes
+An executor's `run(trial, tries, timeout, ended)` returns the trial's `TrialOutcome` once its files are
+written to the results folder, or an `error` outcome when the trial timed out. It calls `ended()`
+(on the event loop) as soon as the trial itself is over, before its files are written (the local
+executors write them behind, `clawgym.run.writer`): the runner then starts the next trial. Caps on sandboxes
 and model requests apply inside the executor, across all of its threads and processes.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from ...errors import ClawgymError
 
@@ -27,7 +29,9 @@ TRIALS_PER_PROCESS = 128  # ... one per this many trials, at most one per core
 
 
 class Executor(Protocol):
-    async def run(self, trial: "Trial", tries: int, timeout: float) -> "TrialOutcome": ...
+    async def run(
+        self, trial: "Trial", tries: int, timeout: float, ended: "Callable[[], None] | None" = None
+    ) -> "TrialOutcome": ...
 
     async def aclose(self, interrupted: bool = False) -> None: ...
 

@@ -1,4 +1,5 @@
-"""The local executor: each trial runs in a worker thread of this process, with local sandboxes.
+"""The local executor: each trial runs in a worker thread of this process, with local sandboxes;
+its files are written behind (`clawgym.run.writer`) once it ended.
 
 Agents, sandboxes and model clients are blocking code, so a trial's work happens in a thread;
 what the asyncio runner adds is scheduling. A trial that passes its timeout is cancelled
@@ -11,11 +12,12 @@ from __future__ import annotations
 import asyncio
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from ... import trial_controls as control
 from ...trial_controls import Controls, Slots
-from ..trial import Trial, TrialOutcome, error_record, run_trial, write_outcome
+from ..trial import Trial, TrialOutcome, error_record, run_trial
+from ..writer import WRITER
 from ...compile.prepared import PREPARED
 from ...sandbox.host import drain_later
 
@@ -39,24 +41,28 @@ class ThreadExecutor:
         self._live: dict[Future, Controls] = {}
         self._shared = plan.shares_inputs()
 
-    async def run(self, trial: Trial, tries: int, timeout: float) -> TrialOutcome:
+    async def run(
+        self, trial: Trial, tries: int, timeout: float, ended: Callable[[], None] | None = None
+    ) -> TrialOutcome:
         controls = Controls(control.CancelToken(), self.sandboxes, self.model_requests)
         future = self._pool.submit(self._call, trial, tries, controls)
         self._live[future] = controls
         future.add_done_callback(lambda f: self._live.pop(f, None))
         waiter = asyncio.wrap_future(future)
         try:
-            return await asyncio.wait_for(asyncio.shield(waiter), timeout)
+            outcome = await asyncio.wait_for(asyncio.shield(waiter), timeout)
         except asyncio.TimeoutError:
             reason = f"the trial timed out after {timeout:g}s"
-            if not await asyncio.to_thread(controls.token.cancel, reason):  # closing a sandbox blocks
-                return await waiter  # it finished (and is being written) just as time ran out
-            outcome = TrialOutcome(error_record(trial, reason, tries=tries, timed_out=True))
-            await asyncio.to_thread(write_outcome, self.plan.out / "trials" / trial.id, outcome)
-            return outcome
+            if await asyncio.to_thread(controls.token.cancel, reason):  # closing a sandbox blocks
+                outcome = TrialOutcome(error_record(trial, reason, tries=tries, timed_out=True))
+            else:
+                outcome = await waiter  # it finished just as time ran out: its own outcome stands
         except asyncio.CancelledError:
             threading.Thread(target=controls.token.cancel, args=("the run was interrupted",), daemon=True).start()
             raise
+        if ended is not None:
+            ended()
+        return await asyncio.wrap_future(WRITER.submit(self.plan.out / "trials" / trial.id, outcome))
 
     def _call(self, trial: Trial, tries: int, controls: Controls) -> TrialOutcome | None:
         plan = self.plan
@@ -72,7 +78,6 @@ class ThreadExecutor:
             )
         if not controls.token.finish():
             return None  # timed out or interrupted meanwhile: the runner has recorded it
-        write_outcome(plan.out / "trials" / trial.id, outcome)
         return outcome
 
     async def aclose(self, interrupted: bool = False) -> None:
@@ -83,6 +88,7 @@ class ThreadExecutor:
         if live:
             await asyncio.wait([asyncio.wrap_future(f) for f, _ in live], timeout=LINGER_S)
         self._pool.shutdown(wait=False, cancel_futures=True)
+        await asyncio.to_thread(WRITER.close)
         if not [f for f, _ in live if not f.done()]:
             PREPARED.clear()  # no trial still copies from them
         drain_later()

@@ -9,7 +9,9 @@ its clean-up in the background. When the pipe closes (the runner ended, even by 
 trial is cancelled and the process exits.
 
 Messages in: ("run", key, trial, tries, timeout), ("cancel", key, reason), ("stop", reason).
-Messages out: ("done", key, record dict), ("prerequisite", key, message, hint), ("failed", key, text).
+Messages out: ("ended", key) when a trial is over (its files are then written behind, see
+`clawgym.run.writer`), ("done", key, record dict) once they are written, ("prerequisite", key,
+message, hint), ("failed", key, text).
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from typing import Any, Callable
 from ... import trial_controls as control
 from ...errors import PrerequisiteError
 from ...trial_controls import Controls, Slots
-from ..trial import Trial, TrialOutcome, error_record, run_trial, write_outcome
+from ..trial import Trial, TrialOutcome, error_record, run_trial
+from ..writer import WRITER
 from ...compile.prepared import PREPARED
 from ...sandbox.host import drain_later
 
@@ -133,12 +136,19 @@ class Worker:
             self._write_and_answer(key, trial, outcome)
 
     def _write_and_answer(self, key: int, trial: Trial, outcome: TrialOutcome) -> None:
-        try:
-            write_outcome(self.out / "trials" / trial.id, outcome)
-        except OSError:
-            self.send(("failed", key, traceback.format_exc(limit=8)))
+        """Tell the runner the trial ended (its slot is free), write its files behind, then answer."""
+        self.send(("ended", key))
+        WRITER.submit(self.out / "trials" / trial.id, outcome).add_done_callback(
+            lambda written: self._written(key, written)
+        )
+
+    def _written(self, key: int, written: Any) -> None:
+        error = written.exception()
+        if error is not None:
+            text = "".join(traceback.format_exception(type(error), error, error.__traceback__, limit=8))
+            self.send(("failed", key, text))
             return
-        self.send(("done", key, outcome.record.to_dict()))
+        self.send(("done", key, written.result().record.to_dict()))
 
     def cancel(self, key: int, reason: str) -> None:
         controls = self.live.pop(key, None)
@@ -154,6 +164,7 @@ class Worker:
             threading.Thread(target=controls.token.cancel, args=(reason,), daemon=True).start()
         _, running = wait(list(self.futures), timeout=LINGER_S)
         self.pool.shutdown(wait=False, cancel_futures=True)
+        WRITER.close()  # every ended trial's files, written and answered
         verifier_connection.shutdown()
         release_client()
         if not running:

@@ -22,7 +22,7 @@ import multiprocessing
 import os
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from ...errors import ClawgymError, PrerequisiteError
 from ...records.trial_record import TrialRecord
@@ -51,6 +51,7 @@ class _Handle:
     process: Any
     conn: Any
     pending: dict[int, tuple[asyncio.Future, Trial, int]] = field(default_factory=dict)
+    ended: dict[int, Callable[[], None]] = field(default_factory=dict)  # told when a trial ended
     alive: bool = True
     reader: threading.Thread | None = None
 
@@ -110,6 +111,11 @@ class ProcessExecutor:
 
     def _answer(self, handle: _Handle, message: tuple) -> None:
         kind, key = message[0], message[1]
+        ended = handle.ended.pop(key, None)
+        if ended is not None:
+            ended()  # the trial is over (its files may still be being written): its slot is free
+        if kind == "ended":
+            return
         entry = handle.pending.pop(key, None)
         if entry is None or entry[0].done():
             return
@@ -133,6 +139,7 @@ class ProcessExecutor:
                 reason = f"the worker process running the trial died (exit code {code})"
                 future.set_result((TrialOutcome(error_record(trial, reason, tries=tries)), True))
         handle.pending.clear()
+        handle.ended.clear()
         if handle in self._workers and not self._closing:
             self._workers.remove(handle)
             replacement = self._fork()
@@ -141,13 +148,17 @@ class ProcessExecutor:
 
     _closing = False
 
-    async def run(self, trial: Trial, tries: int, timeout: float) -> TrialOutcome:
+    async def run(
+        self, trial: Trial, tries: int, timeout: float, ended: Callable[[], None] | None = None
+    ) -> TrialOutcome:
         handle = min((w for w in self._workers if w.alive), key=lambda w: len(w.pending), default=None)
         if handle is None:
             raise ClawgymError("no worker process is left to run trials")
         key = next(self._keys)
         future: asyncio.Future = self._loop.create_future()
         handle.pending[key] = (future, trial, tries)
+        if ended is not None:
+            handle.ended[key] = ended
         try:
             handle.conn.send(("run", key, trial, tries, timeout))
         except (OSError, ValueError):
@@ -156,6 +167,7 @@ class ProcessExecutor:
             outcome, unwritten = await asyncio.wait_for(asyncio.shield(future), timeout + GRACE_S)
         except asyncio.TimeoutError:
             handle.pending.pop(key, None)
+            handle.ended.pop(key, None)
             self._send(handle, ("cancel", key, "the worker did not answer"))
             outcome = TrialOutcome(
                 error_record(
@@ -169,6 +181,7 @@ class ProcessExecutor:
             return outcome
         except asyncio.CancelledError:
             handle.pending.pop(key, None)
+            handle.ended.pop(key, None)
             self._send(handle, ("cancel", key, "the run was interrupted"))
             raise
         if unwritten:  # its worker died before writing anything

@@ -15,12 +15,13 @@ import asyncio
 import os
 import socket
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from ... import trial_controls as control
 from ...trial_controls import Controls, Slots
 from ...errors import ClawgymError, PrerequisiteError
-from ..trial import Trial, TrialOutcome, error_record, run_trial, write_outcome
+from ..trial import Trial, TrialOutcome, error_record, run_trial
+from ..writer import WRITER
 from .ray_support import ClusterSlot, local_task, make_limiter, pack_task_files
 
 if TYPE_CHECKING:
@@ -135,7 +136,10 @@ class RayExecutor:
         }
         self._live: set[Any] = set()
 
-    async def run(self, trial: Trial, tries: int, timeout: float) -> TrialOutcome:
+    async def run(
+        self, trial: Trial, tries: int, timeout: float, ended: Callable[[], None] | None = None
+    ) -> TrialOutcome:
+        """Run on the cluster; the files are written here, behind (`clawgym.run.writer`)."""
         ray = self.ray
         ref = self._remote.remote(trial, tries, timeout, self._settings)
         self._live.add(ref)
@@ -168,8 +172,9 @@ class RayExecutor:
             )
         finally:
             self._live.discard(ref)
-        await asyncio.to_thread(write_outcome, self.plan.out / "trials" / trial.id, outcome)
-        return outcome
+        if ended is not None:
+            ended()
+        return await asyncio.wrap_future(WRITER.submit(self.plan.out / "trials" / trial.id, outcome))
 
     def limiter_stats(self) -> dict[str, Any]:
         """What the cluster-wide limiter counted: limits, slots held now, most held at once."""
@@ -179,5 +184,6 @@ class RayExecutor:
         for ref in list(self._live):
             self.ray.cancel(ref, force=True)
         self.ray.kill(self._limiter)
+        await asyncio.to_thread(WRITER.close)
         if self._owns_connection:
             self.ray.shutdown()
