@@ -29,6 +29,7 @@ __all__ = [
     "check_schema",
     "check_types",
     "reads_only",
+    "reads_trajectory",
 ]
 
 
@@ -69,3 +70,14 @@ def reads_only(configs: "list | tuple") -> bool:
         if cls is None or not cls.reads_only:
             return False
     return True
+
+
+def reads_trajectory(configs: "list | tuple") -> bool:
+    """False when no check in `configs` looks at the trajectory (`Check.reads_trajectory`); an
+    unknown or malformed one counts as reading it."""
+    table = registered("check")
+    for config in configs:
+        cls = table.get(str(config.get("type"))) if isinstance(config, dict) else None
+        if cls is None or cls.reads_trajectory:
+            return True
+    return False

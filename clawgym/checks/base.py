@@ -13,7 +13,7 @@ import math
 import os
 import re
 import stat
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -51,9 +51,16 @@ class CheckResult:
         return self.score >= 1 - 1e-9
 
     def to_dict(self) -> dict:
-        d = asdict(self)
-        d["passed"] = self.passed
-        return d
+        return {
+            "name": self.name,
+            "type": self.type,
+            "score": self.score,
+            "weight": self.weight,
+            "gate": self.gate,
+            "reason": self.reason,
+            "details": dict(self.details) if self.details is not None else None,
+            "passed": self.passed,
+        }
 
     @classmethod
     def from_dict(cls, d: dict) -> "CheckResult":
@@ -128,7 +135,7 @@ class CheckContext:
     """What a check may look at. All file access goes through the safe helpers below."""
 
     workspace: Path
-    original: Path
+    original: Path | None  # None with `original_files`: a private folder is made if a check needs one
     task_dir: Path | None
     params: dict
     trajectory: dict | None = None
@@ -137,15 +144,31 @@ class CheckContext:
     # The pristine files in memory (`original` is then where they are written if a check needs a folder).
     original_files: "OriginalFiles | None" = None
     _walk_cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    _scratch: Path | None = field(default=None, init=False, repr=False, compare=False)
 
     def root(self, *, original: bool = False) -> Path:
         return self.original_folder() if original else Path(self.workspace).resolve()
 
     def original_folder(self) -> Path:
         """The pristine workspace as a folder (pristine files held in memory are written on first use)."""
+        if self.original_files is not None and self.original is None:
+            from ..files.tempdirs import make_temp
+
+            self._scratch = make_temp("verify")
+            self.original = self._scratch / "original"
         if self.original_files is not None and not Path(self.original).exists():
             self.original_files.write_to(Path(self.original))
+        if self.original is None:
+            raise ValueError("a check context needs an original folder or original files")
         return Path(self.original).resolve()
+
+    def close(self) -> None:
+        """Remove the folder the pristine files were written to, if a check needed one."""
+        scratch, self._scratch = self._scratch, None
+        if scratch is not None:
+            from ..files import safefs
+
+            safefs.remove_tree(scratch)
 
     def path(self, rel: str, *, original: bool = False) -> Path:
         """Resolve `rel` inside the (original) workspace; CheckFailure if it would escape."""
@@ -324,6 +347,9 @@ class Check:
     # safe helpers here (no process, no sandbox, no state kept): the verifier may grade them in a
     # reused worker process (`clawgym.verify.server`) instead of a fresh fork.
     reads_only: ClassVar[bool] = False
+    # False for checks that never look at `ctx.trajectory`: a verifier whose checks are all such is
+    # not sent the trajectory (encoding and decoding it is most of a small request).
+    reads_trajectory: ClassVar[bool] = True
 
     def __init_subclass__(cls, **kwargs: Any):
         super().__init_subclass__(**kwargs)

@@ -61,6 +61,7 @@ class FileExists(Check):
 
     type = "file_exists"
     reads_only = True
+    reads_trajectory = False
     schema = {
         "type": "object",
         "required": ["path"],
@@ -110,6 +111,7 @@ class FileAbsent(Check):
 
     type = "file_absent"
     reads_only = True
+    reads_trajectory = False
     schema = {"type": "object", "required": ["path"], "properties": {"path": _PATH}}
 
     def run(self, ctx: CheckContext) -> tuple:
@@ -122,6 +124,7 @@ class FilesCount(Check):
 
     type = "files_count"
     reads_only = True
+    reads_trajectory = False
     schema = {
         "type": "object",
         "required": ["pattern"],
@@ -217,6 +220,7 @@ class Unchanged(Check):
 
     type = "unchanged"
     reads_only = True
+    reads_trajectory = False
     schema = {
         "type": "object",
         "required": ["paths"],

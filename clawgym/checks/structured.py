@@ -163,6 +163,7 @@ def load_data(ctx: CheckContext, rel: str, fmt: str) -> Any:
 class _FieldEquals(Check):
     fmt = "json"
     reads_only = True
+    reads_trajectory = False
 
     @classmethod
     def make_schema(cls, what: str) -> dict:
@@ -246,6 +247,7 @@ class JsonSchema(Check):
 
     type = "json_schema"
     reads_only = True
+    reads_trajectory = False
     schema = {
         "type": "object",
         "required": ["path", "schema"],
@@ -290,6 +292,7 @@ class NumericClose(Check):
 
     type = "numeric_close"
     reads_only = True
+    reads_trajectory = False
     schema = {
         "type": "object",
         "required": ["path", "expected"],

@@ -64,6 +64,7 @@ class CsvRowsEqual(Check):
 
     type = "csv_rows_equal"
     reads_only = True
+    reads_trajectory = False
     schema = {
         "type": "object",
         "required": ["path", "expected"],

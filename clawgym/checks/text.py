@@ -51,6 +51,7 @@ class TextContains(Check):
 
     type = "text_contains"
     reads_only = True
+    reads_trajectory = False
     schema = {
         "type": "object",
         "required": ["path"],
@@ -102,6 +103,7 @@ class TextMatches(Check):
 
     type = "text_matches"
     reads_only = True
+    reads_trajectory = False
     schema = {
         "type": "object",
         "required": ["path", "pattern"],
@@ -199,6 +201,7 @@ class MarkdownSection(Check):
 
     type = "markdown_section"
     reads_only = True
+    reads_trajectory = False
     schema = {
         "type": "object",
         "required": ["path"],
@@ -299,6 +302,7 @@ class LineCount(Check):
 
     type = "line_count"
     reads_only = True
+    reads_trajectory = False
     schema = {
         "type": "object",
         "required": ["path"],

@@ -1,5 +1,6 @@
-"""The runner's end of the verifier server (`server.py`): start it on first use, hand it one
-connection per verification, send the request, read the answer, stop the verifier on timeout.
+"""The runner's end of the verifier server (`server.py`): start it (`start()` as a run begins, else
+on first use), hand it one connection per verification, send the request, read the answer, stop
+the verifier on timeout.
 
 `ask(payload, timeout, token, reuse=...)` is all a caller needs. With `reuse` (every check only
 reads files) a reused worker of the server answers; if that worker is lost before it answered (it
@@ -105,6 +106,16 @@ class VerifierServer:
         with self._lock, self.count_lock:
             if self.active == 0:
                 self._stop()
+
+
+def start() -> None:
+    """Start this process's verifier server now, so that it imports the checks and warms up while
+    a run's first trials work, rather than when the first of them wants a grade."""
+    try:
+        with _server._lock:
+            _server._ensure()
+    except InfraError:
+        pass  # the first verification reports it
 
 
 def shutdown() -> None:

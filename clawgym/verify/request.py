@@ -79,14 +79,17 @@ class VerifyRequest:
                 raise InfraError(f"cannot verify: the {label} folder {folder} does not exist")
 
     def to_wire(self) -> dict[str, Any]:
-        """The JSON object the verifier process reads (see `worker.py`)."""
+        """The JSON object the verifier process reads (see `worker.py`); the trajectory only when
+        a check reads it."""
+        from ..checks import reads_trajectory
+
         out: dict[str, Any] = {
             "checks": [dict(c) for c in self.checks],
             "workspace": str(self.workspace),
             "original": str(self.original) if self.original else None,
             "task_dir": str(self.task_dir) if self.task_dir is not None else None,
             "params": dict(self.params or {}),
-            "trajectory": self.trajectory,
+            "trajectory": self.trajectory if reads_trajectory(self.checks) else None,
             "sandbox": self.sandbox,
             "diff": self.diff,
             "mount": self.mount,

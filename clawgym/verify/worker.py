@@ -98,7 +98,6 @@ def handle(request: dict) -> dict:
     from ..checks.base import CheckContext
     from ..errors import InfraError, PrerequisiteError
     from .grade import run_checks
-    from ..files.tempdirs import make_temp
     from ..checks.original_files import OriginalFiles
     from ..compile.workspace import diff
 
@@ -106,14 +105,12 @@ def handle(request: dict) -> dict:
     originals = request.get("original_files")
     workspace = Path(request["workspace"])
     deadline = time.monotonic() + float(request["budget_s"]) if request.get("budget_s") else None
-    scratch = None
+    ctx = None
     try:
-        in_memory = None
-        if originals is not None:  # held in memory; written to `original` only if a check needs the folder
+        in_memory, original = None, None
+        if originals is not None:  # held in memory; written out only if a check needs a folder
             files = {rel: base64.b64decode(data) for rel, data in originals.items()}
             in_memory = OriginalFiles(files, request.get("executables") or ())
-            scratch = make_temp("verify")
-            original = scratch / "original"
         else:
             files, original = None, Path(request["original"])
         problem = request.get("workspace_problem")
@@ -148,11 +145,11 @@ def handle(request: dict) -> dict:
                 return {"error": str(e), "kind": "infra"}
             answer = {"results": [r.to_dict() for r in results]}
         if request.get("diff"):
-            answer["diff"] = diff(files if files is not None else original, workspace)
+            answer["diff"] = diff(files if files is not None else Path(request["original"]), workspace)
         return answer
     finally:
-        if scratch is not None:
-            safefs.remove_tree(scratch)
+        if ctx is not None:
+            ctx.close()
 
 
 def refused(checks: list, problem: str) -> list:

@@ -20,6 +20,7 @@ from ..trial import Trial, TrialOutcome, error_record, run_trial
 from ..writer import WRITER
 from ...compile.prepared import PREPARED
 from ...sandbox.host import drain_later
+from ...verify import connection as verifier_connection
 
 if TYPE_CHECKING:
     from ..plan import RunPlan
@@ -40,6 +41,7 @@ class ThreadExecutor:
         )
         self._live: dict[Future, Controls] = {}
         self._shared = plan.shares_inputs()
+        verifier_connection.start()
 
     async def run(
         self, trial: Trial, tries: int, timeout: float, ended: Callable[[], None] | None = None

@@ -32,6 +32,7 @@ from ..trial import Trial, TrialOutcome, error_record, run_trial
 from ..writer import WRITER
 from ...compile.prepared import PREPARED
 from ...sandbox.host import drain_later
+from ...verify import connection as verifier_connection
 
 SPARE_THREADS = 16  # room for timed-out trials that are still cleaning up
 LINGER_S = 30.0  # how long stopping waits for cancelled trials to clean up
@@ -158,7 +159,6 @@ class Worker:
     def stop(self, reason: str) -> None:
         """Cancel what still runs and wait, bounded, for its clean-up; then release per-process helpers."""
         from ...sandbox.docker import release_client
-        from ...verify import connection as verifier_connection
 
         for controls in list(self.live.values()):
             threading.Thread(target=controls.token.cancel, args=(reason,), daemon=True).start()
@@ -182,6 +182,7 @@ def serve(conn: Any, settings: dict[str, Any], sandbox_sem: Any, model_sem: Any,
         except OSError:
             pass
     PREPARED.forget()
+    verifier_connection.start()  # this worker's own verifier server, warming up while trials begin
     worker = Worker(
         conn, settings, Slots(settings["max_sandboxes"], sandbox_sem), Slots(settings["max_model_requests"], model_sem)
     )
