@@ -119,6 +119,7 @@ class LocalSandbox(KeptNamespaces, FreshExecs, BwrapCommand, Sandbox):
         self._uid_sock: socket.socket | None = None
         self._owners: dict[tuple[int, int], tuple[int, int]] | None = None
         self._cgroup: Path | None = None
+        self._cgroup_joined = False  # set when the command line is built (bwrap_command.py)
         self._bridges: dict[str, str] = {}  # host folder the sandbox uid cannot reach -> where it is bridged
         self._net: UserNet | None = None
         self._ro_binds = [bind_pair(b) for b in ro_binds]

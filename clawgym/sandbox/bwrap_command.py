@@ -1,7 +1,8 @@
 """The bwrap command line of a local sandbox (`bubblewrap.py`), built once at its first exec: the
-namespaces, the read-only system folders and minimal /etc, the size-capped tmpfs, the workspace and
-extra binds, and the limits and uid that util-linux ``setpriv``/``prlimit`` apply in front of bwrap
-(so spawning never forks this Python process). Folders the sandbox uid cannot walk down to are
+namespaces, the read-only system folders and minimal /etc (one prepared folder, `etc_view.py`), the
+size-capped tmpfs, the workspace and extra binds, and the limits and uid that a small launcher
+(`launcher.py`; else util-linux ``setpriv``/``prlimit``) applies in front of bwrap (so spawning
+never forks this Python process). Folders the sandbox uid cannot walk down to are
 bridged onto a free mount point by a ``preexec_fn``, which also applies limits and uid where those
 tools are missing. A mixin of `LocalSandbox`, which holds the state.
 """
@@ -9,6 +10,7 @@ tools are missing. A mixin of `LocalSandbox`, which holds the state.
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import resource
 import shutil
@@ -18,6 +20,8 @@ from typing import Any, Sequence
 from ..errors import ClawgymError, PrerequisiteError
 from .base import SandboxLimits, home_for
 from .host import searchable
+from .etc_view import etc_folder, host_entries
+from .launcher import launch_args, launcher
 from .network import RESOLV_CONF
 
 SYSTEM_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
@@ -55,6 +59,7 @@ class BwrapCommand:
     _bridges: dict[str, str]
     _address_space_mb: int
     _libc: Any
+    _cgroup: Path | None
 
     def _plan_bridges(self) -> None:
         """bwrap resolves host paths as the sandbox's uid: folders it cannot walk down to (below a
@@ -97,17 +102,9 @@ class BwrapCommand:
             "sandbox",
         ]
         head += ["--disable-userns"] if "--disable-userns" in feats else []
-        for name in SYSTEM_DIRS:
-            host = "/" + name
-            if os.path.islink(host):
-                head += ["--symlink", os.readlink(host), host]
-            elif os.path.isdir(host):
-                head += ["--ro-bind", host, host]
-        etc = [*ETC_ENTRIES, *sorted(p.name for p in Path("/etc").glob("python3*"))]
-        for name in etc:
-            if os.path.exists("/etc/" + name):
-                head += ["--ro-bind", "/etc/" + name, "/etc/" + name]
-        self._data = [
+        head += system_binds()
+        etc = etc_entries()
+        generated = [
             (
                 "/etc/passwd",
                 f"root:x:0:0:root:{home}:{self._shell}\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
@@ -117,7 +114,15 @@ class BwrapCommand:
             ("/etc/hosts", "127.0.0.1\tlocalhost sandbox\n::1\tlocalhost ip6-localhost\n"),
         ]
         if self.network:  # the user-mode network's DNS forwarder, not the host's resolvers
-            self._data.append(("/etc/resolv.conf", RESOLV_CONF))
+            generated.append(("/etc/resolv.conf", RESOLV_CONF))
+        prepared = etc_folder(etc, generated)
+        if prepared is not None:  # one read-only bind (see etc_view.py)
+            head += ["--ro-bind", str(prepared), "/etc"]
+            self._data = []
+        else:
+            for name in etc:
+                head += ["--ro-bind", "/etc/" + name, "/etc/" + name]
+            self._data = generated
         self._perms = perms("0644")
         tail = [
             "--proc",
@@ -163,9 +168,15 @@ class BwrapCommand:
         for name, res, value in wanted:
             hard = resource.getrlimit(res)[1]
             self._rlimits.append((name, res, value if hard == resource.RLIM_INFINITY else min(value, hard)))
-        tools = {t: shutil.which(t, path="/usr/bin:/bin:/usr/sbin:/sbin") for t in ("setpriv", "prlimit")}
+        tools = util_linux()
         self._launch: list[str] = []
-        if tools["prlimit"] and (tools["setpriv"] or not self._root):
+        program = launcher()  # one small static program (launcher.py), else util-linux's two
+        self._cgroup_joined = False  # the launcher puts bwrap in the memory cgroup: no move after
+        if program is not None:
+            limits = [(res, value) for _, res, value in self._rlimits]
+            self._launch = launch_args(program, limits, self._uid if self._root else None, self._cgroup)
+            self._cgroup_joined = self._cgroup is not None
+        elif tools["prlimit"] and (tools["setpriv"] or not self._root):
             if self._root:
                 self._launch = [
                     tools["setpriv"],
@@ -179,7 +190,7 @@ class BwrapCommand:
         # not root: NPROC is set inside, where it is counted per user namespace
         self._inner = (
             []
-            if self._root or not os.path.exists("/usr/bin/prlimit")
+            if self._root or tools["prlimit"] != "/usr/bin/prlimit"
             else ["/usr/bin/prlimit", f"--nproc={self.limits.pids + 1}", "--"]
         )
 
@@ -199,6 +210,31 @@ class BwrapCommand:
             os.setgroups([])
             os.setgid(self._uid)
             os.setuid(self._uid)
+
+
+# What these look at on the host does not change while a process runs: looked up once.
+@functools.lru_cache(maxsize=1)
+def system_binds() -> tuple[str, ...]:
+    """The read-only system folders (symlinks where the host has them, as on merged-/usr systems)."""
+    args: list[str] = []
+    for name in SYSTEM_DIRS:
+        host = "/" + name
+        if os.path.islink(host):
+            args += ["--symlink", os.readlink(host), host]
+        elif os.path.isdir(host):
+            args += ["--ro-bind", host, host]
+    return tuple(args)
+
+
+@functools.lru_cache(maxsize=1)
+def etc_entries() -> list[str]:
+    """The host's /etc entries a sandbox sees (those of ETC_ENTRIES that exist, and Python's)."""
+    return host_entries([*ETC_ENTRIES, *sorted(p.name for p in Path("/etc").glob("python3*"))])
+
+
+@functools.lru_cache(maxsize=1)
+def util_linux() -> dict[str, str | None]:
+    return {t: shutil.which(t, path="/usr/bin:/bin:/usr/sbin:/sbin") for t in ("setpriv", "prlimit")}
 
 
 def bind_pair(spec: str | Sequence[str], what: str = "read-only bind") -> tuple[str, str]:

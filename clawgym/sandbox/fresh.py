@@ -71,6 +71,7 @@ class FreshExecs:
     _live: set
     _closed: bool
     _cgroup: Any
+    _cgroup_joined: bool
     _net: Any
 
     def _exec_fresh(
@@ -80,7 +81,8 @@ class FreshExecs:
         fds = [*os.pipe(), *os.pipe()]  # output r/w, status r/w
         passed, data_args, block_w = [fds[3]], [], None
         try:
-            if self._cgroup is not None or self._net is not None:  # pid 1 waits for its cgroup and network
+            if self._net is not None or (self._cgroup is not None and not self._cgroup_joined):
+                # pid 1 waits for its network, and for its memory cgroup unless the launcher joined it
                 r, block_w = os.pipe()
                 passed.append(r)
                 data_args += ["--block-fd", str(r)]
@@ -249,7 +251,8 @@ class FreshExecs:
                 return  # the fd is closed once bwrap is gone (_stop_helper)
         try:
             if ready and self._cgroup is not None:
-                for pid in (run.child_pid, *((run.helper.pid,) if run.helper else ())):
+                moved = [] if self._cgroup_joined else [run.child_pid]
+                for pid in (*moved, *((run.helper.pid,) if run.helper else ())):
                     (self._cgroup / "cgroup.procs").write_text(str(pid))
         except OSError as exc:
             log.warning("cannot move sandbox pid %s into %s: %s", run.child_pid, self._cgroup, exc)

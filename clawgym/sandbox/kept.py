@@ -35,6 +35,7 @@ class KeptNamespaces:
     _session: "session.Session | None"
     _on_close: list
     _cgroup: Any
+    _cgroup_joined: bool
 
     def start(self) -> None:
         """Claim the host resources and start the kept bwrap now rather than at the first exec (a
@@ -94,7 +95,7 @@ class KeptNamespaces:
         try:
             code_r = session.server_code_pipe()
             passed.append(code_r)
-            if self._cgroup is not None:
+            if self._cgroup is not None and not self._cgroup_joined:
                 r, block_w = os.pipe()
                 passed.append(r)
                 data_args += ["--block-fd", str(r)]
@@ -141,7 +142,7 @@ class KeptNamespaces:
                     raise InfraError("the kept sandbox did not start")
                 status += chunk
             kept.child_pid = int(parse_status(status)["child-pid"])
-            if self._cgroup is not None:
+            if self._cgroup is not None and not self._cgroup_joined:
                 (self._cgroup / "cgroup.procs").write_text(str(kept.child_pid))
         except BaseException:
             kept.kill()
