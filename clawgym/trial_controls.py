@@ -102,17 +102,40 @@ class Semaphore(Protocol):
     def release(self) -> None: ...
 
 
+class Ledger:
+    """How many slots of one shared cap this process holds, kept in memory its parent can read
+    (a `multiprocessing.Array` cell): when a worker process dies holding slots, the runner gives
+    them back (`reclaim`) instead of the cap shrinking for the rest of the run."""
+
+    def __init__(self, counts: Any, index: int):
+        self.counts, self.index = counts, index
+
+    def add(self, n: int) -> None:
+        with self.counts.get_lock():
+            self.counts[self.index] += n
+
+    def reclaim(self, semaphore: Semaphore) -> int:
+        """(In the parent, once the holder is gone.) Release what it held; returns how many."""
+        with self.counts.get_lock():
+            held, self.counts[self.index] = max(0, self.counts[self.index]), 0
+        for _ in range(held):
+            semaphore.release()
+        return held
+
+
 class Slots:
     """A counting cap that a cancelled trial stops waiting for (None = no cap).
 
     `semaphore` (optional) is the counter to use: a `multiprocessing` semaphore makes one cap hold
-    across the worker processes that inherit it (see :func:`shared_semaphore`); any object with
-    `acquire(timeout=)` and `release()` works, such as a cluster-wide limiter's client.
+    across the worker processes that inherit it (see :func:`shared_semaphore`), with a `ledger` of
+    what this process holds; any object with `acquire(timeout=)` and `release()` works, such as a
+    cluster-wide limiter's client.
     """
 
-    def __init__(self, limit: int | None, semaphore: Semaphore | None = None):
+    def __init__(self, limit: int | None, semaphore: Semaphore | None = None, ledger: Ledger | None = None):
         self.limit = limit if limit and limit > 0 else None
         self._sem: Semaphore | None = None
+        self._ledger = ledger
         if self.limit:
             self._sem = semaphore if semaphore is not None else threading.BoundedSemaphore(self.limit)
 
@@ -124,10 +147,14 @@ class Slots:
             return
         while not self._sem.acquire(True, POLL_S):
             token.check()
+        if self._ledger is not None:
+            self._ledger.add(1)
         try:
             token.check()
             yield
         finally:
+            if self._ledger is not None:
+                self._ledger.add(-1)
             self._sem.release()
 
 

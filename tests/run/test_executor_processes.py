@@ -175,6 +175,25 @@ def test_a_worker_that_dies_costs_only_its_own_trials(lib):
     assert len({r["pid"] for r in intervals(lib, "sandbox")}) >= 2
 
 
+def test_the_slots_of_a_worker_that_dies_are_given_back(lib):
+    """The worker killed while its trial held the run's one sandbox slot: the slot is free again
+    for the retry and the other trials (before, the run waited on it until the trials timed out)."""
+    log = lib / "log"
+    run_spec(
+        lib,
+        f"[{{type: holder, seconds: 0.2, die_once: true, log: '{log}'}}]",
+        "concurrency: 4\nmax_sandboxes: 1\nretries: {max: 1, backoff: 0.1}\n",
+        seeds="{count: 4}",
+    )
+    t0 = time.monotonic()
+    invoke("specs/run.yaml", "--trial-timeout", "30")
+    assert time.monotonic() - t0 < 20
+    recs = records(lib)
+    assert len(recs) == 4 and all(r["status"] == "failed" for r in recs.values())
+    assert recs["good.s0.holder.a0"]["tries"] == 2
+    assert most_at_once(intervals(lib, "sandbox")) == 1
+
+
 def test_killing_the_runner_ends_its_workers(lib):
     """kill -9 of the runner: the workers see their pipe close, cancel their trials and exit."""
     run_spec(

@@ -95,6 +95,45 @@ def test_caps_hold_across_the_cluster(cluster, tmp_path):
     assert wall >= 8 * 2 * 0.5 / 2  # 16 requests of 0.5 s, two at a time across the cluster
 
 
+def test_slots_of_a_holder_that_died_come_back_and_live_holders_keep_theirs(cluster, tmp_path):
+    """A holder that took the one sandbox slot and died (it never renews) loses it after the lease;
+    trials that hold the slot for longer than the lease keep it (their process renews it)."""
+    from clawgym.run.executors.ray import RayExecutor
+    from clawgym.run.runner import TRIALS
+
+    made, _ = cluster
+    turns = [
+        {
+            "tool_calls": [
+                {"id": f"c{i}", "type": "function", "function": {"name": "exec", "arguments": '{"command": "true"}'}}
+            ]
+        }
+        for i in range(3)
+    ] + ["Done."]
+    agent = {"type": "claw", "policy": {"type": "scripted", "turns": turns, "latency_s": 0.6}}
+    plan = _plan(
+        tmp_path / "run", ROOT / "benchmarks" / "fixtures" / "light" / "receipts-total.yaml", 3, agent, max_sandboxes=1
+    )
+    plan.executor = {"type": "ray", "slot_lease_s": 1.5}
+    (plan.out / TRIALS).mkdir(parents=True)
+
+    async def go():
+        executor = RayExecutor(plan, address=made.address, num_cpus=0.25, slot_lease_s=1.5)
+        assert ray.get(executor._limiter.acquire.remote("sandboxes", "a-worker-that-died"))
+        try:
+            outcomes = await asyncio.gather(*(executor.run(t, 1, 120) for t in plan.trials))
+            return outcomes, executor.limiter_stats()
+        finally:
+            await executor.aclose()
+
+    outcomes, stats = asyncio.run(go())
+    assert all(o.record.status == "failed" for o in outcomes), [o.record.error for o in outcomes]
+    assert stats["reclaimed"] == {"sandboxes": 1}  # the dead holder's slot, and only that
+    assert stats["most"] == {"sandboxes": 1} and stats["held"] == {"sandboxes": 0}
+    held_for = [o.record.timings["agent_s"] for o in outcomes]
+    assert min(held_for) > 4 * 0.6 > 1.5  # each trial held the slot past the lease
+
+
 def test_a_node_without_the_task_files_gets_them_from_the_driver(cluster, tmp_path):
     made, _ = cluster
     light = tmp_path / "light"

@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 from ... import trial_controls as control
 from ...errors import PrerequisiteError
-from ...trial_controls import Controls, Slots
+from ...trial_controls import Controls, Ledger, Slots
 from ..trial import Trial, TrialOutcome, error_record, run_trial
 from ..writer import WRITER
 from ...compile.prepared import PREPARED
@@ -172,10 +172,13 @@ class Worker:
         drain_later()
 
 
-def serve(conn: Any, settings: dict[str, Any], sandbox_sem: Any, model_sem: Any, inherited: list[int]) -> None:
+def serve(
+    conn: Any, settings: dict[str, Any], sandbox_sem: Any, model_sem: Any, inherited: list[int], ledgers: list[Ledger]
+) -> None:
     """Entry point of a worker process (forked by the runner's process): answer the runner's messages
     until it says stop or goes away. `inherited` are the runner's ends of the workers' pipes, closed
-    here so that each worker sees its own pipe close when the runner ends."""
+    here so that each worker sees its own pipe close when the runner ends; `ledgers` count the
+    sandbox and model-request slots it holds (given back by the runner if this process dies)."""
     for fd in inherited:
         try:
             os.close(fd)
@@ -184,7 +187,10 @@ def serve(conn: Any, settings: dict[str, Any], sandbox_sem: Any, model_sem: Any,
     PREPARED.forget()
     verifier_connection.start()  # this worker's own verifier server, warming up while trials begin
     worker = Worker(
-        conn, settings, Slots(settings["max_sandboxes"], sandbox_sem), Slots(settings["max_model_requests"], model_sem)
+        conn,
+        settings,
+        Slots(settings["max_sandboxes"], sandbox_sem, ledgers[0]),
+        Slots(settings["max_model_requests"], model_sem, ledgers[1]),
     )
     reason = "the run was interrupted"
     while True:

@@ -5,7 +5,9 @@ and tear-down, records) is bound by its one core and its interpreter lock. Here 
 process only schedules: it sends each trial to the least busy worker process
 (`process_worker.py`), which runs it in a thread, writes its files into the same results folder and
 answers with the record. Resume, progress, retries and timeouts work as with threads; the caps on
-live sandboxes and model requests are semaphores every worker shares, so they hold across them.
+live sandboxes and model requests are semaphores every worker shares, so they hold across them, and
+each worker keeps count of the slots it holds where the runner can read it, so that the slots of a
+worker that dies are given back.
 
 A worker that dies (killed, out of memory) takes only its unfinished trials with it: they are
 recorded as `error` (retried like any infrastructure error) and a new worker takes its place.
@@ -26,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ...errors import ClawgymError, PrerequisiteError
 from ...records.trial_record import TrialRecord
-from ...trial_controls import shared_semaphore
+from ...trial_controls import Ledger, shared_semaphore
 from ..trial import Trial, TrialOutcome, error_record, write_outcome
 from . import process_worker
 
@@ -54,6 +56,7 @@ class _Handle:
     ended: dict[int, Callable[[], None]] = field(default_factory=dict)  # told when a trial ended
     alive: bool = True
     reader: threading.Thread | None = None
+    slot: int = 0  # its cells in the executor's ledger of held slots
 
 
 class ProcessExecutor:
@@ -66,6 +69,7 @@ class ProcessExecutor:
         self._ctx = multiprocessing.get_context("fork")
         sandboxes = plan.max_sandboxes or plan.concurrency
         self._sems = (shared_semaphore(sandboxes, self._ctx), shared_semaphore(plan.max_model_requests, self._ctx))
+        self._held = self._ctx.Array("i", 2 * self.processes)  # slots each worker holds (trial_controls.Ledger)
         self._settings = {
             "sandbox": plan.sandbox,
             "judge": plan.judge,
@@ -78,19 +82,22 @@ class ProcessExecutor:
         }
         self._keys = itertools.count(1)
         self._workers: list[_Handle] = []
-        for handle in [self._fork() for _ in range(self.processes)]:
+        for handle in [self._fork(slot) for slot in range(self.processes)]:
             self._workers.append(handle)
             self._listen(handle)
 
-    def _fork(self) -> _Handle:
+    def _fork(self, slot: int) -> _Handle:
         ours, theirs = self._ctx.Pipe(duplex=True)
         others = [h.conn.fileno() for h in self._workers if h.alive] + [ours.fileno()]
+        ledgers = [Ledger(self._held, 2 * slot + kind) for kind in (0, 1)]
         process = self._ctx.Process(
-            target=process_worker.serve, name="clawgym-worker", args=(theirs, self._settings, *self._sems, others)
+            target=process_worker.serve,
+            name="clawgym-worker",
+            args=(theirs, self._settings, *self._sems, others, ledgers),
         )
         process.start()
         theirs.close()
-        return _Handle(process, ours)
+        return _Handle(process, ours, slot=slot)
 
     def _listen(self, handle: _Handle) -> None:
         handle.reader = threading.Thread(target=self._read, args=(handle,), name="clawgym-worker-reader", daemon=True)
@@ -140,9 +147,12 @@ class ProcessExecutor:
                 future.set_result((TrialOutcome(error_record(trial, reason, tries=tries)), True))
         handle.pending.clear()
         handle.ended.clear()
+        for kind, semaphore in enumerate(self._sems):  # what it held is free again, not lost to the run
+            if semaphore is not None:
+                Ledger(self._held, 2 * handle.slot + kind).reclaim(semaphore)
         if handle in self._workers and not self._closing:
             self._workers.remove(handle)
-            replacement = self._fork()
+            replacement = self._fork(handle.slot)
             self._workers.append(replacement)
             self._listen(replacement)
 

@@ -22,7 +22,7 @@ from ...trial_controls import Controls, Slots
 from ...errors import ClawgymError, PrerequisiteError
 from ..trial import Trial, TrialOutcome, error_record, run_trial
 from ..writer import WRITER
-from .ray_support import ClusterSlot, local_task, make_limiter, pack_task_files
+from .ray_support import LEASE_S, ClusterSlot, local_task, make_limiter, pack_task_files
 
 if TYPE_CHECKING:
     from ..plan import RunPlan
@@ -54,8 +54,8 @@ def ray_trial(trial: Trial, tries: int, timeout: float, settings: dict[str, Any]
     limiter = settings["limiter"]
     controls = Controls(
         control.CancelToken(),
-        Slots(settings["max_sandboxes"], ClusterSlot(limiter, "sandboxes")),
-        Slots(settings["max_model_requests"], ClusterSlot(limiter, "model_requests")),
+        Slots(settings["max_sandboxes"], ClusterSlot(limiter, "sandboxes", settings["lease_s"])),
+        Slots(settings["max_model_requests"], ClusterSlot(limiter, "model_requests", settings["lease_s"])),
     )
     task = local_task(trial.task, _task_files(settings["task_files"]).get(trial.task.task_dir))
     if task is not trial.task:
@@ -104,7 +104,9 @@ def _probe(address: str) -> None:
 class RayExecutor:
     """Submits trials to a Ray cluster (`address`: `auto`, $RAY_ADDRESS, or `ray://host:port`)."""
 
-    def __init__(self, plan: "RunPlan", address: str | None = None, num_cpus: float = 0.25):
+    def __init__(
+        self, plan: "RunPlan", address: str | None = None, num_cpus: float = 0.25, slot_lease_s: float = LEASE_S
+    ):
         try:
             import ray
         except ImportError:
@@ -123,7 +125,9 @@ class RayExecutor:
                     f"cannot connect to a Ray cluster at {address!r}: {e}", key="executor.address", hint=START_HINT
                 ) from None
         self._remote = ray.remote(ray_trial).options(num_cpus=float(num_cpus), max_retries=0)
-        self._limiter = make_limiter(ray, {"sandboxes": plan.max_sandboxes, "model_requests": plan.max_model_requests})
+        self._limiter = make_limiter(
+            ray, {"sandboxes": plan.max_sandboxes, "model_requests": plan.max_model_requests}, slot_lease_s
+        )
         self._settings = {
             "sandbox": plan.sandbox,
             "judge": plan.judge,
@@ -132,6 +136,7 @@ class RayExecutor:
             "max_sandboxes": plan.max_sandboxes,
             "max_model_requests": plan.max_model_requests,
             "limiter": self._limiter,
+            "lease_s": float(slot_lease_s),
             "task_files": ray.put(pack_task_files(plan.tasks)),
         }
         self._live: set[Any] = set()

@@ -5,7 +5,9 @@ and the task files a node may lack.
   sandboxes and model requests of every trial on every node. A trial's `Slots` use a
   `ClusterSlot` as their semaphore: `acquire` asks the actor for a slot (granted at once or
   refused, never queued, so a cancelled trial leaves nothing behind) and retries with a short
-  backoff until granted or the trial's own poll interval ends; `release` gives it back.
+  backoff until granted or the trial's own poll interval ends; `release` gives it back. Slots are
+  leased to the worker process holding them, which renews them while it holds any: the slots of
+  a worker or node that died come back after the lease (`LimiterState`).
 - Task files: checks that run scripts (`python`, `harbor_tests`, ...) read them next to the spec
   (`task.task_dir`). The driver packs exactly the graded files of every task (`pack_task_files`:
   a tar per task folder and its digest, put in the object store once); a node whose own copy is
@@ -18,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import socket
 import tarfile
 import threading
 import time
@@ -34,43 +37,129 @@ MAX_SHIPPED_BYTES = 64 << 20  # per task folder
 BACKOFF_S = (0.005, 0.01, 0.02, 0.05, 0.1)
 
 
-class LimiterState:
-    """The counting behind the Ray actor (kept apart so it can be tested and reused without Ray)."""
+LEASE_S = 30.0  # a holder that has not renewed its slots for this long is gone: they are taken back
 
-    def __init__(self, limits: dict[str, int | None]):
+
+class LimiterState:
+    """The counting behind the Ray actor (kept apart so it can be tested and reused without Ray).
+
+    Slots are leased to a holder (a worker process, `holder_id()`), which renews its leases while it
+    holds any (`ClusterSlot` does, every third of `lease_s`). A holder that stops renewing (its
+    process or node died) loses its slots after `lease_s`, so the cap does not shrink for the rest
+    of the run; a release that comes after its lease was taken back is ignored."""
+
+    def __init__(self, limits: dict[str, int | None], lease_s: float = LEASE_S, clock: Any = time.monotonic):
         self.limits = {k: v for k, v in limits.items() if v}
         self.held: dict[str, int] = {k: 0 for k in self.limits}
         self.most: dict[str, int] = {k: 0 for k in self.limits}
+        self.lease_s, self.clock = float(lease_s), clock
+        self.holders: dict[str, dict[str, int]] = {}  # holder -> kind -> slots held
+        self.seen: dict[str, float] = {}  # holder -> last acquire or renewal
+        self.reclaimed: dict[str, int] = {k: 0 for k in self.limits}
 
-    def acquire(self, kind: str) -> bool:
+    def acquire(self, kind: str, holder: str = "") -> bool:
         limit = self.limits.get(kind)
         if limit is None:
             return True
+        self._expire()
         if self.held[kind] >= limit:
             return False
         self.held[kind] += 1
         self.most[kind] = max(self.most[kind], self.held[kind])
+        mine = self.holders.setdefault(holder, {})
+        mine[kind] = mine.get(kind, 0) + 1
+        self.seen[holder] = self.clock()
         return True
 
-    def release(self, kind: str) -> None:
-        if kind in self.held and self.held[kind] > 0:
+    def release(self, kind: str, holder: str = "") -> None:
+        mine = self.holders.get(holder, {})
+        if mine.get(kind, 0) > 0 and self.held.get(kind, 0) > 0:
+            mine[kind] -= 1
             self.held[kind] -= 1
+            if not any(mine.values()):
+                self.holders.pop(holder, None)
+                self.seen.pop(holder, None)
+
+    def renew(self, holder: str) -> None:
+        if holder in self.holders:
+            self.seen[holder] = self.clock()
+
+    def _expire(self) -> None:
+        now = self.clock()
+        for holder in [h for h, t in self.seen.items() if now - t > self.lease_s]:
+            for kind, count in self.holders.pop(holder, {}).items():
+                self.held[kind] = max(0, self.held[kind] - count)
+                self.reclaimed[kind] += count
+            self.seen.pop(holder, None)
 
     def stats(self) -> dict[str, Any]:
-        return {"limits": dict(self.limits), "held": dict(self.held), "most": dict(self.most)}
+        self._expire()
+        return {
+            "limits": dict(self.limits),
+            "held": dict(self.held),
+            "most": dict(self.most),
+            "reclaimed": dict(self.reclaimed),
+        }
 
 
-def make_limiter(ray: Any, limits: dict[str, int | None]) -> Any:
+def make_limiter(ray: Any, limits: dict[str, int | None], lease_s: float = LEASE_S) -> Any:
     """Start the run's limiter actor (no CPU reserved; on the driver's node)."""
     actor = ray.remote(num_cpus=0, max_concurrency=64)(LimiterState)
-    return actor.remote(limits)
+    return actor.remote(limits, lease_s)
+
+
+def holder_id() -> str:
+    """This process, as the limiter knows it: host and pid."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+class _Renewer:
+    """One thread per process that renews this process's leases while it holds slots of a limiter."""
+
+    def __init__(self) -> None:
+        self._reset()
+        os.register_at_fork(after_in_child=self._reset)
+
+    def _reset(self) -> None:
+        self._lock = threading.Lock()
+        self._held: dict[Any, int] = {}  # limiter -> slots this process holds
+        self._every: dict[Any, float] = {}
+        self._thread: threading.Thread | None = None
+
+    def add(self, limiter: Any, n: int, every: float) -> None:
+        with self._lock:
+            self._held[limiter] = self._held.get(limiter, 0) + n
+            self._every[limiter] = every
+            if self._held[limiter] <= 0:
+                self._held.pop(limiter)
+            if self._held and (self._thread is None or not self._thread.is_alive()):
+                self._thread = threading.Thread(target=self._loop, name="clawgym-lease-renewer", daemon=True)
+                self._thread.start()
+
+    def _loop(self) -> None:
+        while True:
+            with self._lock:
+                limiters = list(self._held)
+                if not limiters:
+                    self._thread = None
+                    return
+                every = min(self._every[lim] for lim in limiters)
+            for limiter in limiters:
+                try:
+                    limiter.renew.remote(holder_id())
+                except Exception:  # noqa: BLE001 - the run is ending: nothing to renew
+                    pass
+            time.sleep(every)
+
+
+_RENEWER = _Renewer()
 
 
 class ClusterSlot:
     """A semaphore (for `trial_controls.Slots`) whose count lives in the limiter actor."""
 
-    def __init__(self, limiter: Any, kind: str):
-        self.limiter, self.kind = limiter, kind
+    def __init__(self, limiter: Any, kind: str, lease_s: float = LEASE_S):
+        self.limiter, self.kind, self.lease_s = limiter, kind, lease_s
 
     def acquire(self, blocking: bool = True, timeout: float | None = None) -> bool:
         import ray
@@ -78,7 +167,8 @@ class ClusterSlot:
         deadline = None if timeout is None else time.monotonic() + timeout
         tries = 0
         while True:
-            if ray.get(self.limiter.acquire.remote(self.kind)):
+            if ray.get(self.limiter.acquire.remote(self.kind, holder_id())):
+                _RENEWER.add(self.limiter, 1, self.lease_s / 3)
                 return True
             if not blocking or (deadline is not None and time.monotonic() >= deadline):
                 return False
@@ -88,7 +178,10 @@ class ClusterSlot:
     def release(self) -> None:
         import ray
 
-        ray.get(self.limiter.release.remote(self.kind))
+        try:
+            ray.get(self.limiter.release.remote(self.kind, holder_id()))
+        finally:
+            _RENEWER.add(self.limiter, -1, self.lease_s / 3)
 
 
 # ----------------------------------------------------------------------------- task files
