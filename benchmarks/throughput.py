@@ -9,7 +9,8 @@ processes from 128 trials in flight), a number that many worker processes. The l
 printed next to every figure (other work on the machine lowers them).
 
 Each trial: the claw agent on a small real task (the authoring guide's), a scripted policy that
-waits --latency seconds per call, --turns calls (reads of the task's input, then a final answer),
+waits --latency seconds per call, --turns calls (reads of the task's input, then a final answer;
+with --exec the first is a shell command instead, so every trial starts its sandbox),
 the full trial machinery (materialised workspace, bubblewrap sandbox, fresh-process verifier,
 records written). Ideal = concurrency × 60 / (latency × turns) rollouts per minute. CPU ms/trial
 is the CPU time of this process tree per trial (sandbox processes and verifier forks included).
@@ -46,9 +47,19 @@ def main() -> None:
     ap.add_argument("--processes", default="1,auto", help="comma-separated: 1 (threads), auto, or a number")
     ap.add_argument("--rounds", type=float, default=2.0, help="trials = rounds × concurrency (at least 4)")
     ap.add_argument(
+        "--exec",
+        action="store_true",
+        help="make the first turn a shell command (`exec`), so every trial also starts its bubblewrap sandbox",
+    )
+    ap.add_argument(
         "--graded",
         action="store_true",
         help="grade with a Python grading script (runs in a grading sandbox) instead of file checks",
+    )
+    ap.add_argument(
+        "--keep",
+        action="store_true",
+        help="leave the results folders in place (printed) instead of removing them at the end",
     )
     args = ap.parse_args()
 
@@ -60,11 +71,16 @@ def main() -> None:
 
     name = "receipts-total-graded.yaml" if args.graded else "receipts-total.yaml"
     spec = load_task_spec(ROOT / "benchmarks" / "fixtures" / "light" / name)
-    turns = [
+    turns: list = [
         {"tool_calls": [tool_call("read", call_id=f"c{i}", path="input/receipts.csv")]} for i in range(args.turns - 1)
     ] + ["Done."]
+    if args.exec and args.turns > 1:
+        turns[0] = {"tool_calls": [tool_call("exec", call_id="c0", command="wc -l input/receipts.csv")]}
     agent = {"type": "claw", "policy": {"type": "scripted", "turns": turns, "latency_s": args.latency}}
-    print(f"latency {args.latency:g} s × {args.turns} turns per trial; task {name}")
+    print(
+        f"latency {args.latency:g} s × {args.turns} turns per trial; task {name}"
+        + ("; first turn exec" if args.exec else "")
+    )
     from clawgym.run.executors import local_processes
 
     print(
@@ -102,11 +118,16 @@ def main() -> None:
                 flush=True,
             )
             done.append(out)
-    # Removed at the end, not between rows: ext4 skips inodes freed in the last 30 s when it
-    # allocates new ones, so deleting a row's 10,000 files right before the next row made every
-    # file that row created cost a scan (about 12% of the CPU at 1,024 in `perf`).
+    # Removed at the end, not between rows: for a few minutes after many files were deleted, ext4
+    # scans past the freed inodes on every create, so deleting a row's 10,000 files right before
+    # the next row made every file that row created cost a scan (about 12% of the CPU at 1,024 in
+    # `perf`). The same goes for a run right after another that removed its results: compare two
+    # runs with --keep (or minutes apart).
     for out in done:
-        shutil.rmtree(out, ignore_errors=True)
+        if args.keep:
+            print(f"kept {out}")
+        else:
+            shutil.rmtree(out, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -143,11 +143,23 @@ class CheckContext:
     mount: str | None = None  # where the task's workspace appears inside a sandbox
     # The pristine files in memory (`original` is then where they are written if a check needs a folder).
     original_files: "OriginalFiles | None" = None
+    # The workspace's listing ({relative path: kind}) when the caller already walked it within the
+    # grading limits (the verifier does, to measure it): `entries()` then needs no walk of its own.
+    workspace_entries: dict[str, str] | None = None
     _walk_cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
     _scratch: Path | None = field(default=None, init=False, repr=False, compare=False)
+    _root: Path | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.workspace_entries is not None:
+            self._walk_cache[False] = self.workspace_entries
 
     def root(self, *, original: bool = False) -> Path:
-        return self.original_folder() if original else Path(self.workspace).resolve()
+        if original:
+            return self.original_folder()
+        if self._root is None:  # the final workspace does not move while it is graded
+            self._root = Path(self.workspace).resolve()
+        return self._root
 
     def original_folder(self) -> Path:
         """The pristine workspace as a folder (pristine files held in memory are written on first use)."""

@@ -73,18 +73,23 @@ def _read(entry: safefs.Entry, size: int) -> bytes | None:
         os.close(fd)
 
 
-def diff(original: Path | Mapping[str, bytes | None], final: Path) -> str:
+def diff(
+    original: Path | Mapping[str, bytes | None], final: Path, listing: Mapping[str, tuple[str, int]] | None = None
+) -> str:
     """A unified diff from `original` (a folder we made, or its {path: bytes} such as a task's files)
     to `final` (an agent-written folder): binary, huge and special files summarised, names quoted when
     they hold anything unusual (a newline cannot forge a diff line), the whole diff capped at
     MAX_DIFF_BYTES. `final` is listed within the grading limits and its files read one at a time,
     never more than MAX_DIFF_FILE_BYTES each nor MAX_DIFF_READ_BYTES in all (beyond, a file that
-    differs in size from its original, or has none, is reported changed without being read)."""
+    differs in size from its original, or has none, is reported changed without being read).
+    `listing` is `final`'s {path: (kind, size)} when the caller walked it already (within the same
+    limits)."""
     before: Mapping[str, bytes | None] = snapshot(original, None) if isinstance(original, Path) else dict(original)
     try:
-        after = {e.rel: (e.kind, e.st.st_size) for e in safefs.walk(final) if e.kind != "dir"}
+        walked = listing if listing is not None else {e.rel: (e.kind, e.st.st_size) for e in safefs.walk(final)}
     except safefs.TreeTooLarge as e:
         return f"~ the final workspace is too large to compare: {e}\n"
+    after = {rel: entry for rel, entry in walked.items() if entry[0] != "dir"}
     chunks: list[str] = []
     budget = {"out": MAX_DIFF_BYTES, "read": MAX_DIFF_READ_BYTES}
     unshown = 0

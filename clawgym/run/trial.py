@@ -185,6 +185,7 @@ def run_trial(
                 mount=task.mount,
                 private_dir=private,
             ) as sandbox:
+                sandbox.initial_files = task.files  # what was just written, before anything ran
                 unregister = token.on_cancel(sandbox.close)  # a timeout kills what the agent runs
                 try:
                     trajectory = agent.run(task, sandbox)

@@ -128,6 +128,10 @@ class Sandbox(ABC):
     network: bool
     limits: SandboxLimits
     private_dir: Path | None = None  # host side of PRIVATE_MOUNT, when create_sandbox was given one
+    # Exactly the files the workspace holds ({relative path: bytes}) until something runs in it, when
+    # the caller knows them (the runner, right after writing a task's files): an agent may take its
+    # start-up reads (the claw system prompt) from here instead of the disk.
+    initial_files: Mapping[str, bytes] | None = None
 
     @abstractmethod
     def exec(

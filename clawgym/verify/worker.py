@@ -114,9 +114,10 @@ def handle(request: dict) -> dict:
         else:
             files, original = None, Path(request["original"])
         problem = request.get("workspace_problem")
+        listing: dict[str, tuple[str, int]] = {}
         if not problem:
-            try:
-                safefs.measure(workspace)
+            try:  # one walk within the grading limits, shared by the checks and the diff
+                listing = {e.rel: (e.kind, e.st.st_size) for e in safefs.walk(workspace, safefs.GRADING_LIMITS)}
             except safefs.TreeTooLarge as e:
                 problem = f"the final workspace is too large to grade: {e}"
         if problem:
@@ -131,6 +132,7 @@ def handle(request: dict) -> dict:
                 sandbox=request.get("sandbox"),
                 mount=request.get("mount"),
                 original_files=in_memory,
+                workspace_entries={rel: kind for rel, (kind, _) in listing.items()},
             )
             try:
                 results = run_checks(
@@ -145,7 +147,8 @@ def handle(request: dict) -> dict:
                 return {"error": str(e), "kind": "infra"}
             answer = {"results": [r.to_dict() for r in results]}
         if request.get("diff"):
-            answer["diff"] = diff(files if files is not None else Path(request["original"]), workspace)
+            original_tree = files if files is not None else Path(request["original"])
+            answer["diff"] = diff(original_tree, workspace, listing if not problem else None)
         return answer
     finally:
         if ctx is not None:

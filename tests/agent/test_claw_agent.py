@@ -266,3 +266,21 @@ def test_followups_are_the_users_next_messages_and_a_new_session_starts_fresh(tm
     ]
     (marker,) = [s for s in traj.steps if s.get("kind") == "new_session"]
     assert marker["message_index"] == 7 and traj.final_message == "I wrote heron."
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("spec_file", sorted((ROOT / "specs" / "tasks").glob("*/*.yaml"))[::4], ids=lambda p: p.stem)
+def test_the_prompt_from_the_task_files_in_memory_is_the_prompt_from_the_disk(spec_file, tmp_path):
+    """The runner hands the claw agent the files it just wrote (`Sandbox.initial_files`); the system
+    prompt built from them is byte for byte the one built by reading the workspace."""
+    for seed in (0, 1):
+        task = compile_task(load_task_spec(spec_file), seed)
+        folder = tmp_path / f"s{seed}"
+        materialize(task, folder)
+        ws = Workspace(folder, task.mount)
+        tools = ["read", "write", "exec"]
+        from_disk = build_system_prompt(ws, task.clock, tools, extra="x")
+        assert build_system_prompt(ws, task.clock, tools, extra="x", files=task.files) == from_disk
+        assert "## Skills" in from_disk or not any(p.startswith("skills/") for p in task.files)

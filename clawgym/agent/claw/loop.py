@@ -135,7 +135,13 @@ class ClawAgent(Agent):
         tools = schemas_for(names)
         traj.tools = tools
         traj.side_effects = state.side_effects
-        system = prompt_mod.build_system_prompt(state.workspace, task.clock, names, cfg.get("system_prompt_extra"))
+        system = prompt_mod.build_system_prompt(
+            state.workspace,
+            task.clock,
+            names,
+            cfg.get("system_prompt_extra"),
+            files=getattr(sandbox, "initial_files", None),
+        )
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": system},
             {"role": "user", "content": task.instruction},

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
 import yaml
 
@@ -54,12 +54,40 @@ def cap_text(text: str, name: str, cap: int = FILE_CAP) -> tuple[str, bool]:
     return head + marker + tail, True
 
 
-def bootstrap_files(ws: Workspace) -> list[BootFile]:
+class _Source:
+    """Where the prompt's files come from: the workspace on disk, through the escape-proof reads of
+    `paths`, or (`files`) the exact files it holds, in memory: a trial's workspace right after the
+    runner wrote the task's files into it (`Sandbox.initial_files`)."""
+
+    def __init__(self, ws: Workspace, files: Mapping[str, bytes] | None = None):
+        self.ws, self.files = ws, files
+
+    def read(self, rel: str, limit: int) -> bytes | None:
+        if self.files is not None:
+            data = self.files.get(rel)
+            return None if data is None else bytes(data[:limit])
+        try:
+            return self.ws.read_bytes(self.ws.rel(rel), limit)
+        except PathError:
+            return None
+
+    def skill_names(self) -> list[str]:
+        if self.files is not None:
+            return sorted(
+                {rel.split("/")[1] for rel in self.files if rel.startswith("skills/") and rel.count("/") >= 2}
+            )
+        root = self.ws.root / "skills"
+        if root.is_symlink() or not root.is_dir():
+            return []
+        return sorted(entry.name for entry in root.iterdir())
+
+
+def bootstrap_files(ws: Workspace, files: Mapping[str, bytes] | None = None) -> list[BootFile]:
+    source = _Source(ws, files)
     out = []
     for name in BOOTSTRAP + OPTIONAL:
-        try:
-            data = ws.read_bytes(ws.rel(name), 4 << 20)
-        except PathError:
+        data = source.read(name, 4 << 20)
+        if data is None:
             if name not in OPTIONAL:
                 out.append(BootFile(name, None))
             continue
@@ -77,25 +105,23 @@ def _front_matter(text: str) -> Any:
         return None
 
 
-def skills(ws: Workspace) -> list[dict[str, str]]:
+def skills(ws: Workspace, files: Mapping[str, bytes] | None = None) -> list[dict[str, str]]:
     """name, description and location of each `skills/<name>/SKILL.md` with valid front matter."""
     found = []
-    root = ws.root / "skills"
-    if root.is_symlink() or not root.is_dir():
-        return []
-    for entry in sorted(root.iterdir()):
-        rel = f"skills/{entry.name}/SKILL.md"
-        try:
-            text = ws.read_bytes(ws.rel(rel), 256 << 10).decode("utf-8", errors="replace")
-        except PathError:
+    source = _Source(ws, files)
+    for name in source.skill_names():
+        rel = f"skills/{name}/SKILL.md"
+        data = source.read(rel, 256 << 10)
+        if data is None:
             continue
+        text = data.decode("utf-8", errors="replace")
         match = _FRONT.match(text)
         meta = _front_matter(match.group(1)) if match else None
         if not isinstance(meta, dict) or not meta.get("description"):
             continue
         found.append(
             {
-                "name": str(meta.get("name") or entry.name),
+                "name": str(meta.get("name") or name),
                 "description": " ".join(str(meta["description"]).split())[:1024],
                 "location": rel,
             }
@@ -103,18 +129,21 @@ def skills(ws: Workspace) -> list[dict[str, str]]:
     return found
 
 
-def build_system_prompt(ws: Workspace, clock: str, tools: list[str], extra: str | None = None) -> str:
+def build_system_prompt(
+    ws: Workspace, clock: str, tools: list[str], extra: str | None = None, files: Mapping[str, bytes] | None = None
+) -> str:
+    """The system prompt from the workspace's files (`files`: exactly what it holds, when known)."""
     parts = [PREAMBLE.format(mount=ws.mount, tools=", ".join(tools))]
-    skill_list = skills(ws)
+    skill_list = skills(ws, files)
     if skill_list:
         parts.append(
             SKILLS_NOTE + "\n" + "\n".join(f"- {s['name']}: {s['description']} ({s['location']})" for s in skill_list)
         )
     parts.append(f"## Current time\n{clock} (UTC). Use this as 'now' for dates, deadlines and schedules.")
-    files, budget = [], TOTAL_CAP
-    for f in bootstrap_files(ws):
+    shown, budget = [], TOTAL_CAP
+    for f in bootstrap_files(ws, files):
         if f.text is None:
-            files.append(f"### {f.name}\n[MISSING] {f.name} does not exist in this workspace.")
+            shown.append(f"### {f.name}\n[MISSING] {f.name} does not exist in this workspace.")
             continue
         text = f.text
         if len(text) > budget:
@@ -126,10 +155,10 @@ def build_system_prompt(ws: Workspace, clock: str, tools: list[str], extra: str 
                 f"{TOTAL_CAP} characters. Read it with the read tool. ...]"
             )
         budget -= len(text)
-        files.append(f"### {f.name}\n{text.rstrip()}")
+        shown.append(f"### {f.name}\n{text.rstrip()}")
     parts.append(
         "## Workspace files\nThese files from the workspace set up who you are, who you work "
-        "for and how; they are loaded for you at every turn.\n\n" + "\n\n".join(files)
+        "for and how; they are loaded for you at every turn.\n\n" + "\n\n".join(shown)
     )
     if extra:
         parts.append(extra.strip())
