@@ -54,6 +54,7 @@ class _Handle:
     conn: Any
     pending: dict[int, tuple[asyncio.Future, Trial, int]] = field(default_factory=dict)
     ended: dict[int, Callable[[], None]] = field(default_factory=dict)  # told when a trial ended
+    running: set[int] = field(default_factory=set)  # sent and not yet ended (its files may come later)
     alive: bool = True
     reader: threading.Thread | None = None
     slot: int = 0  # its cells in the executor's ledger of held slots
@@ -78,7 +79,7 @@ class ProcessExecutor:
             "max_sandboxes": sandboxes,
             "max_model_requests": plan.max_model_requests,
             "shared_inputs": plan.shares_inputs(),
-            "threads": -(-max(1, plan.concurrency) // self.processes),
+            "threads": max(1, plan.concurrency),  # made as needed: any share of the trials may land on one
         }
         self._keys = itertools.count(1)
         self._workers: list[_Handle] = []
@@ -118,6 +119,7 @@ class ProcessExecutor:
 
     def _answer(self, handle: _Handle, message: tuple) -> None:
         kind, key = message[0], message[1]
+        handle.running.discard(key)
         ended = handle.ended.pop(key, None)
         if ended is not None:
             ended()  # the trial is over (its files may still be being written): its slot is free
@@ -147,6 +149,7 @@ class ProcessExecutor:
                 future.set_result((TrialOutcome(error_record(trial, reason, tries=tries)), True))
         handle.pending.clear()
         handle.ended.clear()
+        handle.running.clear()
         for kind, semaphore in enumerate(self._sems):  # what it held is free again, not lost to the run
             if semaphore is not None:
                 Ledger(self._held, 2 * handle.slot + kind).reclaim(semaphore)
@@ -161,12 +164,14 @@ class ProcessExecutor:
     async def run(
         self, trial: Trial, tries: int, timeout: float, ended: Callable[[], None] | None = None
     ) -> TrialOutcome:
-        handle = min((w for w in self._workers if w.alive), key=lambda w: len(w.pending), default=None)
+        # the worker with the fewest trials running (not counting those whose files are being written)
+        handle = min((w for w in self._workers if w.alive), key=lambda w: len(w.running), default=None)
         if handle is None:
             raise ClawgymError("no worker process is left to run trials")
         key = next(self._keys)
         future: asyncio.Future = self._loop.create_future()
         handle.pending[key] = (future, trial, tries)
+        handle.running.add(key)
         if ended is not None:
             handle.ended[key] = ended
         try:
@@ -178,6 +183,7 @@ class ProcessExecutor:
         except asyncio.TimeoutError:
             handle.pending.pop(key, None)
             handle.ended.pop(key, None)
+            handle.running.discard(key)
             self._send(handle, ("cancel", key, "the worker did not answer"))
             outcome = TrialOutcome(
                 error_record(
@@ -192,6 +198,7 @@ class ProcessExecutor:
         except asyncio.CancelledError:
             handle.pending.pop(key, None)
             handle.ended.pop(key, None)
+            handle.running.discard(key)
             self._send(handle, ("cancel", key, "the run was interrupted"))
             raise
         if unwritten:  # its worker died before writing anything
