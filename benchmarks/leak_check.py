@@ -62,10 +62,7 @@ def work_folders() -> list[str]:
     """Everything in this run's private work folder (the runner's, its workers' and verifiers')."""
     from clawgym.files.tempdirs import work_root
 
-    from clawgym.sandbox.etc_view import PREFIX
-
-    # the sandboxes' prepared /etc is a cache made once and kept on purpose (sandbox/etc_view.py)
-    return sorted(p.name for p in work_root().iterdir() if not p.name.startswith(PREFIX))
+    return sorted(p.name for p in work_root().iterdir())
 
 
 def cgroups() -> list[str]:

@@ -7,11 +7,12 @@ makes read-only after reading the mount table again (about 1.2 ms per sandbox st
 the same entries are copied once into a folder (files by content, folders with their symlinks as
 links, so what a sandbox sees is unchanged) that every sandbox binds at /etc.
 
-The folder is a cache shared by the runs of this user: `work_root()/clawgym-etc-<hash>`, the hash
-covering what it holds (the generated files and the host entries' identity: inode, size, mtime),
-so a changed host entry gives a new folder. It is built under a temporary name and renamed into
-place, used only when it belongs to this user and nobody else can write to it, and never removed
-by the sweep of stale work folders. Where it cannot be made, sandboxes bind entry by entry.
+The folder is a cache shared by the runs of this user: `clawgym-etc-<hash>` in /dev/shm (else the
+system temp folder; never a run's work folder, which is left empty), the hash covering what it
+holds (the generated files and the host entries' identity: inode, size, mtime), so a changed host
+entry gives a new folder. It is built under a temporary name and renamed into place, used only when
+it belongs to this user, nobody else can write to it and every sandbox uid can reach it, and never
+removed by the sweep of stale work folders. Where it cannot be made, sandboxes bind entry by entry.
 """
 
 from __future__ import annotations
@@ -20,12 +21,13 @@ import hashlib
 import logging
 import os
 import shutil
+import tempfile
 import threading
 from pathlib import Path
 from typing import Sequence
 
 from ..files import safefs
-from ..files.tempdirs import make_temp, work_root
+from ..files.tempdirs import SHM
 
 log = logging.getLogger(__name__)
 PREFIX = "clawgym-etc-"
@@ -71,15 +73,28 @@ def _usable(folder: Path) -> bool:
     return folder.is_dir() and not folder.is_symlink() and st.st_uid == os.geteuid() and not st.st_mode & 0o022
 
 
+def cache_root() -> Path | None:
+    """Where the folder goes: a folder every uid can walk through (sandbox uids resolve it)."""
+    for root in (SHM, Path(tempfile.gettempdir())):
+        try:
+            if os.access(root, os.W_OK | os.X_OK) and all(p.stat().st_mode & 0o001 for p in (root, *root.parents)):
+                return root
+        except OSError:
+            continue
+    return None
+
+
 def _ensure(names: Sequence[str], generated: Sequence[tuple[str, str]]) -> Path | None:
-    root = work_root()
+    root = cache_root()
+    if root is None:
+        return None
     target = root / f"{PREFIX}{_fingerprint(names, generated)}"
     if _usable(target):
         return target
     if os.path.lexists(target):  # someone else's, or broken: not ours to use or remove
         log.warning("not using %s for the sandbox /etc: it is not this user's own", target)
         return None
-    build = make_temp("etcbuild")  # a crash's leftover is swept like any work folder
+    build = Path(tempfile.mkdtemp(prefix=f"clawgym-etcbuild-{os.getpid()}-", dir=root))  # swept if left
     try:
         for name in names:
             source, dest = Path("/etc", name), build / name

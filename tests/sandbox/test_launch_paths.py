@@ -81,7 +81,7 @@ def test_the_prepared_etc_shows_the_hosts_entries_as_they_are(tmp_path) -> None:
 
 @root_only
 def test_a_prepared_etc_made_by_someone_else_is_not_used(tmp_path, monkeypatch) -> None:
-    monkeypatch.setenv("CLAWGYM_WORKDIR", str(tmp_path))
+    monkeypatch.setattr(etc_view, "cache_root", lambda: tmp_path)
     monkeypatch.setattr(etc_view, "_made", {})
     generated = [("/etc/hostname", "planted\n")]
     target = tmp_path / f"{etc_view.PREFIX}{etc_view._fingerprint(['hostname'], generated)}"
