@@ -104,8 +104,8 @@ class Semaphore(Protocol):
 
 class Ledger:
     """How many slots of one shared cap this process holds, kept in memory its parent can read
-    (a `multiprocessing.Array` cell): when a worker process dies holding slots, the runner gives
-    them back (`reclaim`) instead of the cap shrinking for the rest of the run."""
+    (a cell of `SharedCounts`): when a worker process dies holding slots, the runner gives them
+    back (`reclaim`) instead of the cap shrinking for the rest of the run."""
 
     def __init__(self, counts: Any, index: int):
         self.counts, self.index = counts, index
@@ -156,6 +156,31 @@ class Slots:
             if self._ledger is not None:
                 self._ledger.add(-1)
             self._sem.release()
+
+
+class SharedCounts:
+    """`n` integers that worker processes forked after it was made share with this process (an
+    anonymous shared memory map: no file, nothing left open once closed), with a lock."""
+
+    def __init__(self, n: int, context: Any):
+        import mmap
+
+        self._map = mmap.mmap(-1, 4 * max(1, n))
+        self._cells = memoryview(self._map).cast("i")
+        self._lock = context.Lock()
+
+    def get_lock(self) -> Any:
+        return self._lock
+
+    def __getitem__(self, index: int) -> int:
+        return self._cells[index]
+
+    def __setitem__(self, index: int, value: int) -> None:
+        self._cells[index] = value
+
+    def close(self) -> None:
+        self._cells.release()
+        self._map.close()
 
 
 def shared_semaphore(limit: int | None, context: Any) -> Any:

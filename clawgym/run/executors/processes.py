@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ...errors import ClawgymError, PrerequisiteError
 from ...records.trial_record import TrialRecord
-from ...trial_controls import Ledger, shared_semaphore
+from ...trial_controls import Ledger, SharedCounts, shared_semaphore
 from ..trial import Trial, TrialOutcome, error_record, write_outcome
 from . import process_worker
 
@@ -70,7 +70,7 @@ class ProcessExecutor:
         self._ctx = multiprocessing.get_context("fork")
         sandboxes = plan.max_sandboxes or plan.concurrency
         self._sems = (shared_semaphore(sandboxes, self._ctx), shared_semaphore(plan.max_model_requests, self._ctx))
-        self._held = self._ctx.Array("i", 2 * self.processes)  # slots each worker holds (trial_controls.Ledger)
+        self._held = SharedCounts(2 * self.processes, self._ctx)  # slots each worker holds (trial_controls.Ledger)
         self._settings = {
             "sandbox": plan.sandbox,
             "judge": plan.judge,
@@ -151,7 +151,7 @@ class ProcessExecutor:
         handle.ended.clear()
         handle.running.clear()
         for kind, semaphore in enumerate(self._sems):  # what it held is free again, not lost to the run
-            if semaphore is not None:
+            if semaphore is not None and not self._closing:
                 Ledger(self._held, 2 * handle.slot + kind).reclaim(semaphore)
         if handle in self._workers and not self._closing:
             self._workers.remove(handle)
@@ -219,6 +219,7 @@ class ProcessExecutor:
         for handle in self._workers:
             self._send(handle, ("stop", reason))
         await asyncio.gather(*(asyncio.to_thread(self._join, h) for h in self._workers))
+        self._held.close()
 
     @staticmethod
     def _join(handle: _Handle) -> None:
