@@ -21,7 +21,7 @@ from typing import Any
 
 from ..errors import InfraError
 from .base import ExecResult, LiveExec
-from .host import kill_init, kill_pid1
+from .host import kill_init, kill_pid1, wait_exit
 from .network import Helper, NetworkStartError
 
 KILL_GRACE = 5.0  # seconds a killed tree may take to disappear
@@ -51,7 +51,7 @@ class _Run(LiveExec):
     def reap(self) -> None:
         """Wait for the killed or ending bwrap, killing it if it lingers past the grace."""
         try:
-            self.proc.wait(KILL_GRACE)
+            wait_exit(self.proc, KILL_GRACE)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
@@ -142,7 +142,7 @@ class FreshExecs:
     def _collect(self, run: _Run, out_r: int, st_r: int, data: bytes | None, start: float, limit: float) -> ExecResult:
         cap = self.limits.output_bytes
         flood = cap + max(cap, 4 << 20)  # past this much output the command is killed
-        buf, status, seen, hard_deadline = bytearray(), bytearray(), 0, None
+        buf, status, seen, hard_deadline, paused = bytearray(), bytearray(), 0, None, False
         deadline, reads, pending = start + max(limit, 0.0), {out_r, st_r}, memoryview(data or b"")
         sel = selectors.DefaultSelector()
         for fd in reads:
@@ -193,11 +193,19 @@ class FreshExecs:
                         sel.unregister(key.fd)
                         reads.discard(key.fd)
                         self._release(run)
+                        if key.fd == out_r and st_r in reads and paused:
+                            sel.register(st_r, selectors.EVENT_READ)  # now read the exit status
+                            paused = False
                     elif key.fd == st_r:
                         status += chunk
                         run.child_pid = run.child_pid or parse_status(status).get("child-pid")
                         if run.child_pid is not None:
                             self._release(run)
+                            if run.block_w is None and out_r in reads:
+                                # the rest (namespace ids, then the exit code) is read once the
+                                # output ends: one wake-up instead of one per line bwrap writes
+                                sel.unregister(st_r)
+                                paused = True
                     else:
                         seen += len(chunk)
                         buf += chunk[: max(cap - len(buf), 0)]

@@ -11,13 +11,14 @@ import functools
 import logging
 import os
 import secrets
+import select
 import signal
 import socket
 import stat
 import threading
 import time
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from ..files import safefs
 from ..errors import InfraError
@@ -42,6 +43,23 @@ def kill_pid1(pid: int, parent: int) -> bool:
     finally:
         if fd is not None:
             os.close(fd)
+
+
+def wait_exit(proc: Any, timeout: float) -> None:
+    """`proc.wait(timeout)` (raising subprocess.TimeoutExpired), but woken by the kernel when the
+    process exits (a pidfd) rather than by Popen's polling, whose first naps add a millisecond to
+    every sandbox exec whose bwrap is still exiting when its output ends."""
+    if proc.returncode is None and hasattr(os, "pidfd_open"):
+        try:
+            fd = os.pidfd_open(proc.pid)
+        except OSError:
+            fd = None
+        if fd is not None:
+            try:
+                select.select([fd], [], [], max(0.0, timeout))
+            finally:
+                os.close(fd)
+    proc.wait(timeout)
 
 
 def kill_init(pid: int) -> None:

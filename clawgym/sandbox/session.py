@@ -196,8 +196,10 @@ class Session:
 
     def reap(self, grace: float) -> None:
         """After `kill`: wait for bwrap to go, close the socket."""
+        from .host import wait_exit
+
         try:
-            self.proc.wait(grace)
+            wait_exit(self.proc, grace)
         except Exception:  # noqa: BLE001 - subprocess.TimeoutExpired: force it
             self.proc.kill()
             self.proc.wait()
