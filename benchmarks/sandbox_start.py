@@ -2,7 +2,8 @@
 
     python benchmarks/sandbox_start.py [--n 200] [--docker-n 20]
 
-Prints p50/p95 in milliseconds, all in one run: the local (bubblewrap) sandbox with a fresh bwrap
+Prints p50/p95 in milliseconds, all in one run (the sandbox variants and the baseline measured in
+turn, one iteration of each per round, so that drift weighs on all alike): the local (bubblewrap) sandbox with a fresh bwrap
 per exec (how every exec ran before) and with its namespaces kept across execs (the default), a
 sandbox taken from a pool of pre-started ones, an unisolated `subprocess.run` baseline doing the
 same work, and the cost of one more exec in a live sandbox (fresh bwrap vs kept namespaces vs a
@@ -115,6 +116,34 @@ def measure(fn: Callable[[], None], n: int, warmup: int = 3, before: Callable[[]
     return times
 
 
+def interleaved(variants: list[tuple[Callable[[], None], Callable[[], object] | None]], n: int) -> list[list[float]]:
+    """Milliseconds of each variant (fn, untimed step after it), `n` rounds of one iteration of
+    each in turn: whatever drifts during the run (the load, the file system's state after
+    thousands of deletions) weighs on every variant alike, so their ratios hold. The step after
+    lets background work a variant started (a pool refilling, a tear-down) finish untimed, as it
+    does while a trial runs, rather than during the next variant."""
+    times: list[list[float]] = [[] for _ in variants]
+    for i in range(n + 3):  # the first three rounds warm up
+        for (fn, after), out in zip(variants, times):
+            t = time.perf_counter()
+            fn()
+            if i >= 3:
+                out.append((time.perf_counter() - t) * 1000)
+            if after is not None:
+                after()
+    return times
+
+
+def settle(pool: "SandboxPool | None" = None) -> None:
+    """Until the pool (if any) is full again and every tear-down queued in the background is done
+    (a kept sandbox reaps its bwrap and frees its cgroup and uid there, off the caller's time)."""
+    from clawgym.sandbox.host import drain_later
+
+    if pool is not None:
+        pool.wait_ready(count=pool.size)
+    drain_later()
+
+
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
@@ -126,13 +155,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pool", type=int, default=4, help="sandboxes the pool keeps ready (default 4)")
     ap.add_argument("--docker-n", type=int, default=20, help="iterations for docker (0 skips it)")
     args = ap.parse_args(argv)
-    rows = [
-        ("sandbox, fresh bwrap/exec", measure(lambda: sandbox_once(keep=False), args.n)),
-        ("sandbox, kept namespaces", measure(sandbox_once, args.n)),
-        ("subprocess baseline", measure(subprocess_once, args.n)),
-    ]
-    with SandboxPool(args.pool) as pool:
-        rows.append(("sandbox from a pool", measure(lambda: pooled_once(pool), args.n, before=pool.wait_ready)))
+    names = ["sandbox, fresh bwrap/exec", "sandbox, kept namespaces", "subprocess baseline"]
+    variants = [(lambda: sandbox_once(keep=False), settle), (sandbox_once, settle), (subprocess_once, None)]
+    rows = list(zip(names, interleaved(variants, args.n)))
+    with SandboxPool(args.pool) as pool:  # on its own: its refills and tear-downs would slow the others
+        rows.append(
+            ("sandbox from a pool", interleaved([(lambda: pooled_once(pool), lambda: settle(pool))], args.n)[0])
+        )
     load = os.getloadavg()[0]
     docker_note = ""
     if args.docker_n:

@@ -90,12 +90,14 @@ class SandboxPool:
             self._want.release()
         return sandbox
 
-    def wait_ready(self, timeout: float = 30.0) -> bool:
-        """Wait until a sandbox is ready to take (benchmarks that take faster than the pool refills)."""
+    def wait_ready(self, timeout: float = 30.0, count: int = 1) -> bool:
+        """Wait until `count` sandboxes (at most the pool's size) are ready to take (benchmarks that
+        take faster than the pool refills, or that want no refill running while they measure)."""
+        want = min(max(1, count), self.size)
         deadline = time.monotonic() + timeout
-        while self._ready.empty() and time.monotonic() < deadline:
+        while self._ready.qsize() < want and time.monotonic() < deadline:
             time.sleep(0.002)
-        return not self._ready.empty()
+        return self._ready.qsize() >= want
 
     def close(self) -> None:
         """Stop refilling and close the sandboxes still waiting."""
