@@ -61,23 +61,19 @@ def check_types() -> list[str]:
     return sorted(registered("check"))
 
 
+def _classes(configs: "list | tuple") -> list[type[Check] | None]:
+    """The registered class of each check config (None: an unknown type or a malformed config)."""
+    table = registered("check")
+    return [table.get(str(c.get("type"))) if isinstance(c, dict) else None for c in configs]
+
+
 def reads_only(configs: "list | tuple") -> bool:
     """True when every check in `configs` is of a built-in or loaded type that only reads files
     (`Check.reads_only`); an unknown or malformed one counts as running code."""
-    table = registered("check")
-    for config in configs:
-        cls = table.get(str(config.get("type"))) if isinstance(config, dict) else None
-        if cls is None or not cls.reads_only:
-            return False
-    return True
+    return all(cls is not None and cls.reads_only for cls in _classes(configs))
 
 
 def reads_trajectory(configs: "list | tuple") -> bool:
     """False when no check in `configs` looks at the trajectory (`Check.reads_trajectory`); an
     unknown or malformed one counts as reading it."""
-    table = registered("check")
-    for config in configs:
-        cls = table.get(str(config.get("type"))) if isinstance(config, dict) else None
-        if cls is None or cls.reads_trajectory:
-            return True
-    return False
+    return any(cls is None or cls.reads_trajectory for cls in _classes(configs))

@@ -28,6 +28,7 @@ from typing import Sequence
 
 from ..files import safefs
 from ..files.tempdirs import SHM
+from .host import owned_privately
 
 log = logging.getLogger(__name__)
 PREFIX = "clawgym-etc-"
@@ -66,11 +67,7 @@ def _fingerprint(names: Sequence[str], generated: Sequence[tuple[str, str]]) -> 
 
 def _usable(folder: Path) -> bool:
     """Ours, and nobody else can change it or what is in it (the top level is checked; we made the rest)."""
-    try:
-        st = folder.lstat()
-    except FileNotFoundError:
-        return False
-    return folder.is_dir() and not folder.is_symlink() and st.st_uid == os.geteuid() and not st.st_mode & 0o022
+    return owned_privately(folder) and folder.is_dir()
 
 
 def cache_root() -> Path | None:

@@ -85,6 +85,16 @@ def claim_uid(base: int, count: int) -> tuple[int, socket.socket]:
     raise InfraError(f"no free sandbox uid in {base}..{base + count - 1}")
 
 
+def owned_privately(path: Path) -> bool:
+    """`path` (not followed if a link) is this user's and nobody else can write to it: what it holds
+    may be executed or shown to sandboxes as ours."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    return not stat.S_ISLNK(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o022
+
+
 def searchable(path: Path, uid: int) -> bool:
     """Can `uid` walk down to `path` (mode bits only)?"""
     for parent in path.parents:

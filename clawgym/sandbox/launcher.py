@@ -30,6 +30,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from .host import owned_privately
+
 log = logging.getLogger(__name__)
 
 SOURCE = r"""
@@ -91,23 +93,15 @@ def _cache_dir() -> Path:
     return Path(base) / "clawgym" / "bin"
 
 
-def _private(folder: Path) -> bool:
-    """The folder is ours and nobody else can write to it (what runs from it runs as us, maybe root)."""
-    st = folder.stat()
-    return st.st_uid == os.geteuid() and not st.st_mode & 0o022
-
-
 @functools.lru_cache(maxsize=1)
 def launcher() -> str | None:
     """The launcher's path, built on first use; None where it cannot be built (see the module doc)."""
-    if os.environ.get("CLAWGYM_SANDBOX_LAUNCHER") == "util-linux":
-        return None
     digest = hashlib.sha256(SOURCE.encode()).hexdigest()[:16]
     folder = _cache_dir()
     target = folder / f"launch-{digest}"
     try:
         folder.mkdir(parents=True, exist_ok=True, mode=0o755)
-        if not (_private(folder) and _private(folder.parent)):
+        if not (owned_privately(folder) and owned_privately(folder.parent)):  # what runs from it runs as us
             log.warning("not using the sandbox launcher: %s is writable by others", folder)
             return None
         if target.is_file() and os.access(target, os.X_OK) and target.stat().st_uid == os.geteuid():

@@ -90,7 +90,7 @@ class ProcessExecutor:
     def _fork(self, slot: int) -> _Handle:
         ours, theirs = self._ctx.Pipe(duplex=True)
         others = [h.conn.fileno() for h in self._workers if h.alive] + [ours.fileno()]
-        ledgers = [Ledger(self._held, 2 * slot + kind) for kind in (0, 1)]
+        ledgers = [self._ledger(slot, kind) for kind in (0, 1)]
         process = self._ctx.Process(
             target=process_worker.serve,
             name="clawgym-worker",
@@ -99,6 +99,10 @@ class ProcessExecutor:
         process.start()
         theirs.close()
         return _Handle(process, ours, slot=slot)
+
+    def _ledger(self, slot: int, kind: int) -> Ledger:
+        """The count of sandbox (kind 0) or model-request (kind 1) slots held by worker `slot`."""
+        return Ledger(self._held, 2 * slot + kind)
 
     def _listen(self, handle: _Handle) -> None:
         handle.reader = threading.Thread(target=self._read, args=(handle,), name="clawgym-worker-reader", daemon=True)
@@ -152,7 +156,7 @@ class ProcessExecutor:
         handle.running.clear()
         for kind, semaphore in enumerate(self._sems):  # what it held is free again, not lost to the run
             if semaphore is not None and not self._closing:
-                Ledger(self._held, 2 * handle.slot + kind).reclaim(semaphore)
+                self._ledger(handle.slot, kind).reclaim(semaphore)
         if handle in self._workers and not self._closing:
             self._workers.remove(handle)
             replacement = self._fork(handle.slot)

@@ -122,16 +122,16 @@ class _Renewer:
 
     def _reset(self) -> None:
         self._lock = threading.Lock()
-        self._held: dict[Any, int] = {}  # limiter -> slots this process holds
-        self._every: dict[Any, float] = {}
+        self._held: dict[Any, tuple[int, float]] = {}  # limiter -> (slots this process holds, renewal period)
         self._thread: threading.Thread | None = None
 
     def add(self, limiter: Any, n: int, every: float) -> None:
         with self._lock:
-            self._held[limiter] = self._held.get(limiter, 0) + n
-            self._every[limiter] = every
-            if self._held[limiter] <= 0:
-                self._held.pop(limiter)
+            count = self._held.get(limiter, (0, every))[0] + n
+            if count > 0:
+                self._held[limiter] = (count, every)
+            else:
+                self._held.pop(limiter, None)
             if self._held and (self._thread is None or not self._thread.is_alive()):
                 self._thread = threading.Thread(target=self._loop, name="clawgym-lease-renewer", daemon=True)
                 self._thread.start()
@@ -143,7 +143,7 @@ class _Renewer:
                 if not limiters:
                     self._thread = None
                     return
-                every = min(self._every[lim] for lim in limiters)
+                every = min(period for _, period in self._held.values())
             for limiter in limiters:
                 try:
                     limiter.renew.remote(holder_id())
