@@ -6,16 +6,23 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from .outcomes import LEGACY
+from .outcomes import OUTCOMES as CONTRACT
+
 FORMAT = "clawgym.trajectory/v1"
-OUTCOMES = ("completed", "failed", "timeout", "error")
+# how an agent says its run ended: the trial outcome contract (clawgym.records.outcomes), plus the
+# older words still read (timeout, failed, error)
+OUTCOMES = CONTRACT + tuple(LEGACY)
 
 
 @dataclass
 class Trajectory:
     """What one agent did on one task instance.
 
-    - `outcome`: completed (the agent stopped by itself), failed (it gave up, or a scripted step
-      failed), timeout (a budget ran out) or error (infrastructure; retried, never graded 0).
+    - `outcome`: how the agent's run ended, in the trial outcome contract's words
+      (`clawgym.records.outcomes`): completed, agent_timeout, budget_exhausted, context_overflow,
+      agent_crash, or an infrastructure outcome such as model_error (never graded, never a reward
+      of 0). Older agents' words (timeout, failed, error) are read as the contract's.
     - `steps`: what happened in the sandbox (exec results, tool calls with their results).
     - `messages`: for model-driven agents, the full conversation in OpenAI chat format (system,
       user, assistant with `tool_calls`, tool results), and `tools` the function schemas offered.

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, Iterator, Mapping
 
+from .outcomes import evaluation_rules, normalize
+
 RECORD_FORMAT = "clawgym.trial/v2"
 READS = ("clawgym.trial/v1", "clawgym.trial/v2")
 STATUSES = ("passed", "failed", "error")
@@ -143,7 +145,7 @@ class TrialRecord:
     error: str | None = None
     attempt: int = 0
     tries: int = 1
-    outcome: str | None = None  # how the agent's run ended (done, max_turns, timeout, ...)
+    outcome: str | None = None  # how the trial ended: one word of clawgym.records.outcomes (set on read)
     note: str | None = None  # the agent's own error text on a non-error trial
     usage: Usage | None = None
     timings: dict[str, float] = field(default_factory=dict)
@@ -180,6 +182,22 @@ class TrialRecord:
     def is_error(self) -> bool:
         return self.status == "error"
 
+    @property
+    def ended(self) -> str:
+        """The trial's outcome in the contract's vocabulary (records of older versions mapped)."""
+        return normalize(self.outcome, status=self.status, error=self.error)
+
+    def counted(self, rules: Mapping[str, str] | None = None) -> tuple[float, bool] | None:
+        """(reward, passed) as evaluation counts this trial under `rules` (outcome -> score |
+        exclude | retry; the defaults when None), or None when its outcome is excluded. An
+        ungraded trial whose outcome is scored counts as reward 0, not passed."""
+        rule = (rules or evaluation_rules()).get(self.ended, "score")
+        if rule != "score":
+            return None
+        if self.is_error or self.reward is None:
+            return 0.0, False
+        return float(self.reward), self.passed
+
     # -- files ------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of record.json (keys in a stable order; `extra` after the known ones)."""
@@ -195,8 +213,9 @@ class TrialRecord:
             "verdict": self.verdict.to_dict() if self.verdict is not None else None,
             "error": self.error,
         }
-        if self.outcome is not None or self.status != "error":
-            out.update(outcome=self.outcome, note=self.note)
+        out["outcome"] = self.ended
+        if self.note is not None or self.status != "error":
+            out["note"] = self.note
         if self.usage is not None:
             out["usage"] = self.usage.to_dict()
         for key, value in self.extra.items():
@@ -231,7 +250,7 @@ class TrialRecord:
             error=d.get("error"),
             attempt=int(d.get("attempt") or 0),
             tries=int(d.get("tries") or 1),
-            outcome=d.get("outcome"),
+            outcome=normalize(d.get("outcome"), status=d["status"], error=d.get("error")),
             note=d.get("note"),
             usage=Usage.from_dict(d.get("usage")),
             timings=dict(d.get("timings") or {}),

@@ -65,17 +65,23 @@ class Instance:
     rewards: list[float] = field(default_factory=list)
 
 
-def instances_of(records: Iterable[TrialRecord | Mapping[str, Any]]) -> dict[str, Instance]:
-    """Group graded records by task instance (the task hash, else name@seed)."""
+def instances_of(
+    records: Iterable[TrialRecord | Mapping[str, Any]], rules: Mapping[str, str] | None = None
+) -> dict[str, Instance]:
+    """Group the records evaluation counts by task instance (the task hash, else name@seed).
+
+    `rules` (outcome -> score | exclude | retry, see `clawgym.records.outcomes`) say which outcomes
+    count; by default infrastructure outcomes are left out and every graded trial counts."""
     out: dict[str, Instance] = {}
     for rec in map(as_record, records):
-        if rec.is_error or rec.reward is None:
+        counted = rec.counted(rules)
+        if counted is None:
             continue
         key = rec.task_hash or f"{rec.task_name}@{rec.seed}"
         inst = out.setdefault(key, Instance())
-        reward = float(rec.reward)
+        reward, passed = counted
         inst.n += 1
-        inst.passed += rec.passed
+        inst.passed += passed
         inst.reward_sum += reward
         inst.rewards.append(reward)
     return out
@@ -165,14 +171,16 @@ def group_stats(
     n_boot: int = DEFAULT_BOOT,
     seed: int = DEFAULT_SEED,
     use_numpy: bool | None = None,
+    rules: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Mean reward, pass rate, pass@k and pass^k of a group of records, each with a 95% CI.
+    """Mean reward, pass rate, pass@k and pass^k of a group of records, each with a 95% CI
+    (the trials counted as `rules` say: see `instances_of`).
 
     Keys: instances, mean_reward(_ci), pass_rate(_ci), and for each k `pass@k`, `pass@k_ci`,
     `pass^k`, `pass^k_ci`, `pass@k_instances` (instances with at least k graded attempts).
     A CI is [low, high] or None.
     """
-    insts = list(instances_of(records).values())
+    insts = list(instances_of(records, rules).values())
     out: dict[str, Any] = {"instances": len(insts)}
     opts = {"n_boot": n_boot, "seed": seed, "use_numpy": use_numpy}
 

@@ -16,6 +16,7 @@ from ..spec.load import Document
 from ..spec.render import RenderError, render_text
 from ..spec.validate import validate_document
 from ..spec.task import Task
+from ..records.outcomes import evaluation_rules
 
 
 @dataclass
@@ -29,7 +30,7 @@ class RunPlan:
     sandbox: dict[str, Any] | None = None
     pass_threshold: float = 1.0
     judge: dict[str, Any] | None = None
-    retries: int = 2  # extra tries for a trial that ends in `error` (infrastructure)
+    retries: int = 2  # extra tries for a trial whose outcome's evaluation rule is `retry`
     retry_backoff: float = 1.0  # seconds before the first retry, doubled each time
     max_sandboxes: int | None = None  # live sandboxes at once (default: concurrency)
     max_model_requests: int | None = None  # model requests in flight at once (default: no cap)
@@ -37,6 +38,7 @@ class RunPlan:
     executor: dict[str, Any] | None = None  # {type: local|ray, ...}
     shared_inputs: bool | None = None  # trials of one instance copy one prepared tree (None: when any has several)
     source: dict[str, Any] = field(default_factory=dict)
+    outcome_rules: dict[str, str] = field(default_factory=evaluation_rules)  # outcome -> score|exclude|retry
 
     def shares_inputs(self) -> bool:
         """Whether trials start from one prepared tree per instance: as set, else when some instance
@@ -195,6 +197,7 @@ def plan_from_run_spec(doc: Document, *, out: str | None = None) -> RunPlan:
         trial_timeout=data.get("trial_timeout"),
         executor=data.get("executor"),
         source={"spec_file": doc.file, "spec_sha256": _sha(doc.file), "spec": data},
+        outcome_rules=evaluation_rules((data.get("outcomes") or {}).get("evaluation")),
     )
 
 

@@ -19,6 +19,7 @@ from ..errors import ClawgymError
 from .plan import RunPlan
 from .trial import Trial
 from ..files.atomic import write_json_atomic
+from ..records.outcomes import evaluation_rules
 from ..records.trial_record import TrialRecord
 from ..spec.task import thaw
 from ..verify import connection as verifier_connection
@@ -54,6 +55,7 @@ def manifest(plan: RunPlan) -> dict[str, Any]:
         "trial_timeout": plan.trial_timeout,
         "executor": plan.executor or {"type": "local"},
         "judge": {k: v for k, v in (plan.judge or {}).items() if "key" not in k.lower()} or None,
+        "outcomes": {"evaluation": dict(plan.outcome_rules)},
         "agents": _unique([t.agent for t in plan.trials]),
         "tasks": [{"id": t.id, "hash": t.hash, "spec_file": t.spec_file, "params": thaw(t.params)} for t in plan.tasks],
         "trials": [t.id for t in plan.trials],
@@ -76,12 +78,23 @@ def load_records(out: Path) -> dict[str, TrialRecord]:
     return records
 
 
+def run_rules(out: Path) -> dict[str, str]:
+    """The evaluation rules a results folder was run with (its run.json), else the defaults."""
+    try:
+        manifest = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
+        overrides = (manifest.get("outcomes") or {}).get("evaluation")
+        return evaluation_rules(overrides if isinstance(overrides, dict) else None)
+    except (OSError, ValueError, AttributeError):
+        return evaluation_rules()
+
+
 def pending_trials(plan: RunPlan, done: dict[str, TrialRecord]) -> list[Trial]:
-    """Trials with no record, an `error` record, or a record for a different task hash."""
+    """Trials with no record, an `error` record, a record whose outcome is to be retried, or a
+    record for a different task hash."""
     todo = []
     for trial in plan.trials:
         rec = done.get(trial.id)
-        if rec is None or rec.is_error or rec.task_hash != trial.task.hash:
+        if rec is None or rec.is_error or _retried(plan, rec) or rec.task_hash != trial.task.hash:
             todo.append(trial)
     return todo
 
@@ -169,7 +182,7 @@ async def _run_all(plan: RunPlan, todo: list[Trial], events: RunEvents) -> dict[
             finally:
                 ended()
             record = outcome.record
-            if record.is_error and tries <= plan.retries:
+            if _retried(plan, record) and tries <= plan.retries:
                 delay = plan.retry_backoff * 2 ** (tries - 1)
                 if events.on_retry:
                     events.on_retry(record, delay)
@@ -194,6 +207,11 @@ async def _run_all(plan: RunPlan, todo: list[Trial], events: RunEvents) -> dict[
         verifier_connection.shutdown()  # no helper process or connection outlives the run
         release_client()
     return results
+
+
+def _retried(plan: RunPlan, record: TrialRecord) -> bool:
+    """Whether the run tries this trial again: its outcome's evaluation rule is `retry`."""
+    return plan.outcome_rules.get(record.ended, "score") == "retry"
 
 
 def _unique(items: list[dict]) -> list[dict]:

@@ -17,6 +17,7 @@ from ..trial_controls import TrialCancelled
 from ..errors import InfraError, PrerequisiteError
 from ..sandbox import SandboxLimits, create_sandbox
 from ..spec.task import Task
+from ..records import outcomes as outcome_rules
 from ..records.trajectory import Trajectory
 from ..records.trial_record import RECORD_FORMAT, TrialRecord, Usage
 from ..files.tempdirs import make_temp
@@ -73,8 +74,13 @@ def write_outcome(trial_dir: Path, outcome: TrialOutcome) -> None:
     write_json_atomic(trial_dir / "record.json", outcome.record.to_dict())
 
 
-def error_record(trial: Trial, message: str, *, tries: int = 1, **extra: Any) -> TrialRecord:
-    """The record of a trial that ended in an infrastructure error outside `run_trial` (e.g. a timeout)."""
+def error_record(
+    trial: Trial, message: str, *, tries: int = 1, outcome: str | None = None, **extra: Any
+) -> TrialRecord:
+    """The record of a trial that ended in an infrastructure error outside `run_trial`: the run's
+    timeout for a trial (`cancelled`), or a worker that died (`harness_error`)."""
+    if outcome is None:
+        outcome = "cancelled" if extra.get("timed_out") else "harness_error"
     return TrialRecord(
         trial_id=trial.id,
         task=trial.task.summary(),
@@ -83,6 +89,7 @@ def error_record(trial: Trial, message: str, *, tries: int = 1, **extra: Any) ->
         tries=tries,
         status="error",
         error=message,
+        outcome=outcome,
         finished_at=time.time(),
         extra=dict(extra),
     )
@@ -131,9 +138,12 @@ def run_trial(
     task's files (`clawgym.compile.prepared`), which is also the pristine original the verifier
     grades against (its digest is checked first and recorded as `inputs_sha256`).
 
-    Status is `passed`, `failed` or `error`. Infrastructure failures (sandbox, model endpoint,
-    verifier, judge, cancellation) give `error` with the `error` text and reward None, never 0; a
-    missing prerequisite such as bubblewrap raises PrerequisiteError so the whole run stops.
+    Status is `passed`, `failed` or `error`, and `outcome` one word of the contract
+    (`clawgym.records.outcomes`). Infrastructure failures give `error` with the `error` text,
+    reward None (never 0) and the outcome naming the stage that failed: `sandbox_error` (the
+    sandbox would not start or died), `model_error` (the agent's endpoint), `grader_error` (the
+    verifier), `judge_error` (the judge's endpoint), `cancelled`, `harness_error` (anything else
+    of ours). A missing prerequisite such as bubblewrap raises PrerequisiteError so the whole run stops.
     `judge` is a policy config (plus judge options, see `clawgym.verify.judge`) that scores the task's
     rubric after the code checks when no gate failed; without it a rubric is noted as unscored.
     The run's caps and cancellation come from `clawgym.trial_controls.current()`.
@@ -156,7 +166,9 @@ def run_trial(
         "reward": None,
         "verdict": None,
         "error": None,
+        "outcome": None,
     }
+    stage = "harness_error"  # what an exception now means: the stage of the trial that failed
     trajectory: Trajectory | None = None
     workspace_diff: str | None = None
     agent_files: dict[str, bytes] = {}
@@ -177,6 +189,7 @@ def run_trial(
         spec = {**(sandbox_spec or {"type": "local"}), **extra} if extra else sandbox_spec
         with control.sandbox_slot():
             t1 = time.monotonic()
+            stage = "sandbox_error"
             with create_sandbox(
                 spec,
                 workspace,
@@ -196,8 +209,11 @@ def run_trial(
         record["agent"] = {**record["agent"], **trajectory.agent}  # e.g. a black-box agent's version
         agent_files = _agent_files(agent)
         timings["agent_s"] = time.monotonic() - t1
-        if trajectory.outcome == "error":
-            raise InfraError(trajectory.error or "the agent reported an infrastructure error")
+        ended = outcome_rules.normalize(trajectory.outcome)
+        if ended in outcome_rules.INFRASTRUCTURE:  # e.g. the model endpoint never answered: not a grade
+            stage = ended
+            raise InfraError(trajectory.error or f"the agent's run ended in {ended}")
+        stage = "grader_error"
         t2 = time.monotonic()
         with control.cpu_turn():
             trajectory_dict = trajectory.to_dict()
@@ -218,6 +234,7 @@ def run_trial(
         if task.rubric:
             rubric = None
             if judge is not None and verdict.gate_failed is None and not verdict.error:
+                stage = "judge_error"
                 t3 = time.monotonic()
                 materialize(task, original)  # the judge compares against the original files
                 rubric = _judge(judge, task, trajectory_dict, workspace, original, judge_cache)
@@ -230,7 +247,7 @@ def run_trial(
             status="passed" if verdict.passed else "failed",
             reward=verdict.reward,
             verdict=verdict.to_dict(),
-            outcome=trajectory.outcome,
+            outcome=ended,
             note=trajectory.error,
         )
         refused = [
@@ -247,8 +264,10 @@ def run_trial(
     except PrerequisiteError:
         raise
     except Exception as exc:  # noqa: BLE001 - any failure of the machinery is an `error` trial
-        message = token.reason if isinstance(exc, TrialCancelled) and token.reason else f"{type(exc).__name__}: {exc}"
-        record.update(status="error", reward=None, verdict=None, error=message)
+        cancelled = isinstance(exc, TrialCancelled) or token.cancelled
+        message = token.reason if cancelled and token.reason else f"{type(exc).__name__}: {exc}"
+        outcome = "cancelled" if cancelled else _stage_outcome(stage, exc)
+        record.update(status="error", reward=None, verdict=None, error=message, outcome=outcome)
         record["traceback"] = traceback.format_exc(limit=8)
     finally:
         problems = safefs.remove_tree(tmp)
@@ -268,6 +287,22 @@ def run_trial(
     )
 
 
+def _stage_outcome(stage: str, exc: BaseException) -> str:
+    """The outcome of an exception raised in `stage`: a model endpoint's failure the agent did not
+    catch is `model_error`, an InfraError is that stage's failure, and any other exception is a
+    fault of our own machinery (`harness_error`) unless it was grading's."""
+    from ..policy import PolicyError
+    from ..verify.judge import JudgeError
+
+    if isinstance(exc, JudgeError):
+        return "judge_error"
+    if isinstance(exc, PolicyError) and stage == "sandbox_error":
+        return "model_error"
+    if isinstance(exc, InfraError) or stage in ("grader_error", "judge_error"):
+        return stage
+    return "harness_error"
+
+
 def _agent_files(agent: Any) -> dict[str, bytes]:
     """The files an agent keeps beside its trajectory (`trial_files()`), under plain names only."""
     files = agent.trial_files() if callable(getattr(agent, "trial_files", None)) else {}
@@ -285,7 +320,8 @@ def _agent_files(agent: Any) -> dict[str, bytes]:
 def _judge(
     config: dict[str, Any], task: Task, trajectory: dict, workspace: Path, original: Path, cache: Path | None
 ) -> Any:
-    """Score the rubric; any judge failure becomes a JudgeError (an InfraError: the trial is `error`)."""
+    """Score the rubric. A judge that gives no valid answer scores it 0 (a graded trial); only its
+    endpoint failing (PolicyError) becomes a JudgeError (an InfraError: the trial is `judge_error`)."""
     from ..verify.judge import JudgeError, judge_policy, judge_rubric, split_judge_config
     from ..policy import PolicyError
 

@@ -2,10 +2,13 @@
 
 A group is the G rollouts of one task instance with the same policy. Its advantages are the
 rewards centred on the group mean, divided by the group's standard deviation (`normalise: std`,
-GRPO) or not (`mean`, Dr. GRPO). A rollout that ended in an infrastructure `error` (sandbox,
-model backend, timeout) carries no reward: it is dropped from its group with its reason and never
-counts as reward 0. A group is dropped when fewer than `min_valid` rollouts remain, or when all
-of them have the same reward: every advantage would be 0 and it would only dilute the step.
+GRPO) or not (`mean`, Dr. GRPO). What a rollout's outcome means here is the training rule of
+`clawgym.records.outcomes`: `reward` uses its reward; `drop` removes it from its group with its
+reason (by default every infrastructure outcome: a sandbox, model endpoint, grader or judge failure
+never counts as reward 0); `mask` keeps its reward in the group's statistics but its tokens get no
+loss (by default `context_overflow`). A group is dropped when fewer than `min_valid` rollouts
+remain, or when all of them have the same reward: every advantage would be 0 and it would only
+dilute the step.
 """
 
 from __future__ import annotations
@@ -13,7 +16,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
+
+from ..records.outcomes import INFRASTRUCTURE, normalize, training_rules
 
 EPS = 1e-6
 
@@ -29,9 +34,11 @@ class Rollout:
     error: str | None = None
     trajectory_path: Path | None = None
     advantage: float = 0.0
+    outcome: str = "completed"  # the trial outcome (clawgym.records.outcomes)
+    masked: bool = False  # in its group's statistics, but its tokens get no loss
 
     @classmethod
-    def from_record(cls, record: dict[str, Any], trials_dir: Path) -> "Rollout":
+    def from_record(cls, record: Any, trials_dir: Path) -> "Rollout":
         task = record.get("task") or {}
         return cls(
             trial_id=record["trial_id"],
@@ -40,6 +47,7 @@ class Rollout:
             reward=record.get("reward"),
             error=record.get("error"),
             trajectory_path=trials_dir / record["trial_id"] / "trajectory.json",
+            outcome=normalize(record.get("outcome"), status=record.get("status"), error=record.get("error")),
         )
 
 
@@ -75,15 +83,23 @@ def advantages(rewards: Sequence[float], normalise: str = "std") -> list[float]:
     return [c / (std + EPS) for c in centred]
 
 
-def form_groups(rollouts: Iterable[Rollout], *, min_valid: int = 2, normalise: str = "std") -> Grouping:
-    """Group rollouts by task instance, drop errored rollouts and useless groups, set advantages."""
+def form_groups(
+    rollouts: Iterable[Rollout], *, min_valid: int = 2, normalise: str = "std", rules: Mapping[str, str] | None = None
+) -> Grouping:
+    """Group rollouts by task instance, apply each outcome's training rule (`rules`: outcome ->
+    reward | drop | mask, the defaults when None), drop useless groups, set advantages."""
+    rules = rules or training_rules()
     by_task: dict[str, list[Rollout]] = {}
     out = Grouping()
     for r in rollouts:
         by_task.setdefault(r.task_key, [])
-        if r.status == "error" or r.reward is None:
-            out.dropped_rollouts.append((r.trial_id, r.error or "no reward"))
+        rule = rules.get(r.outcome, "drop")
+        if rule == "drop" or (r.reward is None and r.outcome not in INFRASTRUCTURE):
+            out.dropped_rollouts.append((r.trial_id, f"{r.outcome}: {r.error or 'no reward'}"))
             continue
+        if r.reward is None:  # an infrastructure outcome the spec says to count: reward 0
+            r.reward = 0.0
+        r.masked = rule == "mask"
         by_task[r.task_key].append(r)
     for key, valid in by_task.items():
         rewards = [float(r.reward) for r in valid]  # type: ignore[arg-type]

@@ -31,6 +31,7 @@ from typing import Any
 from ..errors import ClawgymError
 from . import checkpoint
 from .checkpoint import TrainerState
+from ..records.outcomes import OUTCOMES
 from ..records.trajectory import Trajectory
 from .render import examples_from_turns, has_token_ids
 from .rl_loss import Sample, collate, packs_rows, plan_micro_batches, policy_loss, reference_logprobs
@@ -44,7 +45,7 @@ ROLLOUTS = "rollouts"
 def rollout_samples(phase: Phase, *, max_length: int) -> tuple[list[Sample], dict[str, float]]:
     """Training samples of the kept rollouts (their recorded token ids), and the sampled tokens,
     turns and response length over every valid rollout of the phase."""
-    kept = {r.trial_id for g in phase.grouping.kept for r in g.rollouts}
+    kept = {r.trial_id for g in phase.grouping.kept for r in g.rollouts if not r.masked}
     samples: list[Sample] = []
     lengths, turns = [], []
     for r in phase.rollouts:
@@ -77,6 +78,8 @@ SUMMED = (
     "sampled_tokens",
     "traced_rollouts",
     "turns_sum",
+    "masked_rollouts",
+    *(f"outcome_{name}" for name in OUTCOMES),
 )
 
 
@@ -92,6 +95,8 @@ def phase_sums(phase: Phase, pass_threshold: float, shape: dict[str, float]) -> 
         "groups": len(phase.grouping.kept),
         "dropped_rollouts": len(phase.grouping.dropped_rollouts),
         "dropped_groups": len(phase.grouping.dropped_groups),
+        "masked_rollouts": sum(r.masked for g in phase.grouping.kept for r in g.rollouts),
+        **{f"outcome_{name}": sum(r.outcome == name for r in phase.rollouts) for name in OUTCOMES},
         **shape,
     }
     return [float(local[k]) for k in SUMMED]
@@ -108,8 +113,17 @@ def step_stats(sums: list[float]) -> dict[str, Any]:
         "pass_rate": t["passed"] / n,
         "response_tokens": t["sampled_tokens"] / traced,
         "turns": t["turns_sum"] / traced,
-        **{k: int(t[k]) for k in ("rollouts", "valid_rollouts", "groups", "dropped_rollouts", "dropped_groups")},
+        **{
+            k: int(t[k])
+            for k in ("rollouts", "valid_rollouts", "groups", "dropped_rollouts", "dropped_groups", "masked_rollouts")
+        },
         "sampled_tokens": int(t["sampled_tokens"]),
+        # the share of each non-completed outcome among the step's rollouts (clawgym.records.outcomes)
+        "outcomes": {
+            name: round(t[f"outcome_{name}"] / t["rollouts"], 6)
+            for name in OUTCOMES
+            if name != "completed" and t["rollouts"] and t[f"outcome_{name}"]
+        },
     }
 
 
@@ -173,6 +187,7 @@ def train_rl(spec: RLSpec, *, resume: bool = True, console: Any = None, progress
                 n_groups=per_rank,
                 rollout=rollout_cfg,
                 reward=spec.reward,
+                rules=spec.training_rules,
             )
             generating = generation_busy_s(live) - busy0
             samples, shape = rollout_samples(phase, max_length=max_length)

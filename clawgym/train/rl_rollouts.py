@@ -153,6 +153,7 @@ def rollout_phase(
     n_groups: int,
     rollout: dict[str, Any],
     reward: dict[str, Any],
+    rules: dict[str, str] | None = None,
 ) -> Phase:
     """Run rounds until `n_groups` groups are kept or the refill rounds are spent."""
     phase = Phase()
@@ -175,7 +176,7 @@ def rollout_phase(
             pass_threshold=reward["pass_threshold"],
         )
         rollouts = [Rollout.from_record(r, folder / "trials") for r in records]
-        grouping = form_groups(rollouts, min_valid=reward["min_valid"], normalise=reward["normalise"])
+        grouping = form_groups(rollouts, min_valid=reward["min_valid"], normalise=reward["normalise"], rules=rules)
         phase.grouping.kept += grouping.kept[:need]
         phase.grouping.dropped_rollouts += grouping.dropped_rollouts
         phase.grouping.dropped_groups += grouping.dropped_groups

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..records.outcomes import training_rules
 from ..errors import Problem, SpecError
 from ..run.plan import expand_task_paths, parse_seeds
 from ..spec.load import load_file
@@ -43,6 +44,7 @@ class RLSpec:
     log: dict[str, Any]
     out: Path
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
+    training_rules: dict[str, str] = field(default_factory=training_rules)  # outcome -> reward | drop | mask
 
 
 def load_rl_spec(path: str | Path, *, out: str | Path | None = None) -> RLSpec:
@@ -108,4 +110,5 @@ def load_rl_spec(path: str | Path, *, out: str | Path | None = None) -> RLSpec:
         log=data["log"],
         out=Path(out or data.get("out") or Path("runs") / "rl" / data["name"]),
         raw=data,
+        training_rules=training_rules((data.get("outcomes") or {}).get("training")),
     )

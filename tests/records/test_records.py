@@ -61,7 +61,11 @@ def test_a_v1_record_loads_typed_and_keeps_what_it_does_not_know():
     assert rec.usage is None and rec.extra == {"judge": {"model": "m"}, "a_plugin_key": [1, 2]}
     out = rec.to_dict()
     assert out["format"] == RECORD_FORMAT
-    assert {k: v for k, v in out.items() if k != "format"} == {k: v for k, v in V1.items() if k != "format"}
+    # the agent's old word for how it ended is written back in the outcome contract's vocabulary
+    assert {k: v for k, v in out.items() if k != "format"} == {
+        **{k: v for k, v in V1.items() if k != "format"},
+        "outcome": "completed",
+    }
     assert rec["reward"] == 1.0 and rec.get("judge") == {"model": "m"} and "timings" in rec  # the mapping view
 
 
