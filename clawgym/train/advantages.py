@@ -37,6 +37,9 @@ class Rollout:
     outcome: str = "completed"  # the trial outcome (clawgym.records.outcomes)
     masked: bool = False  # in its group's statistics, but its tokens get no loss
 
+    def __post_init__(self) -> None:
+        self.outcome = normalize(self.outcome, status=self.status, error=self.error)
+
     @classmethod
     def from_record(cls, record: Any, trials_dir: Path) -> "Rollout":
         task = record.get("task") or {}

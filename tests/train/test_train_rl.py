@@ -9,15 +9,23 @@ from pathlib import Path
 
 import pytest
 
+from clawgym.records.outcomes import training_rules
 from clawgym.train.advantages import Rollout, advantages, form_groups
 from clawgym.train.render import IGNORE, examples_from_turns
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "rl"
 
 
-def rollout(i: int, reward: float | None, task: str = "t@0", status: str | None = None, error: str | None = None):
+def rollout(
+    i: int,
+    reward: float | None,
+    task: str = "t@0",
+    status: str | None = None,
+    error: str | None = None,
+    outcome: str = "completed",
+):
     status = status or ("error" if reward is None else "passed" if reward >= 1 else "failed")
-    return Rollout(trial_id=f"{task}.a{i}", task_key=task, status=status, reward=reward, error=error)
+    return Rollout(trial_id=f"{task}.a{i}", task_key=task, status=status, reward=reward, error=error, outcome=outcome)
 
 
 def test_group_advantages_by_hand():
@@ -42,11 +50,39 @@ def test_errored_rollouts_are_dropped_not_scored_and_flat_groups_go():
     assert kept.task_key == "t@0" and [r.trial_id for r in kept.rollouts] == ["t@0.a0", "t@0.a2"]
     # the error is not a reward of 0: the group is (1, 0), not (1, 0, 0)
     assert [r.advantage for r in kept.rollouts] == pytest.approx([1.0, -1.0], rel=1e-5)
-    assert grouping.dropped_rollouts == [("t@0.a1", "sandbox failed to start"), ("v@0.a1", "model backend timed out")]
+    assert grouping.dropped_rollouts == [
+        ("t@0.a1", "sandbox_error: sandbox failed to start"),
+        ("v@0.a1", "model_error: model backend timed out"),
+    ]
     assert dict(grouping.dropped_groups) == {
         "u@0": "all 2 rewards equal (0.5)",
         "v@0": "1 valid rollout(s), fewer than 2",
     }
+
+
+def test_each_outcome_follows_its_training_rule_and_a_spec_can_override_it():
+    rollouts = [
+        rollout(0, 1.0),
+        rollout(1, 0.0, outcome="agent_timeout"),  # the agent's own failure: its reward is used
+        rollout(2, 0.0, outcome="context_overflow"),  # masked: in the statistics, no loss
+        rollout(3, None, error="the judge's endpoint refused the connection", outcome="judge_error"),
+    ]
+    grouping = form_groups(rollouts, min_valid=2)
+    [kept] = grouping.kept
+    assert [(r.trial_id, r.masked) for r in kept.rollouts] == [("t@0.a0", False), ("t@0.a1", False), ("t@0.a2", True)]
+    assert kept.rewards == [1.0, 0.0, 0.0]  # the masked rollout still counts in the group's mean
+    assert grouping.dropped_rollouts == [("t@0.a3", "judge_error: the judge's endpoint refused the connection")]
+
+    fresh = [rollout(0, 1.0), rollout(1, 0.0, outcome="context_overflow"), rollout(2, None, outcome="model_error")]
+    grouping = form_groups(
+        fresh, min_valid=2, rules=training_rules({"context_overflow": "drop", "model_error": "reward"})
+    )
+    [kept] = grouping.kept
+    # the overflow is dropped; the endpoint failure the spec chose to count is a reward of 0
+    assert [(r.trial_id, r.reward) for r in kept.rollouts] == [("t@0.a0", 1.0), ("t@0.a2", 0.0)]
+    assert [t for t, _ in grouping.dropped_rollouts] == ["t@0.a1"]
+    with pytest.raises(ValueError, match="outcomes.training.model_error: unknown rule 'zero'"):
+        training_rules({"model_error": "zero"})
 
 
 def test_masks_and_sampled_logprobs_follow_the_recorded_turns():
@@ -276,8 +312,13 @@ def test_an_errored_rollout_is_dropped_with_its_reason(tmp_path, bwrap, monkeypa
     train_rl(spec, progress=False)
     [row] = read_metrics(tmp_path / "run", "train")
     dropped = read_metrics(tmp_path / "run", "dropped_rollout")
-    assert row["dropped_rollouts"] == len(dropped) >= 1 and dropped[0]["reason"] == "sandbox: bwrap exited 1"
+    assert (
+        row["dropped_rollouts"] == len(dropped) >= 1
+        and dropped[0]["reason"] == "sandbox_error: sandbox: bwrap exited 1"
+    )
     assert row["valid_rollouts"] == row["rollouts"] - row["dropped_rollouts"]
+    # the step's metrics give the share of each non-completed outcome
+    assert row["outcomes"]["sandbox_error"] == pytest.approx(row["dropped_rollouts"] / row["rollouts"], abs=1e-6)
 
 
 def test_bad_rl_specs_say_where_and_what(tmp_path):
