@@ -7,7 +7,8 @@
 - `server.py`: the fork server those verifiers come from (one per runner, checks preloaded);
 - `worker.py`: what a verifier does with one request (`python -m clawgym.verify.worker` runs it
   once from stdin);
-- `judge.py`: the rubric judge (a model scores the rubric; cached).
+- `judge.py`: the rubric judge (a model scores the rubric; cached); `evidence.py`: what the judge is
+  shown of the agent's work, enclosed as untrusted data.
 """
 
 from .client import send, verify, verify_task

@@ -17,30 +17,30 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import secrets
 import threading
-import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..files import safefs
 from ..files.atomic import write_text_atomic
-from ..files.textsafe import quote_path
 from ..checks.base import CheckResult, clip
 from ..errors import InfraError
 from ..policy.base import Policy
+from .evidence import (
+    MAX_FILE_CHARS,
+    MAX_FILES_CHARS,
+    NO_FILES,
+    Block,
+    block_lines,
+    evidence_blocks,
+    new_marker,
+    render_blocks,
+)
 
 JUDGE_FORMAT = "clawgym.judgment/v1"
 JUDGE_OPTIONS = ("retries", "cache_dir", "max_file_chars", "max_files_chars")
 DEFAULT_RETRIES = 2
-MAX_FILE_CHARS = 6000
-MAX_FILES_CHARS = 30000
-MAX_MESSAGE_CHARS = 6000
-MAX_EFFECTS_CHARS = 4000
-MAX_SCAN_BYTES = 2_000_000
 
 SYSTEM_PROMPT = (
     "You grade the work of an AI assistant that acted in a person's workspace. The user message gives the "
@@ -84,7 +84,6 @@ RETRY_PROMPT = (
 )
 
 _CACHE_MARKER = "MARKER"  # stands for the per-request marker in the cache key
-_HIDDEN = frozenset(("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"))  # escaped even inside JSON strings
 
 
 class JudgeError(InfraError):
@@ -110,189 +109,15 @@ class RubricResult:
         return out | {"results": [r.to_dict() for r in self.results]}
 
 
-# ---------------------------------------------------------------------------------------------
-# Evidence: everything the agent wrote, enclosed so that nothing inside can end its block
-
-
-@dataclass
-class _Block:
-    """One piece of evidence: `label` is ours; every line of `lines` is one line of escaped agent data."""
-
-    label: str
-    lines: list[str]
-
-
-def _escape_hidden(text: str) -> str:
-    """JSON text with controls, invisible format characters and line separators as \\u escapes."""
-    if text.isascii():
-        return text.replace("\x7f", "\\u007f")
-    out = []
-    for ch in text:
-        if unicodedata.category(ch) not in _HIDDEN:
-            out.append(ch)
-        elif (code := ord(ch)) < 0x10000:
-            out.append(f"\\u{code:04x}")
-        else:  # a surrogate pair, as JSON writes characters past the BMP
-            code -= 0x10000
-            out.append(f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}")
-    return "".join(out)
-
-
-def _data(value: Any) -> str:
-    """`value` as one line of JSON that no character of it can break or hide."""
-    return _escape_hidden(json.dumps(value, ensure_ascii=False, default=str))
-
-
-def _fit(text: str, room: int) -> tuple[str, int]:
-    """(the JSON string of the longest prefix of `text` whose encoding fits `room`, its length)."""
-    n = min(len(text), room)
-    while True:
-        encoded = _data(text[:n])
-        if len(encoded) <= room + 2 or n == 0:
-            return encoded, n
-        n = min(n - 1, n * room // len(encoded))
-
-
-def _shown(label: str, n: int, total: int) -> str:
-    return label if n >= total else f"{label}, first {n} of {total} characters shown (the rest cut)"
-
-
-def _text_of(data: bytes) -> str | None:
-    if b"\x00" in data[:8192]:
-        return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-
-
-def _files(root: Path) -> dict[str, Path]:
-    """Regular files below `root` (never through a link; bounded like grading, see safefs)."""
-    out: dict[str, Path] = {}
-    if root is None or not Path(root).is_dir():
-        return out
-    try:
-        for entry in safefs.walk(root):
-            if entry.kind == "file":
-                out[entry.rel] = Path(root) / entry.rel
-    except safefs.TreeTooLarge:
-        pass  # such a workspace fails its gate before the judge is asked; show what was listed
-    return out
-
-
-def _file_blocks(workspace: Path, original: Path | None, max_file_chars: int, max_total_chars: int) -> list[_Block]:
-    """The files the agent created, changed or deleted (all files without `original`), capped."""
-    now, before = _files(workspace), _files(original) if original is not None else {}
-    blocks, used = [], 0
-    for rel in sorted(now):
-        path = now[rel]
-        try:
-            size = os.stat(path, follow_symlinks=False).st_size
-            same_size = rel in before and before[rel].stat().st_size == size  # the original's size is ours
-            data = safefs.read_under(workspace, rel, size) if size <= MAX_SCAN_BYTES or same_size else None
-            if same_size and before[rel].read_bytes() == data:
-                continue
-            data = data if size <= MAX_SCAN_BYTES else None
-        except (OSError, ValueError):
-            continue
-        label, name = "file " + ("changed" if rel in before else "created"), f"path: {quote_path(rel)}"
-        text = None if data is None else _text_of(data)
-        room = min(max_file_chars, max_total_chars - used)
-        if text is None:
-            blocks.append(_Block(f"{label}, binary or too large ({size} bytes), not shown", [name]))
-        elif room <= 200:
-            blocks.append(_Block(f"{label}, {len(text)} characters, not shown: prompt budget used up", [name]))
-        else:
-            encoded, n = _fit(text, room)
-            used += len(encoded)
-            blocks.append(_Block(_shown(label, n, len(text)), [name, f"text: {encoded}"]))
-    blocks += [_Block("file deleted", [f"path: {quote_path(rel)}"]) for rel in sorted(set(before) - set(now))]
-    return blocks
-
-
-def _clip_strings(value: Any, limit: int) -> Any:
-    if isinstance(value, str) and len(value) > limit:
-        return value[:limit] + f" [... {len(value) - limit} more characters cut]"
-    if isinstance(value, dict):
-        return {k: _clip_strings(v, limit) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clip_strings(v, limit) for v in value]
-    return value
-
-
-def _effect_blocks(trajectory: dict) -> list[_Block]:
-    """The simulated actions, one JSON line each, while they fit MAX_EFFECTS_CHARS."""
-    effects = {k: v for k, v in ((trajectory or {}).get("side_effects") or {}).items() if v}
-    items = [{str(k): item} for k, v in effects.items() for item in (v if isinstance(v, list) else [v])]
-    if not items:
-        return []
-    lines: list[str] = []
-    for item in items:
-        line = _data(_clip_strings(item, MAX_EFFECTS_CHARS // 4))
-        if sum(map(len, lines)) + len(line) > MAX_EFFECTS_CHARS:
-            break
-        lines.append(line)
-    label = "simulated actions (messages sent, jobs scheduled, pages fetched), one JSON object a line"
-    if len(lines) < len(items):
-        label += f", first {len(lines)} of {len(items)} shown (the rest cut)"
-    return [_Block(label, lines)]
-
-
-def _evidence(
-    trajectory: dict, workspace: Path, original: Path | None, max_file_chars: int, max_files_chars: int
-) -> dict[str, list[_Block]]:
-    """The evidence blocks by section: "final", "effects" and "files"."""
-    final = str((trajectory or {}).get("final_message") or "")
-    encoded, n = _fit(final, MAX_MESSAGE_CHARS)
-    return {
-        "final": [_Block(_shown("final reply", n, len(final)), [f"text: {encoded}"])] if final else [],
-        "effects": _effect_blocks(trajectory),
-        "files": _file_blocks(workspace, original, max_file_chars, max_files_chars),
-    }
-
-
-def _lines(blocks: list[_Block]) -> str:
-    return "\n".join(line for b in blocks for line in b.lines)
-
-
-def _render(blocks: list[_Block], marker: str, empty: str = "") -> str:
-    begin, end = f"<<<BEGIN EVIDENCE {marker}: ", f"<<<END EVIDENCE {marker}>>>"
-    return "\n".join("\n".join([f"{begin}{b.label}>>>", *b.lines, end]) for b in blocks) or empty
-
-
-def new_marker(evidence: str) -> str:
-    """A fresh random marker (from `secrets`) that occurs nowhere in `evidence`."""
-    while True:
-        marker = secrets.token_hex(16)
-        if marker not in evidence.lower():
-            return marker
-
-
-NO_FILES = "(no file was created, changed or deleted)"
-
-
-def changed_files(
-    workspace: Path,
-    original: Path | None = None,
-    *,
-    max_file_chars: int = MAX_FILE_CHARS,
-    max_total_chars: int = MAX_FILES_CHARS,
-) -> str:
-    """The files the agent created, changed or deleted (all files without `original`) as evidence
-    blocks; binary and huge files are listed, not shown; each file and the total are capped."""
-    blocks = _file_blocks(workspace, original, max_file_chars, max_total_chars)
-    return _render(blocks, new_marker(_lines(blocks)), NO_FILES)
-
-
-def _messages(task: Any, evidence: dict[str, list[_Block]], marker: str) -> list[dict]:
-    effects = _render(evidence["effects"], marker)
+def _messages(task: Any, evidence: dict[str, list[Block]], marker: str) -> list[dict]:
+    effects = render_blocks(evidence["effects"], marker)
     prompt = PROMPT_TEMPLATE.format(
         instruction=task.instruction.strip(),
         criteria="\n".join(f"{i}. {c['criterion']}" for i, c in enumerate(task.rubric, 1)),
         marker=marker,
-        final_message=_render(evidence["final"], marker, "(the assistant gave no final reply)"),
+        final_message=render_blocks(evidence["final"], marker, "(the assistant gave no final reply)"),
         effects=f"### Simulated actions\n{effects}\n" if effects else "",
-        files=_render(evidence["files"], marker, NO_FILES),
+        files=render_blocks(evidence["files"], marker, NO_FILES),
     )
     system = SYSTEM_PROMPT.replace("{marker}", marker)
     return [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
@@ -310,8 +135,8 @@ def build_messages(
 ) -> list[dict]:
     """The judge's chat messages for `task`'s rubric and what the agent left behind, its evidence
     between lines carrying `marker` (default: a fresh random one; one found in the evidence is refused)."""
-    evidence = _evidence(trajectory, workspace, original, max_file_chars, max_files_chars)
-    text = _lines([b for blocks in evidence.values() for b in blocks])
+    evidence = evidence_blocks(trajectory, workspace, original, max_file_chars, max_files_chars)
+    text = block_lines([b for blocks in evidence.values() for b in blocks])
     if marker is None:
         marker = new_marker(text)
     elif not marker or marker.lower() in text.lower():
@@ -434,8 +259,8 @@ def judge_rubric(
     rubric = [dict(c) for c in task.rubric]
     if not rubric:
         raise ValueError(f"task {getattr(task, 'id', '?')} has no rubric to judge")
-    evidence = _evidence(trajectory, workspace, original, max_file_chars, max_files_chars)
-    marker = new_marker(_lines([b for blocks in evidence.values() for b in blocks]))
+    evidence = evidence_blocks(trajectory, workspace, original, max_file_chars, max_files_chars)
+    marker = new_marker(block_lines([b for blocks in evidence.values() for b in blocks]))
     messages = _messages(task, evidence, marker)
     described = policy.describe()
     key = cache_key([{**m, "content": m["content"].replace(marker, _CACHE_MARKER)} for m in messages], described)

@@ -12,14 +12,8 @@ import pytest
 from clawgym.agent.base import Agent
 from clawgym.checks import CheckResult
 from clawgym.compile.compiler import compile_task, load_task_spec
-from clawgym.verify.judge import (
-    build_messages,
-    changed_files,
-    close_judges,
-    judge_rubric,
-    parse_answer,
-    split_judge_config,
-)
+from clawgym.verify.evidence import changed_files
+from clawgym.verify.judge import build_messages, close_judges, judge_rubric, parse_answer, split_judge_config
 from clawgym.policy import make_policy
 from clawgym.registry import _REGISTRY, register
 from clawgym.run.trial import Trial, execute_trial
