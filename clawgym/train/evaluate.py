@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..records.outcomes import evaluation_rules
 from ..compile.batch import compile_many
 from ..run.plan import RunPlan
 from ..report.summary import summarize
@@ -50,9 +51,11 @@ def evaluate(
     temperature: float = 0.0,
     attempts: int = 1,
     max_batch: int = 1,
+    rules: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Pass rate and mean reward (with 95% CIs over task instances) of `model` on `tasks` × `seeds`,
-    `attempts` trials each; results kept in `out`."""
+    `attempts` trials each, counted as the evaluation `rules` say (outcome -> score | exclude |
+    retry; the defaults when None), with the share of each non-completed outcome; results kept in `out`."""
     agent = agent_for(
         model,
         chat_template=chat_template,
@@ -74,9 +77,10 @@ def evaluate(
             "temperature": temperature,
             "attempts": attempts,
         },
+        outcome_rules=evaluation_rules(rules),
     )
     records = execute(plan, resume=out.exists())
-    row = next(r for r in summarize(records, ks=(1,)) if r["category"] == "all")
+    row = next(r for r in summarize(records, ks=(1,), rules=plan.outcome_rules) if r["category"] == "all")
     return {
         "trials": row["trials"],
         "errors": row["errors"],
@@ -84,4 +88,5 @@ def evaluate(
         "pass_rate_ci": row.get("pass_rate_ci"),
         "mean_reward": row["mean_reward"],
         "mean_reward_ci": row.get("mean_reward_ci"),
+        "outcomes": row.get("outcomes") or {},
     }

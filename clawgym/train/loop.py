@@ -150,6 +150,7 @@ def evaluate_during_training(
             max_turns=ev["max_turns"],
             max_tokens=ev["max_tokens"],
             concurrency=ev["concurrency"],
+            rules=getattr(spec, "evaluation_rules", None),
         )
         log.write(step, result, kind="eval")
         if console is not None:

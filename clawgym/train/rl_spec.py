@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..records.outcomes import training_rules
+from ..records.outcomes import evaluation_rules, training_rules
 from ..errors import Problem, SpecError
 from ..run.plan import expand_task_paths, parse_seeds
 from ..spec.load import load_file
@@ -45,6 +45,7 @@ class RLSpec:
     out: Path
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
     training_rules: dict[str, str] = field(default_factory=training_rules)  # outcome -> reward | drop | mask
+    evaluation_rules: dict[str, str] = field(default_factory=evaluation_rules)  # for its evaluation runs
 
 
 def load_rl_spec(path: str | Path, *, out: str | Path | None = None) -> RLSpec:
@@ -111,4 +112,5 @@ def load_rl_spec(path: str | Path, *, out: str | Path | None = None) -> RLSpec:
         out=Path(out or data.get("out") or Path("runs") / "rl" / data["name"]),
         raw=data,
         training_rules=training_rules((data.get("outcomes") or {}).get("training")),
+        evaluation_rules=evaluation_rules((data.get("outcomes") or {}).get("evaluation")),
     )
