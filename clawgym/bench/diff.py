@@ -26,6 +26,7 @@ import yaml
 
 from ..errors import ClawgymError, Problem
 from ..spec.task import Task, thaw
+from ..files.textsafe import split_lines
 
 _SAME_FIELDS = ("instruction", "checks", "rubric", "files", "spec_file", "hash", "id")
 
@@ -247,11 +248,9 @@ def _checks_yaml(task: Task) -> str:
 
 
 def _udiff(a: str, b: str, name: str) -> list[str]:
+    """Unified diff lines, split at newlines only (a `\\r` stays in its line; diff_format shows it escaped)."""
     return [
-        line.rstrip("\n")
-        for line in difflib.unified_diff(
-            a.splitlines(keepends=True), b.splitlines(keepends=True), f"a/{name}", f"b/{name}"
-        )
+        line.rstrip("\n") for line in difflib.unified_diff(split_lines(a), split_lines(b), f"a/{name}", f"b/{name}")
     ]
 
 

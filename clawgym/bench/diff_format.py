@@ -1,12 +1,20 @@
 """`clawgym diff` output: the cause (each spec file's own YAML change) next to its effect (what
 changed in the compiled instances on each seed), as terminal text or as markdown for a
-pull-request comment."""
+pull-request comment.
+
+Spec files, their names and what they render come from whoever wrote the change: every line shown
+goes through `clawgym.files.textsafe` (controls, escapes and bidi characters made visible; markdown
+and HTML in names shown as text), so neither output can drive a terminal or reshape the comment."""
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
+from rich.text import Text
+
+from ..files.textsafe import html_safe, markdown_code, markdown_safe, printable
 from .diff import Change, Diff
 
 #: Instance diffs shown in full per spec in markdown; the rest are summarised in one line each.
@@ -84,10 +92,10 @@ def print_diff(diff: Diff, console: Any, *, full: bool = True) -> None:
         ("removed", diff.removed, "red"),
     ):
         for key, spec in items:
-            console.print(f"{label:<8} {key}  ({spec})", style=style, markup=False, highlight=False)
+            console.print(printable(f"{label:<8} {key}  ({spec})"), style=style, markup=False, highlight=False)
     for side, message in broken(diff):
-        console.print(f"{'broken':<8} {side}: {message}", style="red", markup=False, highlight=False)
-    console.print(summary_line(diff), highlight=False, markup=False)
+        console.print(printable(f"{'broken':<8} {side}: {message}"), style="red", markup=False, highlight=False)
+    console.print(printable(summary_line(diff)), highlight=False, markup=False)
     if not full:
         return
     spec_changes = {c.spec: c for c in diff.specs}
@@ -95,13 +103,17 @@ def print_diff(diff: Diff, console: Any, *, full: bool = True) -> None:
     for spec in sorted(set(spec_changes) | set(instances)):
         own = spec_changes.get(spec)
         console.rule(
-            f"{spec}"
-            + (
-                f" ({own.status}: {', '.join(own.sections)})"
-                if own and own.sections
-                else f" ({own.status})"
-                if own
-                else ""
+            Text(
+                printable(
+                    f"{spec}"
+                    + (
+                        f" ({own.status}: {', '.join(own.sections)})"
+                        if own and own.sections
+                        else f" ({own.status})"
+                        if own
+                        else ""
+                    )
+                )
             ),
             style="yellow",
         )
@@ -114,13 +126,13 @@ def print_diff(diff: Diff, console: Any, *, full: bool = True) -> None:
         if got["changed"]:
             console.print("its effect:", markup=False, highlight=False)
             for change in got["changed"]:
-                console.print(f"  {change.key}: {effect_line(change)}", markup=False, highlight=False)
+                console.print(printable(f"  {change.key}: {effect_line(change)}"), markup=False, highlight=False)
         for kind in ("added", "removed"):
             if got[kind]:
-                console.print(f"  instances {kind}: {', '.join(got[kind])}", markup=False, highlight=False)
+                console.print(printable(f"  instances {kind}: {', '.join(got[kind])}"), markup=False, highlight=False)
         for change in got["changed"]:
             if change.instruction_diff or change.checks_diff:
-                console.print(f"{change.key}, rendered:", markup=False, highlight=False)
+                console.print(printable(f"{change.key}, rendered:"), markup=False, highlight=False)
                 _print_lines(console, change.instruction_diff + change.checks_diff)
 
 
@@ -137,21 +149,23 @@ def _print_lines(console: Any, lines: list[str]) -> None:
             if line.startswith("@@")
             else None
         )
-        console.print(line, style=style, markup=False, highlight=False, soft_wrap=True)
+        console.print(printable(line), style=style, markup=False, highlight=False, soft_wrap=True)
 
 
 def _fence(lines: list[str]) -> list[str]:
-    """A ```diff block whose fence cannot be closed by the content."""
-    fence = "````" if any(line.lstrip("+- ").startswith("```") for line in lines) else "```"
-    return [f"{fence}diff", *lines, fence]
+    """A ```diff block of the lines, made visible, whose fence is longer than any backtick run in them."""
+    shown = [printable(line) for line in lines]
+    longest = max((len(run) for line in shown for run in re.findall("`+", line)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [f"{fence}diff", *shown, fence]
 
 
 def markdown(diff: Diff) -> str:
     """The comparison as a pull-request comment: a summary, then per spec file its own change
     (a YAML diff) and a table of its effect on each seed, with the rendered diffs folded away."""
-    out = ["## Task changes", "", summary_line(diff), ""]
+    out = ["## Task changes", "", markdown_safe(summary_line(diff)), ""]
     for side, message in broken(diff):
-        out.append(f"- :x: broken {side}: `{message}`")
+        out.append(f"- :x: broken {markdown_safe(side)}: {markdown_code(message)}")
     if broken(diff):
         out.append("")
     spec_changes = {c.spec: c for c in diff.specs}
@@ -159,22 +173,22 @@ def markdown(diff: Diff) -> str:
     for spec in sorted(set(spec_changes) | set(instances)):
         own = spec_changes.get(spec)
         status = own.status if own else "changed (a file it uses)"
-        out += [f"### `{spec}` ({status})", ""]
+        out += [f"### {markdown_code(spec)} ({status})", ""]
         if own and own.diff:
-            out += [f"Spec change ({', '.join(own.sections)}):", "", *_fence(own.diff), ""]
+            out += [f"Spec change ({markdown_safe(', '.join(own.sections))}):", "", *_fence(own.diff), ""]
         got = instances.get(spec, {"added": [], "changed": [], "removed": []})
         if got["changed"]:
             out += ["| instance | effect |", "|---|---|"]
-            out += [f"| `{c.key}` | {effect_line(c).replace('|', '&#124;')} |" for c in got["changed"]]
+            out += [f"| {markdown_code(c.key, table=True)} | {markdown_safe(effect_line(c))} |" for c in got["changed"]]
             out.append("")
         for kind in ("added", "removed"):
             if got[kind]:
-                out += [f"Instances {kind}: " + ", ".join(f"`{k}`" for k in got[kind]), ""]
+                out += [f"Instances {kind}: " + ", ".join(markdown_code(k) for k in got[kind]), ""]
         shown = [c for c in got["changed"] if c.instruction_diff or c.checks_diff][:MARKDOWN_INSTANCES]
         for change in shown:
             out += [
                 "<details>",
-                f"<summary>{change.key}: rendered instruction and checks</summary>",
+                f"<summary>{html_safe(change.key)}: rendered instruction and checks</summary>",
                 "",
                 *_fence(change.instruction_diff + change.checks_diff),
                 "",

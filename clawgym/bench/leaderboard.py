@@ -7,7 +7,6 @@ an unlocked benchmark instead of hiding or mixing them silently.
 
 from __future__ import annotations
 
-import html
 import json
 import re
 from collections import Counter
@@ -15,14 +14,16 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import ClawgymError
-from ..report.summary import fmt_ci
+from ..records.outcomes import INFRASTRUCTURE
+from ..report.summary import fmt_ci, format_outcomes
 from ..spec.task import CATEGORY_LABELS
-from ..files.textsafe import printable
+from ..files.textsafe import html_safe, markdown_safe, printable
 from .runbench import ROW_FORMAT
 
 OTHER_VERSION = "other version"
 _LEFT = ' class="l"'
 UNLOCKED = "unlocked"
+INFRA_MARK = "infrastructure outcomes"
 
 
 def load_rows(folder: Path) -> list[dict[str, Any]]:
@@ -72,6 +73,11 @@ def flags(row: dict[str, Any], reference: str | None) -> list[str]:
         out.append(UNLOCKED)
     if not row.get("complete", True):
         out.append(f"{row.get('errors')} errors")
+    infra = row.get("infrastructure")
+    if infra is None:  # a row written before the outcome contract
+        infra = sum(v for o, v in (row.get("outcomes") or {}).items() if o in INFRASTRUCTURE)
+    if infra:
+        out.append(f"{INFRA_MARK} {100 * infra:.0f}%")
     if bench.get("only"):
         out.append(f"subset of {bench.get('run_instances')}")
     return out
@@ -98,9 +104,9 @@ def table(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[str]], str |
     """
     ref = reference_version(rows)
     cats, ks = categories(rows), extra_ks(rows)
-    header = ["#", "label", "model / agent", "version", "mean reward", "pass rate", "pass@1"]
+    header = ["#", "label", "model / agent", "version", "mean reward", "pass rate", "other outcomes", "pass@1"]
     header += [h for k in ks for h in (f"pass@{k}", f"pass^{k}")]
-    header += [CATEGORY_LABELS.get(c, c) for c in cats] + ["tokens", "turns", "trials (errors)", "date"]
+    header += [printable(CATEGORY_LABELS.get(c, c)) for c in cats] + ["tokens", "turns", "trials (errors)", "date"]
     body = []
     for i, row in enumerate(rows, 1):
         o = row.get("overall") or {}
@@ -117,6 +123,7 @@ def table(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[str]], str |
             printable(version),
             _cell(o, "mean_reward"),
             _cell(o, "pass_rate", True),
+            format_outcomes(row.get("outcomes")),
             _cell(o, "pass@1", True),
         ]
         cells += [_cell(o, f"{name}{k}", True) for k in ks for name in ("pass@", "pass^")]
@@ -142,6 +149,12 @@ def _notes(rows: list[dict[str, Any]], ref: str | None) -> list[str]:
             f"⚠ {OTHER_VERSION}: the row was produced on another benchmark version than {shown}; "
             "its numbers are not comparable with the others."
         )
+    if any(any(f.startswith(INFRA_MARK) for f in flags(r, ref)) for r in rows):
+        notes.append(
+            f"⚠ {INFRA_MARK}: some of the row's trials ended in an infrastructure outcome (a model endpoint, "
+            "sandbox, grader or judge failure, starred in other outcomes); they are left out of its means, "
+            "so its numbers rest on fewer trials (docs/outcomes.md)."
+        )
     if any(UNLOCKED in flags(r, ref) for r in rows):
         notes.append(f"⚠ {UNLOCKED}: the benchmark had no lock file matching its instances when the row was made.")
     return notes
@@ -149,15 +162,13 @@ def _notes(rows: list[dict[str, Any]], ref: str | None) -> list[str]:
 
 def markdown(rows: list[dict[str, Any]]) -> str:
     header, body, ref = table(rows)
-    # Cells are plain text: no table breaks, no inline HTML in renderers that allow it.
-    esc: Callable[[str], str] = lambda s: (
-        s.replace("|", "\\|").replace("\n", " ").replace("<", "&lt;").replace(">", "&gt;")
-    )
+    # Cells are plain text: no table breaks, no inline HTML, links or code spans in renderers that allow them.
+    esc: Callable[[str], str] = markdown_safe
     lines = [
         "# ClawGym-Bench leaderboard",
         "",
         *[esc(n) + "\n" for n in _notes(rows, ref)],
-        "| " + " | ".join(header) + " |",
+        "| " + " | ".join(esc(h) for h in header) + " |",
         "|" + "|".join("---" if i < 4 or i == len(header) - 1 else "---:" for i in range(len(header))) + "|",
     ]
     lines += ["| " + " | ".join(esc(c) for c in cells) + " |" for cells in body]
@@ -175,26 +186,26 @@ def _style() -> str:
 def _html_cell(text: str, numeric: bool) -> str:
     if numeric and " [" in text:
         value, ci = text.split(" [", 1)
-        return f'<td>{html.escape(value)} <span class="ci">[{html.escape(ci)}</span></td>'
+        return f'<td>{html_safe(value)} <span class="ci">[{html_safe(ci)}</span></td>'
     if "⚠" in text:
         value, warn = text.split("⚠", 1)
-        return f'<td class="l">{html.escape(value)}<span class="warn">⚠{html.escape(warn)}</span></td>'
-    return f"<td{'' if numeric else _LEFT}>{html.escape(text)}</td>"
+        return f'<td class="l">{html_safe(value)}<span class="warn">⚠{html_safe(warn)}</span></td>'
+    return f"<td{'' if numeric else _LEFT}>{html_safe(text)}</td>"
 
 
 def html_page(rows: list[dict[str, Any]]) -> str:
     header, body, ref = table(rows)
     text_cols = {0, 1, 2, 3, len(header) - 1}
-    head = "".join(f"<th{_LEFT if i in text_cols else ''}>{html.escape(h)}</th>" for i, h in enumerate(header))
+    head = "".join(f"<th{_LEFT if i in text_cols else ''}>{html_safe(h)}</th>" for i, h in enumerate(header))
     trs = "\n".join(
         "<tr>" + "".join(_html_cell(c, i not in text_cols) for i, c in enumerate(cells)) + "</tr>" for cells in body
     )
-    notes = "".join(f'<p class="muted">{html.escape(n)}</p>' for n in _notes(rows, ref))
+    notes = "".join(f'<p class="muted">{html_safe(n)}</p>' for n in _notes(rows, ref))
     return (
         f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>ClawGym-Bench leaderboard</title>\n<style>{_style()}\n.warn {{ color: var(--err); }}</style>"
         f'</head>\n<body><header><h1>ClawGym-Bench leaderboard</h1><span class="meta">version '
-        f"{html.escape(printable(str(ref)))}, {len(rows)} rows</span></header>\n<main>{notes}\n"
+        f"{html_safe(str(ref))}, {len(rows)} rows</span></header>\n<main>{notes}\n"
         f'<table class="stats"><thead><tr>{head}</tr></thead>\n<tbody>\n{trs}\n</tbody></table>\n</main>'
         f"</body></html>\n"
     )

@@ -24,6 +24,7 @@ from ..report.summary import print_summary, summarize
 from ..run.trial import Trial
 from ..files.atomic import write_json_atomic
 from ..run.runner import MANIFEST, RunEvents, execute, load_records
+from ..records.outcomes import INFRASTRUCTURE
 from ..records.trial_record import TrialRecord, as_record
 from ..files.textsafe import markup_safe
 from .discover import compile_instances, discover, key_of, select, stale_lock_details, version_info
@@ -213,6 +214,7 @@ def leaderboard_row(
         usage.setdefault(rec.category, []).append(pair)
     overall = next((r for r in rows if r["category"] == "all"), None)
     errors = sum(r.is_error for r in records)
+    outcomes = (overall or {}).get("outcomes") or {}
     return {
         "format": ROW_FORMAT,
         "label": label,
@@ -228,6 +230,8 @@ def leaderboard_row(
         },
         "trials": len(records),
         "errors": errors,
+        "outcomes": outcomes,  # share of each non-completed outcome (clawgym.records.outcomes)
+        "infrastructure": round(sum(v for o, v in outcomes.items() if o in INFRASTRUCTURE), 6),
         "complete": errors == 0,
         "run_dir": portable(run_dir),
         "clawgym": __version__,

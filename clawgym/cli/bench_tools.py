@@ -265,18 +265,22 @@ def leaderboard_command(rows_dir: str, md_out: str | None, html_out: str | None)
 
     from ..spec.task import CATEGORY_LABELS
     from ..bench.leaderboard import html_page, load_rows, markdown, table
+    from ..files.textsafe import printable
 
     rows = load_rows(Path(rows_dir))
     header, body, ref = table(rows)
-    shown = Table(
-        title=f"ClawGym-Bench leaderboard (version {ref})", caption="in brackets: bootstrap 95% CI over task instances"
+    shown = Table(  # text from the row files is shown literally (see textsafe)
+        title=Text(printable(f"ClawGym-Bench leaderboard (version {ref})"), style="table.title"),
+        caption="in brackets: bootstrap 95% CI over task instances",
     )
     # the terminal is narrow: no category columns (they are in --out and --html) nor pass@1 (~ pass rate);
     # CIs on a second line
     keep = [i for i, col in enumerate(header) if col not in CATEGORY_LABELS.values() and col not in ("date", "pass@1")]
     for i in keep:
         shown.add_column(
-            header[i].replace(" ", "\n") if i > 3 else header[i], justify="left" if i < 4 else "right", no_wrap=i != 2
+            Text(header[i].replace(" ", "\n") if i > 3 else header[i]),
+            justify="left" if i < 4 else "right",
+            no_wrap=i != 2,
         )
     for cells in body:
         shown.add_row(*[Text(cells[i].replace(" [", "\n[", 1).replace(" ⚠ ", "\n⚠ ", 1)) for i in keep])

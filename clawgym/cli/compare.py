@@ -39,15 +39,23 @@ def compare_command(
     RUN_DIRs are results folders: one run with several agents, or one run per harness.
     """
     from ..report.harnesses import COLUMNS, compare_harnesses, html_page, mark_reference, table_rows
-    from ..run.runner import load_records
+    from ..report.summary import plain
+    from ..run.runner import load_records, run_rules
 
     records = []
+    rules = [run_rules(Path(d)) for d in run_dirs]
+    if any(r != rules[0] for r in rules[1:]):
+        console.print(
+            f"note: these runs count outcomes differently; the rules of {run_dirs[0]} are used for all",
+            highlight=False,
+            markup=False,
+        )
     for run_dir in run_dirs:
         found = list(load_records(Path(run_dir)).values())
         if not found:
             raise ClawgymError(f"no finished trials in {run_dir}", hint="is this a results folder of 'clawgym run'?")
         records += found
-    result = compare_harnesses(records, order=[reference] if reference else None)
+    result = compare_harnesses(records, order=[reference] if reference else None, rules=rules[0])
     if reference and result["reference"] != reference:
         raise ClawgymError(
             f"--ref {reference}: no trials of that harness", hint=f"harnesses found: {', '.join(result['harnesses'])}"
@@ -56,14 +64,17 @@ def compare_command(
     titles = {"overall": ("overall", None), "category": ("categories", "category"), "task": ("tasks", "task")}
     for choice in by or ("overall", "category"):
         key, first = titles[choice]
-        table = Table(title=f"Harnesses {'by ' + choice if first else 'overall'} (reference: {result['reference']})")
+        title = plain(f"Harnesses {'by ' + choice if first else 'overall'} (reference: {result['reference']})")
+        title.stylize("table.title")
+        table = Table(title=title)
         for col in ((first,) if first else ()) + COLUMNS:
             table.add_column(col, overflow="fold", no_wrap=col in ("harness", "task", "category"))
         for g, cells in zip(result[key], table_rows(result[key])):
-            table.add_row(*(([g["slice"]] if first else []) + cells))
+            table.add_row(*(plain(c) for c in ([g["slice"]] if first else []) + cells))  # names shown literally
         console.print(table)
     console.print(
-        "means over trials, bootstrap 95% CIs over task instances; Δ reward paired by instance",
+        "means over trials, bootstrap 95% CIs over task instances; Δ reward paired by instance; excluded: "
+        "trials left out of the means by their outcome (* infrastructure, see docs/outcomes.md)",
         highlight=False,
         markup=False,
     )

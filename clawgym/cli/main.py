@@ -17,6 +17,7 @@ from .support import CONSOLE, friendly
 from .synth_group import synth
 from .train import train
 from ..errors import ClawgymError
+from ..files.textsafe import printable
 
 console = CONSOLE
 _friendly = friendly
@@ -219,7 +220,7 @@ def report(run_dirs: tuple[str, ...], html_out: str | None, ks: str, pinchbench:
     """
     from ..report.summary import compare_table, print_summary, run_labels, summarize
     from ..report.stats import parse_ks
-    from ..run.runner import load_records
+    from ..run.runner import load_records, run_rules
 
     try:
         k_values = parse_ks(ks)
@@ -230,7 +231,7 @@ def report(run_dirs: tuple[str, ...], html_out: str | None, ks: str, pinchbench:
         records = list(load_records(Path(run_dir)).values())
         if not records:
             raise ClawgymError(f"no finished trials in {run_dir}", hint="is this a results folder of 'clawgym run'?")
-        runs.append((label, summarize(records, ks=k_values)))
+        runs.append((label, summarize(records, ks=k_values, rules=run_rules(Path(run_dir)))))
         pb_records.append((label, records))
     if len(runs) == 1:
         print_summary(runs[0][1], console, title=f"Results: {run_dirs[0]}")
@@ -240,7 +241,7 @@ def report(run_dirs: tuple[str, ...], html_out: str | None, ks: str, pinchbench:
         from .pinchbench import print_pinchbench_score
 
         for label, records in pb_records:
-            console.print(f"{label}:", highlight=False, markup=False)
+            console.print(printable(f"{label}:"), highlight=False, markup=False)
             if not print_pinchbench_score(records, console):
                 console.print("  no trials of imported PinchBench tasks", highlight=False, markup=False)
     if html_out:

@@ -44,9 +44,10 @@ def export_pinchbench(specs: tuple[str, ...], out: str) -> None:
 
 def print_pinchbench_score(records: list, console: object = CONSOLE) -> bool:
     """Print PinchBench's run score per agent when `records` hold PinchBench trials; whether any did."""
+    from ..files.textsafe import printable
     from ..report.pinchbench import pinchbench_lines
 
     lines = pinchbench_lines(records)
     for line in lines:
-        console.print(line, highlight=False, markup=False)  # type: ignore[attr-defined]
+        console.print(printable(line), highlight=False, markup=False)  # type: ignore[attr-defined]
     return bool(lines)

@@ -231,7 +231,7 @@ def run_command(
             f"interrupted; the {saved} finished trials are saved in {plan.out}",
             hint=f"continue with 'clawgym run --resume {plan.out}'",
         ) from None
-    rows = summarize(records)
+    rows = summarize(records, rules=getattr(plan, "outcome_rules", None))
     write_json_atomic(plan.out / "summary.json", {"name": plan.name, "rows": rows, "trials": len(records)})
     print_summary(rows, console, title=f"{plan.name}: {len(records)} trials")
     errors = [r for r in records if r["status"] == "error"]

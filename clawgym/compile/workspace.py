@@ -10,7 +10,7 @@ from typing import Collection, Mapping
 
 from ..files import safefs
 from ..spec.task import Task
-from ..files.textsafe import quote_path
+from ..files.textsafe import printable, quote_path, split_lines
 
 MAX_DIFF_FILE_BYTES = 200_000
 MAX_DIFF_BYTES = 4_000_000
@@ -77,8 +77,10 @@ def diff(
     original: Path | Mapping[str, bytes | None], final: Path, listing: Mapping[str, tuple[str, int]] | None = None
 ) -> str:
     """A unified diff from `original` (a folder we made, or its {path: bytes} such as a task's files)
-    to `final` (an agent-written folder): binary, huge and special files summarised, names quoted when
-    they hold anything unusual (a newline cannot forge a diff line), the whole diff capped at
+    to `final` (an agent-written folder): binary (holding NUL), huge and special files summarised, names
+    quoted when they hold anything unusual (a newline cannot forge a diff line), contents split at
+    newlines only with every control, escape or bidi character and every byte that is not UTF-8 shown
+    as a visible escape (`cat workspace.diff` runs nothing), the whole diff capped at
     MAX_DIFF_BYTES. `final` is listed within the grading limits and its files read one at a time,
     never more than MAX_DIFF_FILE_BYTES each nor MAX_DIFF_READ_BYTES in all (beyond, a file that
     differs in size from its original, or has none, is reported changed without being read).
@@ -139,23 +141,23 @@ def _file_diff(rel: str, a: bytes | None, b: bytes | None, kind: str | None, in_
     if a_text is None or b_text is None:
         status = "added" if not in_before else "deleted" if not in_after else "changed"
         return [f"~ {name}: binary or large file {status}" + (f" ({size:,} bytes)" if in_after else "") + "\n"]
-    out = list(
-        difflib.unified_diff(
-            a_text.splitlines(keepends=True),
-            b_text.splitlines(keepends=True),
-            fromfile=quote_path("a/" + rel) if in_before else "/dev/null",
-            tofile=quote_path("b/" + rel) if in_after else "/dev/null",
-        )
-    )
-    if out and not out[-1].endswith("\n"):
-        out.append("\n\\ No newline at end of file\n")
+    out = []
+    for line in difflib.unified_diff(
+        split_lines(a_text),
+        split_lines(b_text),
+        fromfile=quote_path("a/" + rel) if in_before else "/dev/null",
+        tofile=quote_path("b/" + rel) if in_after else "/dev/null",
+    ):
+        # One escaped line per line: the file's own escapes, `\r` and bytes that are not UTF-8 shown, never run.
+        if line.endswith("\n"):
+            out.append(printable(line[:-1], multiline=True) + "\n")
+        else:
+            out.append(printable(line, multiline=True) + "\n\\ No newline at end of file\n")
     return out
 
 
 def _text(data: bytes | None) -> str | None:
-    if data is None or len(data) > MAX_DIFF_FILE_BYTES:
+    """The file as text (bytes that are not UTF-8 kept as surrogates, shown as \\xNN), None if it holds NUL (binary)."""
+    if data is None or len(data) > MAX_DIFF_FILE_BYTES or b"\0" in data:
         return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
+    return data.decode("utf-8", "surrogateescape")

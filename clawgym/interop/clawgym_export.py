@@ -18,6 +18,7 @@ from typing import Any
 
 from ..compile.compiler import compile_task, load_task_spec
 from ..errors import ClawgymError
+from ..files.textsafe import printable
 from ..spec.task import CATEGORY_LABELS, Task
 from .clawgym_format import DATA_ENTRY, DEFAULT_MOUNT, INPUTS, REWARD_SH, SourceTask, read_task
 from .folders import staging, swap_in
@@ -179,7 +180,7 @@ def export_command(specs: list[Path], out: Path, *, seed: int = 0, console: Any 
     refused = [r for r in results if r.folder is None]
     if console is not None:
         for r in refused:
-            console.print(f"refused {r.spec}: {r.reason}", highlight=False, markup=False)
+            console.print(printable(f"refused {r.spec}: {r.reason}"), highlight=False, markup=False)
         console.print(
             f"exported {len(results) - len(refused)} task(s) to {out}"
             + (f", refused {len(refused)}" if refused else ""),

@@ -30,6 +30,7 @@ from typing import Any, Iterable
 
 from ..errors import ClawgymError
 from ..files.atomic import write_lines
+from ..files.textsafe import printable
 from ..spec.task import Task, thaw
 from .folders import swap_in
 from .portable import JSONSCHEMA_PIN, Refused, find_specs, grader_needs, grading_refusals, write_bundle
@@ -300,14 +301,18 @@ def export_command(specs: list[Path], out: Path, *, seed: int = 0, console: Any 
         if console is not None:
             label = "exported" if outcome.status == "exported" else "refused "
             console.print(
-                f"{label} {outcome.name or path}"
-                + (f" → {out / outcome.name}" if outcome.status == "exported" else ""),
+                printable(
+                    f"{label} {outcome.name or path}"
+                    + (f" → {out / outcome.name}" if outcome.status == "exported" else "")
+                ),
                 highlight=False,
                 markup=False,
             )
             for reason in outcome.reasons:
                 console.print(
-                    f"  {'note' if outcome.status == 'exported' else 'why '}: {reason}", highlight=False, markup=False
+                    printable(f"  {'note' if outcome.status == 'exported' else 'why '}: {reason}"),
+                    highlight=False,
+                    markup=False,
                 )
     report = out / REPORT
     write_lines(report, (asdict(o) for o in outcomes))

@@ -9,17 +9,19 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..files.atomic import write_lines
+from ..files.textsafe import printable
 
 STATUSES = ("imported", "warned", "rejected")
 
 
 def print_reasons(console: Any, outcome: Any, quiet: bool = False) -> None:
-    """One line per warning or rejection reason of `outcome` (nothing for a clean import)."""
+    """One line per warning or rejection reason of `outcome` (nothing for a clean import), its
+    controls made visible: reasons quote the source's names and its grader's output."""
     if console is None or quiet or outcome.status == "imported":
         return
     label = "rejected" if outcome.status == "rejected" else "warning "
     for reason in outcome.reasons:
-        console.print(f"{label} {outcome.source}: {reason}", highlight=False, markup=False)
+        console.print(printable(f"{label} {outcome.source}: {reason}"), highlight=False, markup=False)
 
 
 def finish_import(outcomes: Sequence[Any], out: Path, report_name: str, what: str, console: Any) -> None:
@@ -34,7 +36,7 @@ def finish_import(outcomes: Sequence[Any], out: Path, report_name: str, what: st
         if groups:
             console.print(f"{label} by reason:", highlight=False, markup=False)
             for kind, n in groups.most_common(12):
-                console.print(f"  {n:>6}  {kind}", highlight=False, markup=False)
+                console.print(printable(f"  {n:>6}  {kind}"), highlight=False, markup=False)
     console.print(
         f"{len(outcomes)} {what}(s): {counts['imported']} imported, {counts['warned']} imported "
         f"with warnings, {counts['rejected']} rejected; specs in {out}, report in {report}",

@@ -21,6 +21,7 @@ from typing import Any
 
 from ..compile.compiler import compile_task, load_task_spec
 from ..errors import ClawgymError
+from ..files.textsafe import printable
 from ..spec.task import Task
 from ..spec.write import dump_spec
 from .pinchbench_format import ASSETS, BOOTSTRAP_FILES, MANIFEST, TASKS
@@ -226,7 +227,7 @@ def export_command(paths: list[Path], out: Path, console: Any = None) -> list[Ex
     if console is not None:
         for r in results:
             if not r.file:
-                console.print(f"refused  {r.spec}: {r.reason}", highlight=False, markup=False)
+                console.print(printable(f"refused  {r.spec}: {r.reason}"), highlight=False, markup=False)
         ok = sum(1 for r in results if r.file)
         same = sum(1 for r in results if r.verbatim)
         console.print(

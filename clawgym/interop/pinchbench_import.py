@@ -28,6 +28,7 @@ from typing import Any
 from ..checks.pinchbench_score import judge_share
 from ..errors import ClawgymError
 from ..files import safefs
+from ..files.textsafe import printable
 from ..spec.write import dump_spec, literal
 from .clawgym_format import Rejected
 from .folders import spec_name, staging, swap_in
@@ -396,7 +397,7 @@ def import_repo(repo: Path, out: Path, *, console: Any = None, quiet: bool = Fal
         print_reasons(console, outcome, quiet)
     if console is not None and not quiet:
         for note in notes:
-            console.print(f"warning  {note}", highlight=False, markup=False)
+            console.print(printable(f"warning  {note}"), highlight=False, markup=False)
     _write_suite(out, outcomes, manifest)
     finish_import(outcomes, out, REPORT, "PinchBench task", console)
     return outcomes

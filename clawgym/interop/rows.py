@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ClawgymError
+from ..files.textsafe import printable
 from ..records.store import reward_of, status_of
 from ..records.messages import arguments_text, chat_message, chat_messages, content_of, text_of  # noqa: F401
 from ..records.trajectory import FORMAT, OUTCOMES, Trajectory
@@ -29,9 +30,13 @@ from ..records.trajectory import FORMAT, OUTCOMES, Trajectory
 
 
 def metadata_of(t: Trajectory) -> dict[str, Any]:
-    """The flat provenance object written with every row (the same keys on every row)."""
+    """The flat provenance object written with every row (the same keys on every row).
+
+    Its strings are names people read in dataset viewers: their controls, escapes and bidi
+    characters are shown as visible escapes (`printable`). The row's messages and tools are training
+    data and stay byte for byte."""
     task, verdict, agent = t.task or {}, t.verdict or {}, t.agent or {}
-    return {
+    meta = {
         "format": t.format or FORMAT,
         "task_id": task.get("id") or task.get("name"),
         "task_name": task.get("name"),
@@ -45,6 +50,7 @@ def metadata_of(t: Trajectory) -> dict[str, Any]:
         "agent_type": agent.get("type"),
         "trial_id": verdict.get("trial_id"),
     }
+    return {k: printable(v) if isinstance(v, str) else v for k, v in meta.items()}
 
 
 def where_label(file: str | None, line: int | None, key: str | None) -> str:

@@ -14,6 +14,7 @@ from typing import Any, Iterable, Iterator, Mapping
 
 from ..errors import ClawgymError, PrerequisiteError
 from ..files.atomic import write_lines
+from ..files.textsafe import printable
 from .messages import chat_messages, fixed_columns
 from .trajectory import FORMAT, Trajectory
 from .trial_record import TrialRecord
@@ -165,18 +166,25 @@ def _choice(value: str | Iterable[str] | None, what: str) -> set[str] | None:
 
 
 def sft_row(t: Trajectory) -> dict[str, Any]:
-    """One dataset row: messages, tools (JSON text), task provenance, reward and status."""
+    """One dataset row: messages, tools (JSON text), task provenance, reward and status.
+
+    Messages and tools are training data, kept byte for byte; the provenance strings are what people
+    read in a dataset viewer, so their controls, escapes and bidi characters are shown escaped."""
     task = t.task or {}
     return {
         "messages": [fixed_columns(m) for m in chat_messages(t.messages)],
         "tools": json.dumps(t.tools, ensure_ascii=False),
-        "task_id": str(task.get("id") or task.get("name") or ""),
-        "task_hash": str(task.get("hash") or ""),
+        "task_id": printable(str(task.get("id") or task.get("name") or "")),
+        "task_hash": printable(str(task.get("hash") or "")),
         "seed": int(task.get("seed") or 0),
-        "category": str(task.get("category") or ""),
+        "category": printable(str(task.get("category") or "")),
         "reward": reward_of(t),
-        "status": status_of(t) or ("error" if t.outcome == "error" else None),
+        "status": _shown(status_of(t) or ("error" if t.outcome == "error" else None)),
     }
+
+
+def _shown(value: Any) -> Any:
+    return printable(value) if isinstance(value, str) else value
 
 
 def to_hf_dataset(trajectories: Iterable[Trajectory]) -> Any:

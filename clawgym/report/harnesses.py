@@ -14,8 +14,10 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
+from ..records.outcomes import rates as outcome_rates
 from ..records.trial_record import TrialRecord, as_record
 from .stats import DEFAULT_BOOT, DEFAULT_SEED, bootstrap_ratio_ci
+from .summary import format_outcomes
 
 METRICS = ("reward", "passed", "turns", "tokens", "wall_s")
 LABELS = {
@@ -36,17 +38,17 @@ def harness_label(rec: TrialRecord) -> str:
     return name
 
 
-def _values(rec: TrialRecord) -> dict[str, float | None]:
-    """Per-trial measures (None where the trial has none: an error has no reward)."""
+def _values(rec: TrialRecord, rules: Mapping[str, str] | None = None) -> dict[str, float | None]:
+    """Per-trial measures (None where the trial has none: an excluded outcome has no reward)."""
     usage = rec.usage
-    graded = not rec.is_error and rec.reward is not None
+    counted = rec.counted(rules)
     tokens = None
     if usage is not None and (usage.prompt_tokens is not None or usage.completion_tokens is not None):
         tokens = float(usage.total_tokens)
     wall = rec.timings.get("agent_s")
     return {
-        "reward": float(rec.reward) if graded and rec.reward is not None else None,
-        "passed": float(rec.passed) if graded else None,
+        "reward": counted[0] if counted is not None else None,
+        "passed": float(counted[1]) if counted is not None else None,
         "turns": float(usage.model_calls) if usage is not None and not rec.is_error else None,
         "tokens": tokens if not rec.is_error else None,
         "wall_s": float(wall) if isinstance(wall, (int, float)) and not rec.is_error else None,
@@ -72,7 +74,8 @@ class Group:
     harness: str
     slice: str
     trials: int = 0
-    errors: int = 0
+    errors: int = 0  # trials left out of the means by their outcome
+    outcomes: dict[str, float] = field(default_factory=dict)  # share of each non-completed outcome
     metrics: dict[str, Cell] = field(default_factory=dict)
     delta_reward: Cell | None = None  # against the first harness, paired by instance
 
@@ -82,6 +85,7 @@ class Group:
             "slice": self.slice,
             "trials": self.trials,
             "errors": self.errors,
+            "outcomes": dict(self.outcomes),
             **{k: c.to_dict() for k, c in self.metrics.items()},
             "delta_reward": self.delta_reward.to_dict() if self.delta_reward else None,
         }
@@ -95,10 +99,12 @@ def _cell(per_instance: Mapping[str, list[float]], n_boot: int, seed: int) -> Ce
     return Cell(sum(sums) / sum(counts), bootstrap_ratio_ci(sums, counts, n_boot=n_boot, seed=seed), int(sum(counts)))
 
 
-def _by_instance(recs: Iterable[TrialRecord], metric: str) -> dict[str, list[float]]:
+def _by_instance(
+    recs: Iterable[TrialRecord], metric: str, rules: Mapping[str, str] | None = None
+) -> dict[str, list[float]]:
     out: dict[str, list[float]] = defaultdict(list)
     for rec in recs:
-        value = _values(rec)[metric]
+        value = _values(rec, rules)[metric]
         if value is not None:
             out[rec.task_hash or f"{rec.task_name}@{rec.seed}"].append(value)
     return out
@@ -119,9 +125,11 @@ def compare_harnesses(
     order: Sequence[str] | None = None,
     n_boot: int = DEFAULT_BOOT,
     seed: int = DEFAULT_SEED,
+    rules: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """{harnesses, overall, categories, tasks}: each a list of Group dicts (see the module docstring).
-    `order` puts these harnesses first (the first is the reference for the paired difference)."""
+    `order` puts these harnesses first (the first is the reference for the paired difference);
+    `rules` are the evaluation rules per outcome (`clawgym.records.outcomes`; defaults when None)."""
     recs = [as_record(r) for r in records]
     found = sorted({harness_label(r) for r in recs})
     harnesses = [h for h in (order or []) if h in found] + [h for h in found if h not in (order or [])]
@@ -139,16 +147,17 @@ def compare_harnesses(
     for kind, by_slice in slices.items():
         rows = []
         for name in sorted(by_slice):
-            ref_rewards = _by_instance(by_slice[name].get(harnesses[0], []), "reward") if harnesses else {}
+            ref_rewards = _by_instance(by_slice[name].get(harnesses[0], []), "reward", rules) if harnesses else {}
             for h in harnesses:
                 group_recs = by_slice[name].get(h, [])
                 if not group_recs:
                     continue
-                g = Group(h, name, len(group_recs), sum(r.is_error for r in group_recs))
+                excluded = sum(r.counted(rules) is None for r in group_recs)
+                g = Group(h, name, len(group_recs), excluded, outcome_rates(r.ended for r in group_recs))
                 for metric in METRICS:
-                    g.metrics[metric] = _cell(_by_instance(group_recs, metric), n_boot, seed)
+                    g.metrics[metric] = _cell(_by_instance(group_recs, metric, rules), n_boot, seed)
                 if h != harnesses[0]:
-                    g.delta_reward = _paired(ref_rewards, _by_instance(group_recs, "reward"), n_boot, seed)
+                    g.delta_reward = _paired(ref_rewards, _by_instance(group_recs, "reward", rules), n_boot, seed)
                 rows.append(g.to_dict())
         out[kind] = rows
     return out
@@ -184,7 +193,18 @@ def _big(cell: Mapping[str, Any] | None) -> str:
     )
 
 
-COLUMNS = ("harness", "trials", "errors", "mean reward", "Δ reward vs ref", "pass rate", "turns", "tokens", "agent s")
+COLUMNS = (
+    "harness",
+    "trials",
+    "excluded",
+    "mean reward",
+    "Δ reward vs ref",
+    "pass rate",
+    "other outcomes",
+    "turns",
+    "tokens",
+    "agent s",
+)
 
 
 def table_rows(groups: Sequence[Mapping[str, Any]]) -> list[list[str]]:
@@ -197,6 +217,7 @@ def table_rows(groups: Sequence[Mapping[str, Any]]) -> list[list[str]]:
             _fmt(g["reward"]),
             _fmt(g["delta_reward"]) if g["delta_reward"] else "(ref)" if g.get("is_ref") else "-",
             _fmt(g["passed"], pct=True),
+            format_outcomes(g.get("outcomes")),
             _big(g["turns"]),
             _big(g["tokens"]),
             _big(g["wall_s"]),
@@ -213,8 +234,9 @@ def mark_reference(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def html_page(result: Mapping[str, Any], title: str = "Harness comparison") -> str:
-    """One static page with the three tables (every string escaped; no script, no outside fetch)."""
-    from html import escape
+    """One static page with the three tables (every string HTML-escaped with its controls and bidi
+    characters made visible; no script, no outside fetch)."""
+    from ..files.textsafe import html_safe as escape
 
     def table(groups: Sequence[Mapping[str, Any]], first: str | None) -> str:
         head = "".join(f"<th>{escape(c)}</th>" for c in ((first,) if first else ()) + COLUMNS)

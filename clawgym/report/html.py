@@ -30,6 +30,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .summary import agent_name, run_labels, summarize
+from ..records.outcomes import INFRASTRUCTURE, normalize
+from ..run.runner import run_rules
 from .plots import PLOTS, build_plots
 from .stats import DEFAULT_KS
 from ..spec.task import CATEGORY_LABELS
@@ -100,7 +102,8 @@ def _shown(text: str, multiline: bool = True) -> str:
 # costs the slow path.
 _MAYBE_UNSAFE = re.compile(
     r"\\[rbf]|\\u00[01]"
-    r"|[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+    r"|[\x7f-\x9f\xad\u061c\u180e\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff"
+    r"\ufff9-\ufffb\ud800-\udfff\U000e0000-\U000e007f]"
 )
 _MAYBE_UNSAFE_LINE = re.compile(_MAYBE_UNSAFE.pattern + r"|\\[nt]")
 
@@ -202,6 +205,7 @@ def _detail(rec: dict[str, Any], traj: dict[str, Any] | None, diff: str | None, 
         "agent": s.ref(_short(rec.get("agent") or {}, MAX_STRING)),
         "error": s.ref(rec.get("error")),
         "traceback": s.ref(rec.get("traceback")),
+        "outcome": normalize(rec.get("outcome"), status=rec.get("status"), error=rec.get("error")),
         "note": s.ref(rec.get("note")),
         "timings": rec.get("timings") or {},
         "verdict": {
@@ -217,7 +221,6 @@ def _detail(rec: dict[str, Any], traj: dict[str, Any] | None, diff: str | None, 
     }
     if traj:
         out.update(
-            outcome=traj.get("outcome"),
             final_message=s.ref(traj.get("final_message")),
             messages=[_message(m, s) for m in traj.get("messages") or []],
             steps=[_step(st, s) for st in traj.get("steps") or []],
@@ -274,7 +277,7 @@ def build_report_data(run_dirs: Sequence[Path], *, ks: Sequence[int] = DEFAULT_K
             cols["attempt"].append(rec.get("attempt", 0))
             cols["secs"].append(round(_num((rec.get("timings") or {}).get("total_s")) or 0.0, 3))
             details.append(_detail(rec, traj, diff, s))
-        stats[label] = summarize(records, ks=ks) if records else []
+        stats[label] = summarize(records, ks=ks, rules=run_rules(Path(run_dir))) if records else []
     try:
         plots = build_plots(cols, stats, labels, CATEGORY_LABELS, has_trajectory)
         svgs = plots.pop("svg")
@@ -282,7 +285,14 @@ def build_report_data(run_dirs: Sequence[Path], *, ks: Sequence[int] = DEFAULT_K
         plots, svgs = {"error": f"plots need matplotlib ({exc}): pip install matplotlib"}, {}
     # Names, ids and labels are one line each; messages, outputs and diffs keep their line breaks.
     one_line = _visible(
-        {"runs": labels, "run_dirs": [str(d) for d in run_dirs], "stats": stats, "index": cols, "plots": plots},
+        {
+            "runs": labels,
+            "run_dirs": [str(d) for d in run_dirs],
+            "stats": stats,
+            "index": cols,
+            "plots": plots,
+            "infra": sorted(INFRASTRUCTURE),
+        },
         multiline=False,
     )
     return {

@@ -18,6 +18,8 @@ from rich.text import Text
 from .stats import DEFAULT_BOOT, DEFAULT_KS, DEFAULT_SEED, group_stats
 from ..spec.task import CATEGORY_LABELS
 from ..files.textsafe import printable
+from ..records.outcomes import INFRASTRUCTURE
+from ..records.outcomes import rates as outcome_rates
 from ..records.trial_record import TrialRecord, as_record
 
 
@@ -40,8 +42,13 @@ def summarize(
     ks: Sequence[int] = DEFAULT_KS,
     n_boot: int = DEFAULT_BOOT,
     seed: int = DEFAULT_SEED,
+    rules: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """Rows of (agent, category) with trial counts, mean reward and pass rate; `all` rows per agent.
+
+    Trials count as the evaluation `rules` say (outcome -> score | exclude | retry; the defaults of
+    `clawgym.records.outcomes` when None): `errors` is how many were left out of the means, and
+    `outcomes` the share of each non-`completed` outcome among all the trials of the row.
 
     Each row also has `instances`, `mean_reward_ci`, `pass_rate_ci` and, for each k in `ks`,
     `pass@k`, `pass^k` and their CIs (see `report_stats.group_stats`; None where no instance has k
@@ -53,19 +60,20 @@ def summarize(
         groups[(rec.agent_name, "all")].append(rec)
     rows = []
     for (agent, category), recs in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] == "all", kv[0][1])):
-        graded = [r for r in recs if not r.is_error]
-        rewards = [float(r.reward or 0.0) for r in graded]
+        counted = [c for c in (r.counted(rules) for r in recs) if c is not None]
+        rewards = [reward for reward, _ in counted]
         row = {
             "agent": agent,
             "category": category,
             "trials": len(recs),
-            "errors": len(recs) - len(graded),
+            "errors": len(recs) - len(counted),
             "mean_reward": sum(rewards) / len(rewards) if rewards else None,
-            "pass_rate": sum(r.passed for r in graded) / len(graded) if graded else None,
+            "pass_rate": sum(passed for _, passed in counted) / len(counted) if counted else None,
             "min_reward": min(rewards) if rewards else None,
             "max_reward": max(rewards) if rewards else None,
+            "outcomes": outcome_rates(r.ended for r in recs),
         }
-        row.update(group_stats(recs, ks=ks, n_boot=n_boot, seed=seed))
+        row.update(group_stats(recs, ks=ks, n_boot=n_boot, seed=seed, rules=rules))
         rows.append(row)
     return rows
 
@@ -109,14 +117,19 @@ def summary_table(rows: list[dict[str, Any]], title: str = "Results") -> Table:
     Values carry their bootstrap 95% CI in brackets (on a second line); k columns without any value are left out.
     """
     ks = row_ks(rows)
-    table = Table(title=_title(title), caption="in brackets: bootstrap 95% CI over task instances" if rows else None)
+    caption = (
+        "in brackets: bootstrap 95% CI over task instances; excluded: trials left out of the means by "
+        "their outcome (* infrastructure, see docs/outcomes.md)"
+    )
+    table = Table(title=_title(title), caption=caption if rows else None)
     columns = [
         ("agent", "left"),
         ("category", "left"),
         ("trials", "right"),
-        ("errors", "right"),
+        ("excluded", "right"),
         ("mean reward", "right"),
         ("pass rate", "right"),
+        ("other outcomes", "left"),
     ]
     columns += [(f"pass@{k}", "right") for k in ks] + [(f"pass^{k}", "right") for k in ks if k > 1]
     columns += [("min", "right"), ("max", "right")]
@@ -137,12 +150,21 @@ def summary_table(rows: list[dict[str, Any]], title: str = "Results") -> Table:
             str(row["errors"]),
             _two_lines(row["mean_reward"], row.get("mean_reward_ci")),
             _two_lines(row["pass_rate"], row.get("pass_rate_ci"), pct=True),
+            format_outcomes(row.get("outcomes"), sep="\n"),
         ]
         cells += [_two_lines(row.get(f"pass@{k}"), row.get(f"pass@{k}_ci"), pct=True) for k in ks]
         cells += [_two_lines(row.get(f"pass^{k}"), row.get(f"pass^{k}_ci"), pct=True) for k in ks if k > 1]
         cells += [_fmt(row["min_reward"]), _fmt(row["max_reward"])]
         table.add_row(*cells, style=style)
     return table
+
+
+def format_outcomes(rates: Mapping[str, float] | None, sep: str = ", ") -> str:
+    """'agent_timeout 12%, model_error* 3%' ('-' for none): the share of each non-completed
+    outcome, infrastructure outcomes starred."""
+    if not rates:
+        return "-"
+    return sep.join(f"{name}{'*' if name in INFRASTRUCTURE else ''} {100 * rate:.0f}%" for name, rate in rates.items())
 
 
 def print_summary(rows: list[dict[str, Any]], console: Console | None = None, title: str = "Results") -> None:

@@ -377,3 +377,21 @@ def test_agent_file_and_errors(bench, tmp_path):
     res = CliRunner().invoke(main, ["bench", "run", "--model", "embedded", "--bench", "nowhere"])
     assert res.exit_code == 2 and "no benchmark folder at nowhere" in res.output
     assert load_file(path).data["type"] == "command"
+
+
+def test_a_row_with_infrastructure_outcomes_is_marked_and_shows_their_rate(bench, bwrap):
+    agent = Path("down.yaml")
+    agent.write_text(
+        "type: claw\nname: down\npolicy: {type: openai, model: m, base_url: 'http://127.0.0.1:9/v1', max_retries: 0}\n"
+    )
+    _invoke("bench", "run", "--agent", str(agent), "-k", "1", "--quiet", "--label", "down")
+    row = json.loads(Path("results/leaderboard/down.json").read_text())
+    assert row["outcomes"] == {"model_error": 1.0} and row["infrastructure"] == 1.0
+    assert row["overall"]["mean_reward"] is None  # an endpoint that never answered is not a reward of 0
+    _invoke("bench", "run", "--agent", "oracle", "-k", "1", "--quiet")
+    md = markdown(load_rows(Path("results/leaderboard")))
+    down = next(line for line in md.splitlines() if "| down |" in line)
+    ok = next(line for line in md.splitlines() if "| oracle |" in line)
+    assert "⚠" in down and "infrastructure outcomes 100%" in down and "model_error* 100%" in down
+    assert "infrastructure outcomes" not in ok
+    assert "infrastructure outcome (a model endpoint" in md  # the note says what the mark means
