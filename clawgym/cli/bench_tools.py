@@ -97,6 +97,8 @@ def review_command(
             task = tasks[key]
             show_instance(console, key, inst.folder, task)
             if model is not None:
+                from ..files.textsafe import printable
+
                 record = llm_review(task, model, date=now())
                 append_record(inst.folder, "llm_reviews", record)
                 shown = (
@@ -104,7 +106,7 @@ def review_command(
                     if "parse_error" in record
                     else json.dumps(record["review"], ensure_ascii=False)
                 )
-                console.print(f"model review: {shown}", highlight=False, markup=False)
+                console.print(printable(f"model review: {shown}"), highlight=False, markup=False)
             if llm_only:
                 continue
             chosen = decision or click.prompt("decision", type=click.Choice(["accept", "reject", "comment"]))
