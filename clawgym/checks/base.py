@@ -22,6 +22,7 @@ from .context import glob_regex as glob_regex
 from .context import has_magic as has_magic
 
 MAX_REASON = 2000
+FAILED = "grader_failed"  # in a result's details: why its grading process did not exit cleanly within its limits
 SCHEMA_DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
 
@@ -40,6 +41,12 @@ class CheckResult:
     @property
     def passed(self) -> bool:
         return self.score >= 1 - 1e-9
+
+    @property
+    def grader_failed(self) -> str | None:
+        """Why this check's grading process failed (it then scored 0 whatever it printed); None if it did not."""
+        why = (self.details or {}).get(FAILED)
+        return None if why is None else str(why)
 
     def to_dict(self) -> dict:
         return {

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from ..registry import register
-from .base import Check, CheckContext, as_list, clip, short, strings
-from .grading import grading_folder, run_in_sandbox
+from .base import Check, CheckContext, as_list, short, strings
+from .grading import failed_grade, grading_folder, process_failure, run_in_sandbox, signal_hint
 
 MAX_OUTPUT = 1_000_000
 
@@ -69,7 +69,8 @@ class Command(Check):
     """Run a shell command in a fresh sandbox over a copy of the final workspace.
 
     Score = fraction of criteria met: the exit status, plus each `output_contains` string
-    (output is stdout and stderr together). A timeout scores 0.
+    (output is stdout and stderr together). A command that exits with another status, is killed,
+    times out or prints past its output cap scores 0, whatever its output contains.
     """
 
     type = "command"
@@ -111,28 +112,21 @@ class Command(Check):
         details: dict = {"exit_code": res.exit_code, "output_tail": output[-2000:]}
         if skipped:
             details["skipped"] = skipped[:20]
-        if res.timed_out:
-            return 0.0, f"command timed out after {timeout:g}s", details
         want = [int(x) for x in as_list(self.get("expect_exit"))]
-        problems = []
-        if res.exit_code not in want:
-            why = f" ({res.killed_reason})" if getattr(res, "killed_reason", None) else ""
-            last = next((ln for ln in reversed(output.splitlines()) if ln.strip()), "")
-            problems.append(
-                f"exit status {res.exit_code}{why}, expected {' or '.join(map(str, want))}"
-                + (f"; last output: {clip(last)}" if last else "")
-            )
+        why = process_failure(res, timeout, want)
+        if why is not None:  # its output counts only if it exited as expected within its limits
+            why += signal_hint(res.exit_code)
+            head = f"command timed out after {timeout:g}s" if res.timed_out else f"command failed: {why}"
+            return failed_grade(head, why, details, output=output)
         needles = [str(s) for s in as_list(self.get("output_contains"))]
-        problems += [f"output lacks {short(s, 60)}" for s in needles if s not in output]
-        total = 1 + len(needles)
-        score = (total - len(problems)) / total
+        problems = [f"output lacks {short(s, 60)}" for s in needles if s not in output]
         if not problems:
             return (
-                score,
+                1.0,
                 f"exit status {res.exit_code}" + (f", output has all {len(needles)} string(s)" if needles else ""),
                 details,
             )
-        return score, "; ".join(problems[:3]), details
+        return (1 + len(needles) - len(problems)) / (1 + len(needles)), "; ".join(problems[:3]), details
 
 
 def _number(text: Any) -> float | None:

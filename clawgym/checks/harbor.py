@@ -21,7 +21,7 @@ from ..files import safefs
 from ..errors import ClawgymError
 from ..registry import register
 from .base import Check, CheckContext, CheckFailure, check_rel, clip
-from .grading import grading_folder, run_in_sandbox
+from .grading import failed_grade, grading_folder, process_failure, run_in_sandbox, signal_hint
 
 MAX_REWARD_BYTES = 1_000_000
 DEFAULT_WORKDIR = "/root/.openclaw/workspace"
@@ -35,8 +35,9 @@ class HarborTests(Check):
     workspace is mounted; its folder is visible read-only at `/tests`, `/logs/verifier` is writable,
     and there is no network. Score = the float in `/logs/verifier/reward.txt`, else from
     `/logs/verifier/reward.json` its `reward` key or, without one, the mean of its metrics (every
-    metric is listed in the details). No reward file, a value that is not a number, a script that
-    exits non-zero or is killed, or a timeout scores 0; a reward outside [0, 1] is clamped.
+    metric is listed in the details). No reward file or a value that is not a number scores 0, and
+    so does a script that exits non-zero, is killed, times out or prints past its output cap,
+    whatever reward it wrote; a reward outside [0, 1] is clamped.
     """
 
     type = "harbor_tests"
@@ -132,26 +133,27 @@ class HarborTests(Check):
                 ro_binds=[[str(g.private / "tests"), "/tests"]],
                 rw_binds=[[str(logs), "/logs"]],
             )
-            found = _read_reward(logs)
+            try:
+                found = _read_reward(logs)
+            except CheckFailure as e:  # a link it planted: still a failed grade first if it failed
+                found = (None, str(e), {})
             skipped = g.skipped
         output = res.output or ""
         details: dict[str, Any] = {"exit_code": res.exit_code, "output_tail": output[-2000:]}
         if skipped:
             details["skipped"] = skipped[:20]
-        if res.timed_out:
-            return 0.0, f"{self.get('script')} timed out after {timeout:g}s", details
         score, reason, metrics = found
         if metrics:
             details["subscores"] = [{"name": k, "score": v, "reason": ""} for k, v in metrics.items()]
-        last = next((ln for ln in reversed(output.splitlines()) if ln.strip()), "")
-        if res.exit_code != 0:  # a verifier that fails or is killed is a failed grade, whatever it wrote
-            why = res.killed_reason or f"exit status {res.exit_code}"
-            return (
-                0.0,
-                (f"{Path(self.get('script')).name} failed ({why})" + (f"; last output: {clip(last)}" if last else "")),
-                details,
-            )
+        why = process_failure(res, timeout)
+        if why is not None:  # a verifier that fails or is killed is a failed grade, whatever it wrote
+            if score is not None:
+                details["reward_written"] = score
+            name, hint = Path(self.get("script")).name, signal_hint(res.exit_code)
+            head = f"{self.get('script')} timed out after {timeout:g}s" if res.timed_out else f"{name} failed ({why})"
+            return failed_grade(head, why + hint, details, output=output)
         if score is None:
+            last = next((ln for ln in reversed(output.splitlines()) if ln.strip()), "")
             return 0.0, reason + (f" (last output: {clip(last)})" if last else ""), details
         return score, reason, details
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..registry import register
 from .base import Check, CheckContext, CheckFailure, CheckResult, as_list, check_rel, clip
-from .grading import grading_folder, put_private, run_python_grader
+from .grading import failed_grade, grading_folder, put_private, run_python_grader
 from .openclaw_transcript import DEFAULT_CLOCK, parse_clock, session_events, session_jsonl
 from .pinchbench_score import automated_score
 from .script import restore_inputs
@@ -129,23 +129,23 @@ class PinchbenchGrade(Check):
             details["ran_workspace_code"] = run.workspace_code
         if restored:
             details["restored"] = restored[:50]
-        if run.timed_out:
-            return 0.0, f"grader timed out after {timeout:g}s (PinchBench scores an error 0)", details
         result = _result(run.stdout)
+        values: dict[str, float] = {}
+        if result is not None and isinstance(result.get("scores"), dict):  # kept for reading if it then failed
+            values = {str(k): float(v) for k, v in result["scores"].items()}
+            details["values"] = values
+            details["subscores"] = [{"name": k, "score": v} for k, v in values.items()]
         if run.failure is not None or result is None:
-            details["stderr_tail"] = run.stderr[-2000:]
-            last = next((ln for ln in reversed(run.stderr.splitlines()) if ln.strip()), "")
-            return (
-                0.0,
-                (f"grader did not finish ({run.failure or 'no result'})" + (f": {clip(last, 200)}" if last else "")),
-                details,
-            )
+            why = run.failure or "exited without writing its result"
+            head = f"grader timed out after {timeout:g}s" if run.timed_out else f"grader did not finish ({why})"
+            return failed_grade(head, why, details, stderr=run.stderr)
         if "error" in result:
-            details["traceback"] = str(result.get("traceback") or "")[-2000:]
-            return 0.0, f"grade() failed, which PinchBench scores 0: {clip(str(result['error']), 300)}", details
-        values = {str(k): float(v) for k, v in (result.get("scores") or {}).items()}
-        details["values"] = values
-        details["subscores"] = [{"name": k, "score": v} for k, v in values.items()]
+            error = clip(str(result["error"]), 300)
+            if not result.get("traceback"):  # it returned something other than a dict: no failure, a 0
+                return 0.0, f"grade() failed, which PinchBench scores 0: {error}", details
+            why = f"grade() raised {clip(error, 200)}"
+            head = f"{why} (PinchBench scores an exception 0)"
+            return failed_grade(head, why, details, traceback=str(result["traceback"]), stderr=run.stderr)
         if result.get("dropped"):
             details["dropped"] = list(result["dropped"])[:50]
         if not values:

@@ -26,9 +26,9 @@ from typing import Any
 
 from ..files import safefs
 from ..registry import register
-from .base import Check, CheckContext, CheckFailure, CheckResult, as_list, check_rel, clip, glob_regex
+from .base import Check, CheckContext, CheckFailure, CheckResult, as_list, check_rel, glob_regex
 from .exec import parse_reward_sh, parse_score
-from .grading import grading_folder, put_private, run_python_grader
+from .grading import failed_grade, grading_folder, put_private, run_python_grader
 
 _MAGIC = re.compile(r"[*?\[]")
 
@@ -43,8 +43,9 @@ class Python(Check):
     and, if recorded, CLAWGYM_TRAJECTORY (a JSON file). Its last non-empty stdout line is read as:
     a float in [0, 1]; or a JSON object `{"score": s, "reason": "...", "checks": [{"name", "score",
     "reason"}]}`; or a JSON object of named sub-scores `{"name": s, ...}` (score = their mean).
-    Otherwise exit status 0 scores 1. A script that exits non-zero, is killed or times out scores
-    0 whatever it printed.
+    Otherwise exit status 0 scores 1. A script that exits non-zero, is killed, times out or prints
+    past its output cap scores 0 whatever it printed: its sub-scores are shown with weight 0 and
+    the check's own 0 carries the weight they would have had.
     """
 
     type = "python"
@@ -206,25 +207,14 @@ class Python(Check):
             details["skipped"] = skipped[:20]
         if restored:
             details["restored"] = restored[:50]
-        if run.timed_out:
-            return 0.0, f"grading script timed out after {timeout:g}s", details
         if self.get("protocol") == "reward.sh":
             score, reason, extra = parse_reward_sh(run.stdout)
         else:
             score, reason, extra = parse_score(run.stdout, run.exit_code, strict=bool(self.get("require_score")))
         details.update(extra)
-        if run.failure is not None:  # a grader that fails is a failed grade, whatever it printed
-            details["stderr_tail"] = run.stderr[-2000:]
-            last_err = next((ln for ln in reversed(run.stderr.splitlines()) if ln.strip()), "")
-            return (
-                0.0,
-                (
-                    f"grading script failed ({run.failure})"
-                    + (f": {clip(last_err, 200)}" if last_err else "")
-                    + (f"; it printed {clip(reason, 120)}" if not reason.startswith("script") else "")
-                ),
-                details,
-            )
+        if run.failure is not None:  # what a grader that fails printed is kept for reading, never scored
+            head = "grading script " + (f"timed out after {timeout:g}s" if run.timed_out else f"failed ({run.failure})")
+            return failed_grade(head, run.failure, details, stderr=run.stderr, stdout=run.stdout)
         return score, reason, details
 
     def expand(self, result: CheckResult) -> list[CheckResult]:

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator
 
-from ..checks.base import MAX_REASON, CheckContext, CheckFailure, CheckResult
+from ..checks.base import FAILED, MAX_REASON, CheckContext, CheckFailure, CheckResult
 from ..errors import ClawgymError, InfraError, PrerequisiteError
 
 if TYPE_CHECKING:
@@ -70,19 +70,31 @@ def _clean_score(score: Any) -> float:
 
 
 def combine(results: list[CheckResult], *, pass_threshold: float = 1.0) -> Verdict:
-    """A failed gate gives reward 0; otherwise the weighted mean of scores (plain mean if all weights are 0)."""
+    """A failed gate gives reward 0; otherwise the weighted mean of scores (plain mean if all weights are 0).
+
+    Each check whose grading process failed gets a note (it scored 0 whatever it printed)."""
     results = list(results)
     if not results:
         return Verdict(0.0, False, [], error="no checks to score")
+    notes = failed_grader_notes(results)
     gate = next((r for r in results if r.gate and not r.passed), None)
     if gate is not None:
-        return Verdict(0.0, False, results, gate_failed=gate.name)
+        return Verdict(0.0, False, results, gate_failed=gate.name, notes=notes)
     weights = [max(0.0, w) if math.isfinite(w := float(r.weight)) else 0.0 for r in results]
     scores = [_clean_score(r.score) for r in results]
     total = sum(weights)
     reward = sum(w * s for w, s in zip(weights, scores)) / total if total > 0 else sum(scores) / len(scores)
     reward = min(1.0, max(0.0, reward))
-    return Verdict(reward, reward >= pass_threshold - 1e-9, results)
+    return Verdict(reward, reward >= pass_threshold - 1e-9, results, notes=notes)
+
+
+def failed_grader_notes(results: list[CheckResult]) -> list[str]:
+    """One line per check whose grading process did not exit cleanly within its limits."""
+    return [
+        f"the grader of {r.name!r} failed ({r.grader_failed}): it scores 0 whatever it printed"
+        for r in results
+        if r.grader_failed is not None
+    ]
 
 
 def combine_hybrid(
@@ -181,7 +193,8 @@ def _unique(name: str, seen: set[str]) -> str:
     return out
 
 
-EXECUTING_CHECKS = ("command", "python", "harbor_tests")  # skipped once a gate has failed: they cost a process each
+# checks that run a process (skipped once a gate has failed; their timeout is cut to the deadline)
+EXECUTING_CHECKS = ("command", "python", "harbor_tests", "pinchbench_grade")
 
 
 def _executes(config: Any) -> bool:
@@ -239,10 +252,38 @@ def _run_one(
         weight = float(weight)
     except (TypeError, ValueError):
         weight = 1.0
+    if details.get(FAILED) is not None:  # a grader that failed never pays, whatever it reported
+        score = 0.0
     result = CheckResult(
         name=name, type=ctype, score=score, weight=weight, gate=gate, reason=reason[:MAX_REASON], details=details
     )
-    return check.expand(result) if check is not None else [result]
+    if check is None:
+        return [result]
+    parts = check.expand(result)
+    return failed_parts(result, parts) if result.grader_failed is not None else parts
+
+
+def failed_parts(result: CheckResult, parts: list[CheckResult]) -> list[CheckResult]:
+    """The results of a check whose grader failed: its own 0 first, carrying the whole weight (and any
+    gate) of `parts`, what its expansion would have given, then the parts it reported, with weight 0
+    and no gate, for reading. So the failure costs exactly the share the grader was worth, and a gate
+    on one of its sub-scores counts as failed."""
+    head = CheckResult(
+        name=result.name,
+        type=result.type,
+        score=0.0,
+        weight=sum(w for p in parts if math.isfinite(w := float(p.weight)) and w > 0),
+        gate=any(p.gate for p in parts),
+        reason=result.reason,
+        details=dict(result.details or {}),
+    )
+    rest = [p for p in parts if p is not result and p.name != result.name]
+    if rest:
+        head.details = {k: v for k, v in (head.details or {}).items() if k != "subscores"}
+    for p in rest:
+        p.weight, p.gate, p.details = 0.0, False, None
+        p.reason = (p.reason or "sub-score") + " (not counted: the grader failed)"
+    return [head, *rest]
 
 
 def run_checks(
