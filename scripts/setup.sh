@@ -11,6 +11,10 @@ command -v slirp4netns >/dev/null 2>&1 || need_apt+=(slirp4netns)  # private net
 command -v git >/dev/null 2>&1 || need_apt+=(git)
 command -v setpriv >/dev/null 2>&1 || need_apt+=(util-linux)
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)  # for the HTML report's browser tests
+# Graders run with the system python3 of their sandbox (PATH /usr/local/bin:/usr/bin:/bin there), and
+# published ClawGym graders may run a task's tests with pytest, which their environment had.
+sandbox_python="$(PATH=/usr/local/bin:/usr/bin:/bin command -v python3 || true)"
+{ [ -n "$sandbox_python" ] && "$sandbox_python" -c "import pytest" >/dev/null 2>&1; } || need_apt+=(python3-pytest)
 # a C compiler and libc.a build the sandbox launcher (clawgym/sandbox/launcher.py); without them
 # sandboxes start through setpriv/prlimit, about 1.5 ms slower each
 command -v cc >/dev/null 2>&1 || need_apt+=(gcc)

@@ -11,6 +11,11 @@ starts do, the launcher then writes one frame on its own stdout: a newline, the 
 object with the exit status, the signal that killed the grader (if any), its stdout (base64) and
 the tail of its stderr. The host trusts only a frame that carries its nonce, which nothing else
 in the sandbox ever saw, so a program that prints a forged score or kills the grader gains nothing.
+Otherwise the grader runs as `python3 SCRIPT ARGS` would run it: the same argv and sys.path, and
+bytecode caches written as usual (a grader that runs the task's tests and then lists a folder sees
+their __pycache__, as it did where it was written).
+With CLAWGYM_GRADER_DEADLINE (a time.time() value) the launcher kills the grader's process group
+then and reports it as timed out, with what it had printed so far.
 An audit hook also reports, before it runs, any code from the workspace the grader executes in its
 own process (a module the agent wrote that the grader imports): that code can steer the grader's
 output, and the frame says so.
@@ -75,9 +80,9 @@ def _grader(script: str, args: list, out_w: int, err_w: int, taint_w: int) -> No
         workspace = os.environ.get("CLAWGYM_WORKSPACE")
         if workspace:
             _watch_workspace_code(workspace, os.path.dirname(os.path.abspath(script)), taint_w)
-        sys.dont_write_bytecode = True
-        sys.argv = [script, *args]
-        sys.path[0] = os.path.dirname(os.path.abspath(script))
+        sys.argv = [script, *args]  # and sys.path as `python3 SCRIPT` has it (-I left the folder out)
+        sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # the programs it starts write caches too
         try:
             runpy.run_path(script, run_name="__main__")
             code = 0
@@ -96,8 +101,12 @@ def _grader(script: str, args: list, out_w: int, err_w: int, taint_w: int) -> No
             os._exit(code & 0xFF if isinstance(code, int) else 1)
 
 
-def run_one(script: str, args: list, env: dict | None = None, timeout: float | None = None) -> dict:
-    """Fork the grader, collect its output, wait for it (at most `timeout` seconds); its frame."""
+def run_one(
+    script: str, args: list, env: dict | None = None, timeout: float | None = None, kill_all: bool = True
+) -> dict:
+    """Fork the grader, collect its output, wait for it (at most `timeout` seconds); its frame.
+
+    On a timeout, `kill_all` kills every other process of the sandbox, else the grader's process group."""
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     taint_r, taint_w = os.pipe()
@@ -123,9 +132,9 @@ def run_one(script: str, args: list, env: dict | None = None, timeout: float | N
                 status, drain_until = st, time.monotonic() + DRAIN_S
             elif deadline is not None and time.monotonic() > deadline:
                 timed_out = True
-                _kill_others()
+                _kill_others() if kill_all else _kill_group(pid)
                 _, status = os.waitpid(pid, 0)
-                break
+                drain_until = time.monotonic() + 0.1  # what it wrote before it was killed
         if drain_until is not None and time.monotonic() > drain_until:
             break
         ready, _, _ = select.select(reads, [], [], 0.05)
@@ -168,6 +177,15 @@ def _kill_others() -> None:
                 pass
 
 
+def _kill_group(pid: int) -> None:
+    """Kill the grader and its process group (what it started and left there)."""
+    for kill, target in ((os.killpg, pid), (os.kill, pid)):
+        try:
+            kill(target, signal.SIGKILL)
+        except OSError:
+            pass
+
+
 def _batch(plan: list, nonce: str) -> None:
     """Several graders one after the other, each with the workspace folder renamed into place, and
     nothing of the one before left running; one frame each (`index` says which)."""
@@ -188,6 +206,7 @@ def _batch(plan: list, nonce: str) -> None:
 
 def main() -> None:
     nonce = os.environ.pop("CLAWGYM_GRADER_NONCE", None) or sys.stdin.readline().strip()
+    deadline = os.environ.pop("CLAWGYM_GRADER_DEADLINE", None)
     plan_line = sys.stdin.readline() if not sys.argv[1:] else ""
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
@@ -195,7 +214,8 @@ def main() -> None:
     if plan_line.strip():
         _batch(json.loads(plan_line), nonce)
     else:
-        frame = run_one(sys.argv[1], sys.argv[2:])
+        timeout = max(0.1, float(deadline) - time.time()) if deadline else None
+        frame = run_one(sys.argv[1], sys.argv[2:], timeout=timeout, kill_all=False)
         os.write(1, ("\n" + nonce + json.dumps(frame) + "\n").encode("ascii"))
     os._exit(0)
 

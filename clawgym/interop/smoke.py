@@ -76,7 +76,7 @@ def _outcome(run: GraderRun, timeout: float) -> float | Rejected:
 
 
 def _env(item: SmokeItem, g: Any, n: int) -> dict[str, str]:
-    env = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8"}
+    env = {"PYTHONIOENCODING": "utf-8"}
     task = item.task
     if task.wants_payload():
         env["OPENCLAW_REWARD_PAYLOAD"] = put_private(
