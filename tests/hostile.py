@@ -79,6 +79,8 @@ class Attack:
     script: str
     network: bool = False
     concurrent: int = 1  # trials of it run at once
+    grader: str | None = None  # another reward/check.py for its task (tests/hostile_grading.py)
+    judge: bool = False  # its task has a rubric, scored by the gullible judge
 
 
 class Arena:
@@ -96,9 +98,9 @@ class Arena:
         (self.task_dir / "reward").mkdir(parents=True)
         (self.task_dir / "reward" / "check.py").write_text(CHECK_PY)
 
-    def task(self, name: str, network: bool) -> Path:
+    def task(self, name: str, network: bool, rubric: bool = False) -> Path:
         path = self.task_dir / f"{name}.yaml"
-        path.write_text(TASK.format(name=name, network=str(network).lower()))
+        path.write_text(TASK.format(name=name, network=str(network).lower()) + (RUBRIC if rubric else ""))
         return path
 
     def fingerprint(self) -> dict[str, str]:
@@ -113,7 +115,8 @@ class Arena:
 
     def run_spec(self, attack: Attack, backend: str = "local") -> Path:
         """A run spec: the attacker, a do-nothing agent and the oracle (an honest agent) on the task."""
-        task = self.task(attack.name.replace("_", "-"), attack.network)
+        task = self.task(attack.name.replace("_", "-"), attack.network, attack.judge)
+        (self.task_dir / "reward" / "check.py").write_text(attack.grader or CHECK_PY)
         agent = {
             "type": "command",
             "name": "attacker",
@@ -133,6 +136,8 @@ class Arena:
             "out": str(self.root / "out"),
             "sandbox": {"type": backend},
         }
+        if attack.judge:
+            spec["judge"] = {"type": "gullible_judge"}
         path = self.root / "run.yaml"
         path.write_text(json.dumps(spec))
         return path
@@ -547,3 +552,10 @@ SPECIFIC = {
     "bad_names": _bad_names,
     "env_and_secrets": _env_and_secrets,
 }
+
+# Attacks on grading itself: graders failing late, evidence aimed at the judge, escapes in contents.
+from hostile_grading import CHECKS as _GRADING_CHECKS  # noqa: E402
+from hostile_grading import RUBRIC, attacks  # noqa: E402
+
+ATTACKS += attacks(Attack)
+SPECIFIC.update(_GRADING_CHECKS)
