@@ -6,9 +6,10 @@
 #
 # Needs root, a running Docker daemon and debootstrap (apt-get install -y debootstrap docker.io).
 # It bootstraps a minimal Debian bookworm root filesystem (bash, coreutils, python3) from the
-# configured Debian mirror (CLAWGYM_DEBIAN_MIRROR, default deb.debian.org) and imports it:
+# configured Debian mirror (CLAWGYM_DEBIAN_MIRROR, default deb.debian.org) and imports it (pytest is
+# in it because published graders run the tasks' unit tests with it):
 #
-#   debootstrap --variant=minbase --include=python3 bookworm ROOTFS MIRROR
+#   debootstrap --variant=minbase --include=python3,procps,python3-pytest bookworm ROOTFS MIRROR
 #   tar -C ROOTFS -c . | docker import --change 'CMD ["/bin/bash"]' - clawgym/base:bookworm
 set -euo pipefail
 
@@ -27,7 +28,7 @@ command -v docker >/dev/null || { echo "docker is missing: apt-get install -y do
 ROOTFS="$(mktemp -d "${TMPDIR:-/tmp}/clawgym-rootfs.XXXXXX")"
 trap 'rm -rf --one-file-system "$ROOTFS"' EXIT
 start=$(date +%s)
-debootstrap --variant=minbase --include=python3,procps "$SUITE" "$ROOTFS" "$MIRROR"
+debootstrap --variant=minbase --include=python3,procps,python3-pytest "$SUITE" "$ROOTFS" "$MIRROR"
 # Trim what a sandbox never needs.
 rm -rf "$ROOTFS"/var/cache/apt/archives/*.deb "$ROOTFS"/var/lib/apt/lists/* \
        "$ROOTFS"/usr/share/doc/* "$ROOTFS"/usr/share/man/* "$ROOTFS"/usr/share/locale/*
