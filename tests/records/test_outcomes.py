@@ -92,3 +92,14 @@ def test_rates_give_the_share_of_each_non_completed_outcome():
         "model_error": 0.1,
     }
     assert outcomes.rates([]) == {}
+
+
+def test_the_schemas_state_each_default_rule():
+    import json
+
+    defs = json.loads((DOC.parents[1] / "clawgym" / "schemas" / "common.v1.json").read_text())["$defs"]
+    for kind, rules in (("evaluation", outcomes.evaluation_rules()), ("training", outcomes.training_rules())):
+        props = defs[f"{kind}Rules"]["properties"]
+        assert set(props) == set(outcomes.OUTCOMES)
+        for name, rule in rules.items():
+            assert props[name]["description"].endswith(f"(default `{rule}`)."), (kind, name)
