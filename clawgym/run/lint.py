@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from ..records.outcomes import normalize
 from ..errors import Problem
 from .trial import Trial, execute_trial
 from ..spec.load import Document, load_file
@@ -149,7 +150,7 @@ def _judge(task: Task, agent: str, rec: dict[str, Any]) -> list[Problem]:
     results = _results(rec)
     if agent == "oracle":
         note = rec.get("note")
-        if note and rec.get("outcome") in ("failed", "timeout"):
+        if note and normalize(rec.get("outcome"), status=rec.get("status")) in ("agent_crash", "agent_timeout"):
             step = _step_index(note)
             line = task.solution_lines[step] if step is not None and step < len(task.solution_lines) else 1
             key = f"solution[{step}]" if step is not None else "solution"
