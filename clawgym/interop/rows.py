@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..records.outcomes import INFRASTRUCTURE, normalize
 from ..errors import ClawgymError
 from ..files.textsafe import printable
 from ..records.store import reward_of, status_of
@@ -44,7 +45,7 @@ def metadata_of(t: Trajectory) -> dict[str, Any]:
         "seed": task.get("seed"),
         "category": task.get("category"),
         "reward": reward_of(t),
-        "status": status_of(t) or ("error" if t.outcome == "error" else None),
+        "status": status_of(t) or ("error" if normalize(t.outcome) in INFRASTRUCTURE else None),
         "outcome": t.outcome,
         "agent": agent.get("name") or agent.get("type"),
         "agent_type": agent.get("type"),

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
+from .outcomes import INFRASTRUCTURE, normalize
 from ..errors import ClawgymError, PrerequisiteError
 from ..files.atomic import write_lines
 from ..files.textsafe import printable
@@ -179,7 +180,7 @@ def sft_row(t: Trajectory) -> dict[str, Any]:
         "seed": int(task.get("seed") or 0),
         "category": printable(str(task.get("category") or "")),
         "reward": reward_of(t),
-        "status": _shown(status_of(t) or ("error" if t.outcome == "error" else None)),
+        "status": _shown(status_of(t) or ("error" if normalize(t.outcome) in INFRASTRUCTURE else None)),
     }
 
 
