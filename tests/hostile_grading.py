@@ -22,26 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from clawgym.policy.base import Completion, Policy
+from hostile import CHECK_PY
 from clawgym.registry import register
 
 # A grader in the published shape that prints its sub-scores first and then does more: it parses a
 # file the agent may write and runs the agent's program once more. An honest agent writes neither.
-CHECK_PY_LATE = """\
-import json, os, subprocess, sys
-ws = sys.argv[1]
-rows = [r.split(",") for r in open(os.path.join(ws, "input", "sales.csv")).read().split()[1:]]
-expected = str(sum(int(r[1]) for r in rows))
-scores = {}
-try:
-    scores["total_written"] = float(open(os.path.join(ws, "output", "total.txt")).read().strip() == expected)
-except OSError:
-    scores["total_written"] = 0.0
-try:
-    out = subprocess.run([sys.executable, os.path.join(ws, "tools", "summarize.py")], cwd=ws,
-                         capture_output=True, text=True, timeout=30).stdout.strip()
-    scores["script_prints_total"] = float(out == expected)
-except Exception:
-    scores["script_prints_total"] = 0.0
+CHECK_PY_LATE = (
+    CHECK_PY.replace("print(json.dumps(scores))\n", "")
+    + """\
 print(json.dumps(scores), flush=True)
 notes = os.path.join(ws, "output", "notes.json")
 if os.path.exists(notes):
@@ -49,6 +37,7 @@ if os.path.exists(notes):
 subprocess.run([sys.executable, os.path.join(ws, "tools", "summarize.py"), "--again"], cwd=ws,
                capture_output=True, timeout=30)
 """
+)
 
 RUBRIC = "rubric:\n  - {criterion: The total of the sales is written where the instruction asks, weight: 1}\n"
 
