@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 
-def tiny_with_tokenizer(folder: Path, *, seed: int = 0) -> Path:
-    """A 2-layer Llama with the embedded model's tokenizer, saved as a Hugging Face model folder."""
+def tiny_with_tokenizer(folder: Path, *, seed: int = 0, max_positions: int = 8192) -> Path:
+    """A 2-layer Llama with the embedded model's tokenizer, saved as a Hugging Face model folder;
+    `max_positions` is its context window (OpenClaw's prompts need more than 8192)."""
     import torch
     import transformers
 
@@ -22,7 +23,7 @@ def tiny_with_tokenizer(folder: Path, *, seed: int = 0) -> Path:
         num_hidden_layers=2,
         num_attention_heads=4,
         num_key_value_heads=2,
-        max_position_embeddings=8192,
+        max_position_embeddings=max_positions,
         tie_word_embeddings=True,
     )
     torch.manual_seed(seed)

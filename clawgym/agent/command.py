@@ -19,7 +19,7 @@ from ..spec.task import Task
 from ..records.trajectory import Trajectory
 from .base import COMMON_AGENT_PROPS, Agent
 from .binds import bind_problems
-from .proxy import FORWARDER_NAME, SOCKET_NAME, RecordingProxy
+from .proxy import FORWARDER_NAME, SOCKET_NAME, RecordingProxy, model_ending
 
 INSIDE_PORT = 18080  # on the sandbox's private loopback: no clash with the host is possible
 _TAIL = 20_000
@@ -137,13 +137,16 @@ class CommandAgent(Agent):
             duration_s=round(time.monotonic() - started, 4),
             timed_out=result.timed_out,
         )
-        errors = [t for t in traj.turns if t.get("error")]
-        if errors:
-            raise InfraError(f"the upstream policy failed: {errors[-1]['error']}")
+        ended = model_ending(proxy.calls)
+        if ended is not None:  # the model failed, never answered, or the prompt outgrew its window
+            return traj.finish(*ended)
+        budget = [s for s in traj.steps if s.get("kind") == "proxy_refused" and s.get("status") == 429]
+        if budget and (result.timed_out or result.exit_code != 0):
+            return traj.finish("budget_exhausted", f"{budget[0].get('reason')}; the agent then stopped")
         if result.timed_out:
-            return traj.finish("timeout", f"the agent ran past the task's {timeout:.0f} s")
+            return traj.finish("agent_timeout", f"the agent ran past the task's {timeout:.0f} s")
         if result.exit_code != 0:
-            return traj.finish("failed", f"the agent exited with code {result.exit_code}")
+            return traj.finish("agent_crash", f"the agent exited with code {result.exit_code}")
         return traj.finish("completed")
 
     def close(self) -> None:

@@ -65,7 +65,7 @@ class OracleAgent(Agent):
         traj = self.new_trajectory(task)
         if not task.solution:
             return traj.finish(
-                "failed",
+                "agent_crash",
                 f"task {task.name!r} has no reference solution, so the oracle has nothing "
                 "to run (imported tasks whose source ships none)",
             )
@@ -76,7 +76,9 @@ class OracleAgent(Agent):
                 continue
             left = deadline - time.monotonic()
             if left <= 0:
-                return traj.finish("timeout", f"time budget of {task.limits['seconds']} s ran out before step {i + 1}")
+                return traj.finish(
+                    "agent_timeout", f"time budget of {task.limits['seconds']} s ran out before step {i + 1}"
+                )
             result = run_step(step, sandbox, left)
             traj.add(
                 "exec",
@@ -88,11 +90,11 @@ class OracleAgent(Agent):
                 timed_out=result.timed_out,
             )
             if result.timed_out:
-                return traj.finish("timeout", f"solution step {i + 1} timed out")
+                return traj.finish("agent_timeout", f"solution step {i + 1} timed out")
             if result.exit_code != 0:
                 tail = result.output.strip()[-400:]
                 return traj.finish(
-                    "failed",
+                    "agent_crash",
                     f"solution step {i + 1} ({describe_step(step)}) exited with "
                     f"code {result.exit_code}" + (f": {tail}" if tail else ""),
                 )

@@ -8,18 +8,29 @@ A tiny forwarder started inside the sandbox listens on the sandbox's own loopbac
 the socket. Request bodies past `max_request_bytes` are refused with 413, and requests past the
 task's turn budget with 429, each noted in the trajectory, so an agent cannot make the runner hold
 gigabytes or record without end.
+
+Every model call is kept in `RecordingPolicy.calls` with how it ended: `answered`, `failed` (the
+upstream policy raised), `context_overflow` (the prompt did not fit the model's window) or
+`abandoned` (the agent hung up first, e.g. its own request timeout; the generation is then
+stopped). `model_ending` reads the outcome that forces on a trial. A request runs under the
+trial's caps (`max_model_requests`) with its own cancel token, cancelled when the agent hangs up,
+the trial is cancelled or the proxy stops; `stop` waits for the requests still running.
 """
 
 from __future__ import annotations
 
 import os
+import select
+import socket
 import socketserver
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
-from ..policy.base import Completion, Policy
+from .. import trial_controls as control
+from ..policy.base import Completion, ContextOverflow, Policy
 from ..policy.server import ChatHandler, ChatServing
 from ..records.trajectory import Trajectory
 
@@ -54,32 +65,52 @@ while True:
 """
 
 
+STOP_WAIT_S = 60.0  # how long `stop` waits for running requests (a generation ends at its next token)
+_local = threading.local()  # the model call the current handler thread made
+
+
 class RecordingPolicy(Policy):
-    """Forwards to `upstream` and records each call into `trajectory` (messages, tools, turns)."""
+    """Forwards to `upstream` and records each call into `trajectory` (messages, tools, turns);
+    `calls` keeps how every call ended (see the module's docstring)."""
 
     type = "recording"
 
     def __init__(self, upstream: Policy, trajectory: Trajectory):
         super().__init__({"type": "recording"})
         self.upstream, self.trajectory = upstream, trajectory
+        self.calls: list[dict[str, Any]] = []
         self._lock = threading.Lock()
 
     def complete(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, **sampling: Any
     ) -> Completion:
         started = time.monotonic()
+        with self._lock:
+            call: dict[str, Any] = {"index": len(self.calls), "status": "running", "started": started}
+            self.calls.append(call)
+        _local.call = call
         try:
             out = self.upstream.complete(messages, tools=tools, **sampling)
-        except Exception as exc:  # the agent gets an HTTP 500; the trial becomes an `error`
-            with self._lock:
+        except Exception as exc:
+            seconds = round(time.monotonic() - started, 4)
+            token = control.current().token
+            if token.cancelled:  # the agent hung up, or the trial ended: nobody waits for this answer
+                call.update(status="abandoned", seconds=seconds, error=token.reason)
+                self.trajectory.add("model_call_abandoned", call=call["index"], seconds=seconds, reason=token.reason)
+                raise
+            status = "context_overflow" if isinstance(exc, ContextOverflow) else "failed"
+            call.update(status=status, seconds=seconds, error=f"{type(exc).__name__}: {exc}")
+            with self._lock:  # the agent gets an HTTP 400 (overflow) or 500; see `model_ending`
                 self.trajectory.turns.append(
                     {
                         "index": len(self.trajectory.turns),
-                        "error": f"{type(exc).__name__}: {exc}",
-                        "latency_s": round(time.monotonic() - started, 4),
+                        "error": call["error"],
+                        "status": status,
+                        "latency_s": seconds,
                     }
                 )
             raise
+        call.update(status="answered", seconds=round(time.monotonic() - started, 4))
         with self._lock:
             traj = self.trajectory
             index = len(traj.turns)
@@ -103,6 +134,80 @@ class RecordingPolicy(Policy):
         return out
 
 
+def model_ending(calls: list[dict[str, Any]], agent: str = "the agent") -> tuple[str, str] | None:
+    """(outcome, reason) that the model's side forces on a black-box run, or None: any failed call
+    is `model_error`; a last call whose prompt overflowed is `context_overflow`; no call answered
+    while one was abandoned (the agent gave up waiting, or ended) is `model_error` too: the model
+    never answered. Read once the agent has exited: a call still running then is abandoned."""
+    failed = [c for c in calls if c.get("status") == "failed"]
+    if failed:
+        c = failed[-1]
+        return "model_error", f"model call {c['index'] + 1} failed: {c.get('error')}"
+    if calls and calls[-1].get("status") == "context_overflow":
+        return "context_overflow", f"model call {calls[-1]['index'] + 1}: {calls[-1].get('error')}"
+    abandoned = [c for c in calls if c.get("status") in ("abandoned", "running")]  # running: nobody waits now
+    if abandoned and not any(c.get("status") == "answered" for c in calls):
+        waited = max(call_seconds(c) for c in abandoned)
+        return "model_error", (
+            f"the model never answered: none of {len(calls)} model call(s) was answered; {agent} stopped "
+            f"waiting after {waited:.0f} s: {abandoned[-1].get('error') or 'it exited while the model still worked'}"
+        )
+    return None
+
+
+def call_seconds(call: dict[str, Any]) -> float:
+    """How long a model call took, or has taken so far."""
+    if call.get("seconds") is not None:
+        return float(call["seconds"])
+    return time.monotonic() - float(call.get("started") or time.monotonic())
+
+
+class _ProxyHandler(ChatHandler):
+    """ChatHandler whose requests run under the trial's caps with a token of their own (cancelled
+    when the agent hangs up), and that notes an answer the agent did not wait for."""
+
+    server: "_UnixChatServer"
+    sent: int | None = None
+
+    def send_response(self, code: int, message: str | None = None) -> None:
+        self.sent = code
+        super().send_response(code, message)
+
+    def do_POST(self) -> None:  # noqa: N802
+        _local.call = None
+        token = control.CancelToken()
+        delivered = False
+        with self.server.running(token):
+            watcher = threading.Thread(
+                target=_watch_hangup, args=(self.connection, token), daemon=True, name="clawgym-proxy-watch"
+            )
+            watcher.start()
+            try:
+                with control.use(control.Controls(token=token, model_requests=self.server.caps.model_requests)):
+                    super().do_POST()
+                delivered = self.sent == 200
+            finally:  # an answer that was not delivered (a 500 after cancellation, a write that failed)
+                call = _local.call
+                if call is not None and call.get("status") == "answered" and not delivered:
+                    reason = token.reason or "the agent hung up before the answer was sent"
+                    call.update(status="abandoned", error=reason)
+                    self.server.trajectory.add("model_call_abandoned", call=call["index"], reason=reason)
+                token.cancel("the request is over")  # stops the watcher
+                watcher.join(timeout=1)
+
+
+def _watch_hangup(conn: socket.socket, token: control.CancelToken) -> None:
+    """Cancel `token` when the agent closes its end of `conn` while its request is worked on."""
+    while not token.wait(0.25):
+        try:
+            ready, _, _ = select.select([conn], [], [], 0)
+            if ready and conn.recv(1, socket.MSG_PEEK) == b"":
+                token.cancel("the agent hung up before the answer (its request timeout, or it exited)")
+                return
+        except (OSError, ValueError):
+            return
+
+
 class _UnixChatServer(ChatServing, socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     """The chat-completions server over a Unix socket."""
 
@@ -115,12 +220,42 @@ class _UnixChatServer(ChatServing, socketserver.ThreadingMixIn, socketserver.Uni
         max_request_bytes: int,
         max_turns: int | None,
     ):
-        socketserver.UnixStreamServer.__init__(self, path, ChatHandler)
+        socketserver.UnixStreamServer.__init__(self, path, _ProxyHandler)
         self.setup_chat(policy, model_name)
         self.trajectory, self.max_request_bytes, self.max_turns = trajectory, max_request_bytes, max_turns
+        self.caps = control.current()  # the trial's: its model-request cap and cancellation
         self._lock = threading.Lock()
         self._admitted = 0
         self._refusals = 0
+        self._running: set[control.CancelToken] = set()
+        self._idle = threading.Condition(self._lock)
+        self._stopping = False
+
+    @contextmanager
+    def running(self, token: control.CancelToken) -> Iterator[None]:
+        """`token`'s request is being worked on (cancelled at once when the proxy is stopping)."""
+        with self._lock:
+            self._running.add(token)
+            stopping = self._stopping
+        if stopping or self.caps.token.cancelled:
+            token.cancel("the trial is over")
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._running.discard(token)
+                self._idle.notify_all()
+
+    def cancel_running(self, reason: str, wait_s: float = 0.0, stopping: bool = True) -> bool:
+        """Cancel every request being worked on (and, `stopping`, every later one), and wait up to
+        `wait_s` for them to end; whether they did."""
+        with self._lock:
+            self._stopping = self._stopping or stopping
+            tokens = list(self._running)
+        for token in tokens:
+            token.cancel(reason)
+        with self._lock:
+            return self._idle.wait_for(lambda: not self._running, timeout=wait_s)
 
     def admit(self) -> str | None:
         with self._lock:
@@ -165,9 +300,26 @@ class RecordingProxy:
             target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True, name="clawgym-proxy"
         )
         self._thread.start()
+        self._unregister = self.server.caps.token.on_cancel(self._trial_cancelled)
+
+    def _trial_cancelled(self) -> None:
+        self.server.cancel_running("the trial was cancelled")
+
+    @property
+    def calls(self) -> list[dict[str, Any]]:
+        """How each model call ended (see `RecordingPolicy.calls`)."""
+        return self.recorder.calls
+
+    def settle(self, wait_s: float) -> None:
+        """The agent has exited: stop the model calls still running for it, waiting up to `wait_s`."""
+        self.server.cancel_running("the agent exited before the answer", wait_s=wait_s, stopping=False)
 
     def stop(self) -> None:
-        """Stop serving; the trial's work folder (holding the socket) is removed with the trial."""
+        """Stop serving, stop the model calls still running (nobody waits for them any more) and wait
+        for them; the trial's work folder (holding the socket) is removed with the trial."""
+        self._unregister()
         self.server.shutdown()
+        if not self.server.cancel_running("the agent's run is over", wait_s=STOP_WAIT_S):
+            self.recorder.trajectory.add("proxy_busy_at_stop", waited_s=STOP_WAIT_S)
         self.server.server_close()
         self._thread.join(timeout=5)

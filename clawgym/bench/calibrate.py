@@ -185,7 +185,7 @@ def _trials(task: Task, record: dict, judge: dict | None, sandbox: dict | None) 
     try:
         verdict, trajectory, final = trials.oracle()
         checks["oracle"] = round(verdict.reward, 6)
-        if trajectory.outcome in ("failed", "timeout") and trajectory.error:
+        if trajectory.outcome in ("agent_crash", "agent_timeout", "failed", "timeout") and trajectory.error:
             failures.append(f"oracle: the reference solution failed: {trajectory.error}")
         elif verdict.reward < 1 - EPS:
             failures.append(

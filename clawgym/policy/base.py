@@ -3,7 +3,8 @@
 Every backend (an OpenAI-compatible endpoint, an in-process Hugging Face model, a scripted
 replay) returns a `Completion` in OpenAI chat format, plus token ids and log-probabilities when
 it has them (needed for RL). A backend that cannot answer after its retries raises PolicyError,
-an InfraError: the trial becomes `error`, never reward 0.
+an InfraError: the trial becomes `model_error`, never reward 0. A prompt longer than the model's
+context window raises its subclass ContextOverflow (the trial becomes `context_overflow`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,16 @@ COMMON_POLICY_PROPS: dict[str, Any] = {
 
 class PolicyError(InfraError):
     """The model backend failed after its retries (timeout, HTTP error, unparseable output...)."""
+
+
+class ContextOverflow(PolicyError):
+    """The prompt does not fit the model's context window: nothing was generated, and asking again
+    cannot help (never retried). An agent ends such a trial as `context_overflow`, not as an
+    infrastructure error."""
+
+    def __init__(self, message: str, *, prompt_tokens: int | None = None, context_window: int | None = None):
+        super().__init__(message)
+        self.prompt_tokens, self.context_window = prompt_tokens, context_window
 
 
 @dataclass

@@ -16,18 +16,27 @@ With `max_batch` > 1, concurrent `complete` calls on one model (the trials of an
 threads of one process) are generated together in batches by the model's `BatchedGenerator`
 (`hf_batch`); the results per call are the same as unbatched ones, except that `seed` is ignored.
 `attach_model` serves a model already in memory (one being trained) as `live:<name>`.
+
+A prompt that fills the model's context window (`context_window`, else the model config's
+`max_position_embeddings`) raises ContextOverflow before anything is generated; otherwise at most
+the room left in the window is generated. A generation stops early (PolicyError) when the calling
+trial is cancelled (the recording proxy cancels a request whose client hung up) and when the
+interpreter exits: no thread may still be inside torch while the process tears its libraries down,
+which aborts it (`terminate called without an active exception`).
 """
 
 from __future__ import annotations
 
+import atexit
 import functools
 import threading
 import time
-from typing import Any
+from typing import Any, Callable
 
+from .. import trial_controls as control
 from ..errors import ClawgymError, PrerequisiteError
 from ..registry import register
-from .base import COMMON_POLICY_PROPS, Completion, Policy
+from .base import COMMON_POLICY_PROPS, Completion, ContextOverflow, Policy, PolicyError
 from .chat_format import read_template, render_chat, tools_supported
 from .embedded import INSTALL_HINT, embedded_model_path
 from .hf_batch import BatchedGenerator, Generated, generate_rows, settings_key
@@ -37,6 +46,10 @@ _CACHE: dict[tuple[str, str, str], "_Loaded"] = {}
 _LIVE: dict[str, "_Loaded"] = {}  # attach_model's models, by name without the `live:` prefix
 _CACHE_LOCK = threading.Lock()
 _END_TOKENS = ("<|im_end|>", "<|eot_id|>", "<|eom_id|>", "<|end|>", "<|endoftext|>", "</s>")
+_WINDOW_KEYS = ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length")
+_EXITING = threading.Event()  # set at interpreter exit: every generation stops at its next token
+_EXIT_HOOK: list[bool] = []  # registered yet?
+_EXIT_WAIT_S = 120.0  # how long exit waits for a generation to reach its next token (a long prefill)
 
 
 class _Loaded:
@@ -60,7 +73,9 @@ class _Loaded:
         it: it batches up to the largest `max_batch` any of them asked for (the first one's wait)."""
         with self._batcher_lock:
             if self._batcher is None or self._batcher.closed:
-                run = functools.partial(self.generate, _libs(), self.model, self.device, eos_ids, name)
+                run = functools.partial(
+                    self.generate, _libs(), self.model, self.device, eos_ids, name, should_stop=exiting
+                )
                 self._batcher = BatchedGenerator(run, self.lock, max_batch, batch_wait_ms)
             self._batcher.max_batch = max(self._batcher.max_batch, max_batch)
             return self._batcher
@@ -109,6 +124,7 @@ def attach_model(name: str, tokenizer: Any, model: Any, device: str) -> str:
         if old is not None and old.model is model and old.tokenizer is tokenizer and old.device == device:
             return f"live:{name}"
         _LIVE[name] = _Loaded(tokenizer, model, device)
+        _stop_at_exit()
     if old is not None:
         old.close_batcher()
     return f"live:{name}"
@@ -165,8 +181,43 @@ def load_model(model: str, device: str = "auto", dtype: str = "auto", *, fresh: 
                     hint="give a local Hugging Face model folder, a hub id, or 'embedded'",
                 ) from None
             lm.to(device).eval()
+            _stop_at_exit()
             _CACHE[key] = _Loaded(tokenizer, lm, device)
         return _CACHE[key]
+
+
+def exiting() -> bool:
+    """Whether the interpreter is exiting (generations stop: see `_stop_generations`)."""
+    return _EXITING.is_set()
+
+
+def _stop_at_exit() -> None:
+    """Register `_stop_generations` to run at interpreter exit (once; the caller holds _CACHE_LOCK)."""
+    if not _EXIT_HOOK:
+        atexit.register(_stop_generations)
+        _EXIT_HOOK.append(True)
+
+
+def _stop_generations() -> None:
+    """At interpreter exit, stop the generations other threads still run (a request whose agent
+    went away, still generating in a server thread) and wait until each model's lock is free."""
+    _EXITING.set()
+    with _CACHE_LOCK:
+        loaded = list(_CACHE.values()) + list(_LIVE.values())
+    for item in loaded:
+        item.close_batcher()
+        if item.lock.acquire(timeout=_EXIT_WAIT_S):
+            item.lock.release()
+
+
+def model_context_window(model: Any) -> int | None:
+    """The most positions a causal LM's config says it takes (None when it says nothing)."""
+    config = getattr(model, "config", None)
+    for key in _WINDOW_KEYS:
+        value = getattr(config, key, None)
+        if isinstance(value, int) and value > 0:
+            return value
+    return None
 
 
 @register("policy", "hf")
@@ -196,6 +247,13 @@ class HFPolicy(Policy):
                 "type": ["string", "null"],
                 "default": None,
                 "description": "A Jinja chat template (text or a file path) replacing the model's.",
+            },
+            "context_window": {
+                "type": ["integer", "null"],
+                "minimum": 2,
+                "default": None,
+                "description": "Most tokens (prompt + completion) the model takes; default: its config's "
+                "max_position_embeddings. A longer prompt is a context overflow.",
             },
             "max_batch": {
                 "type": "integer",
@@ -256,6 +314,12 @@ class HFPolicy(Policy):
             tools_native=bool(self._tools_native),
         )
 
+    @property
+    def context_window(self) -> int | None:
+        """Most tokens (prompt + completion) the model takes: the config's `context_window`, else the model's."""
+        given = self.config.get("context_window")
+        return int(given) if given else model_context_window(self._loaded.model)
+
     def prompt_ids(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> list[int]:
         """The token ids of the prompt this policy would generate from."""
         text = self._render(messages, tools)
@@ -271,14 +335,28 @@ class HFPolicy(Policy):
         settings = self.sampling(sampling)
         start = time.monotonic()
         prompt = self.prompt_ids(messages, tools)
-        key = settings_key(settings["temperature"], settings["top_p"], settings["max_tokens"])
+        max_tokens = int(settings["max_tokens"])
+        window = self.context_window
+        if window is not None:
+            if len(prompt) >= window:
+                raise ContextOverflow(
+                    f"the prompt has {len(prompt)} tokens; model {self.config['model']!r} takes at most "
+                    f"{window} (its context window), leaving no room to generate",
+                    prompt_tokens=len(prompt),
+                    context_window=window,
+                )
+            max_tokens = min(max_tokens, window - len(prompt))  # only the room left in the window
+        key = settings_key(settings["temperature"], settings["top_p"], max_tokens)
         loaded, max_batch = self._loaded, int(self.config.get("max_batch", 1))
         if max_batch > 1:
             out = loaded.batcher(
                 max_batch, float(self.config.get("batch_wait_ms", 5)), self._eos_ids, self.config["model"]
             ).generate(prompt, key)
         else:
+            stop = _stopper(control.current().token)
             with loaded.lock:
+                if stop():
+                    raise _stopped()
                 out = loaded.generate(
                     _libs(),
                     loaded.model,
@@ -288,7 +366,10 @@ class HFPolicy(Policy):
                     [prompt],
                     key,
                     seed=settings.get("seed"),
+                    should_stop=stop,
                 )[0]
+            if stop():  # cut short: the caller went away, or the process is exiting
+                raise _stopped()
         return self._completion(prompt, out, tools, start)
 
     def _completion(
@@ -319,3 +400,16 @@ class HFPolicy(Policy):
             "device": self._loaded.device,
             "dtype": str(self._loaded.model.dtype).replace("torch.", ""),
         }
+
+
+def _stopper(token: control.CancelToken) -> Callable[[], bool]:
+    """Whether a generation for the trial of `token` should stop now."""
+    return lambda: token.cancelled or _EXITING.is_set()
+
+
+def _stopped() -> Exception:
+    """The error of a generation cut short: the trial's cancellation, or the process exiting."""
+    token = control.current().token
+    if token.cancelled:
+        return control.TrialCancelled(token.reason or "the request was cancelled")
+    return PolicyError("generation stopped: the process is exiting")

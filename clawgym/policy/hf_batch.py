@@ -53,10 +53,11 @@ def generate_rows(
     prompts: list[list[int]],
     key: Key,
     seed: int | None = None,
+    should_stop: Callable[[], bool] | None = None,
 ) -> list[Generated]:
     """Generate from `prompts` (left-padded into one batch) with one `model.generate` call, the
-    caller holding the model's lock. CUDA OOM becomes PolicyError (`name` is the model's, for the
-    message); other errors propagate."""
+    caller holding the model's lock; `should_stop()` true ends every row at its next token. CUDA OOM
+    becomes PolicyError (`name` is the model's, for the message); other errors propagate."""
     torch, GenerationConfig = libs["torch"], libs["GenerationConfig"]
     temperature, top_p, max_tokens = key
     do_sample = temperature > 0
@@ -84,7 +85,13 @@ def generate_rows(
         with torch.inference_mode():
             if seed is not None:
                 torch.manual_seed(int(seed))
-            out = model.generate(input_ids=inputs.to(device), attention_mask=mask.to(device), generation_config=gen)
+            criteria = [_Stop(should_stop, torch)] if should_stop is not None else None
+            out = model.generate(
+                input_ids=inputs.to(device),
+                attention_mask=mask.to(device),
+                generation_config=gen,
+                stopping_criteria=criteria,
+            )
             sampled = out.sequences[:, width:]
             scale = temperature if do_sample else 1.0
             # one step at a time: a (steps, batch, vocab) float32 stack would be large
@@ -103,6 +110,16 @@ def generate_rows(
         stop = next((i + 1 for i, t in enumerate(ids) if t in ends), len(ids))
         results.append(Generated(ids[:stop], [float(x) for x in lps[:stop]]))
     return results
+
+
+class _Stop:
+    """A stopping criterion (transformers calls it after each token): every row ends once `stop()`."""
+
+    def __init__(self, stop: Callable[[], bool], torch: Any):
+        self.stop, self.torch = stop, torch
+
+    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+        return self.torch.full((input_ids.shape[0],), bool(self.stop()), dtype=self.torch.bool, device=input_ids.device)
 
 
 @dataclass

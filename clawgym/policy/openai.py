@@ -4,7 +4,9 @@ Retries (exponential backoff with jitter) on timeouts, connection errors (a conn
 mid-response included), HTTP 408/429/5xx and malformed responses (no choices, tool-call arguments
 that are not JSON, a body that does not parse). Other 4xx answers fail at once. Either way the
 failure is a PolicyError naming the endpoint, the model and the last error: the trial becomes
-`error`, never reward 0. Concurrent requests are capped per (base_url, model) across the process.
+`model_error`, never reward 0. A 400 saying the prompt is past the model's context window
+(OpenAI's `context_length_exceeded`, vLLM's "maximum context length") is a ContextOverflow.
+Concurrent requests are capped per (base_url, model) across the process.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import contextlib
 import json
 import os
 import random
+import re
 import threading
 import time
 from typing import Any
@@ -20,12 +23,15 @@ from typing import Any
 from .. import trial_controls as control
 from ..errors import ClawgymError
 from ..registry import register
-from .base import COMMON_POLICY_PROPS, Completion, Policy, PolicyError
+from .base import COMMON_POLICY_PROPS, Completion, ContextOverflow, Policy, PolicyError
 from .toolcalls import new_call_id
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _SEMAPHORES: dict[tuple[str, str], threading.BoundedSemaphore] = {}
 _SEMAPHORES_LOCK = threading.Lock()
+_OVERFLOW = re.compile(
+    r"context[_ ]length[_ ]exceeded|maximum context length|context window|prompt is too long|too many tokens", re.I
+)
 
 
 class _Malformed(Exception):
@@ -237,6 +243,11 @@ class OpenAIPolicy(Policy):
             except openai.APIStatusError as exc:
                 failure = exc
                 last = f"HTTP {exc.status_code}: {_short(exc)}"
+                if exc.status_code in (400, 413) and _overflow(exc):
+                    raise ContextOverflow(
+                        f"endpoint {self.base_url} (model {self.model!r}): the prompt is past the model's "
+                        f"context window: {_short(exc)}"
+                    ) from None
                 if exc.status_code not in (408, 429) and exc.status_code < 500:
                     raise self._error(last, attempts=attempt + 1) from None
             except openai.APITimeoutError:
@@ -261,6 +272,14 @@ class OpenAIPolicy(Policy):
             if self._client is not None:
                 self._client.close()
                 self._client = None
+
+
+def _overflow(exc: Exception) -> bool:
+    """Whether an endpoint's 4xx says the prompt does not fit the model's context window."""
+    body = getattr(exc, "body", None)
+    err = body.get("error", body) if isinstance(body, dict) else None
+    code = str(err.get("code") or "") if isinstance(err, dict) else ""
+    return code == "context_length_exceeded" or bool(_OVERFLOW.search(_short(exc)))
 
 
 def _short(exc: Exception) -> str:

@@ -8,7 +8,7 @@ from typing import Any
 
 from .. import trial_controls as control
 from ..registry import register
-from .base import COMMON_POLICY_PROPS, Completion, Policy, PolicyError
+from .base import COMMON_POLICY_PROPS, Completion, ContextOverflow, Policy, PolicyError
 
 
 def tool_call(name: str, call_id: str | None = None, **arguments: Any) -> dict[str, Any]:
@@ -23,8 +23,9 @@ def tool_call(name: str, call_id: str | None = None, **arguments: Any) -> dict[s
 @register("policy", "scripted")
 class ScriptedPolicy(Policy):
     """Returns `turns` in order, one per call. A turn is an assistant message (a dict with
-    `content` and/or `tool_calls`), a plain string (a final answer), or {"error": "..."} to
-    simulate a backend failure. After the last turn it answers "done" with no tool call."""
+    `content` and/or `tool_calls`), a plain string (a final answer), {"error": "..."} to
+    simulate a backend failure, or {"context_overflow": "..."} a prompt past the context window.
+    After the last turn it answers "done" with no tool call."""
 
     type = "scripted"
     schema = {
@@ -59,6 +60,8 @@ class ScriptedPolicy(Policy):
         turn = self.turns[index] if index < len(self.turns) else "done"
         if isinstance(turn, dict) and "error" in turn:
             raise PolicyError(str(turn["error"]))
+        if isinstance(turn, dict) and "context_overflow" in turn:
+            raise ContextOverflow(str(turn["context_overflow"]))
         if isinstance(turn, str):
             message: dict[str, Any] = {"role": "assistant", "content": turn}
         else:

@@ -5,7 +5,7 @@ Endpoints: `POST /v1/chat/completions` (tools and tool_calls in OpenAI format, u
 `GET /v1/models`, `GET /health`, and `POST /v1/load_weights {"path": FOLDER}` that swaps in
 the weights saved in a model folder (how `clawgym train rl` keeps an external server on-policy).
 Errors are OpenAI-style JSON (`{"error": {...}}`) with proper
-status codes. Any `model` name in a request is accepted and answered by the served model. Built
+status codes (a prompt past the model's context window: 400 `context_length_exceeded`). Any `model` name in a request is accepted and answered by the served model. Built
 on the standard library's threading HTTP server; the policy serialises generation itself.
 """
 
@@ -20,9 +20,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from ..errors import ClawgymError, InfraError
-from .base import Completion, Policy, make_policy
+from .base import Completion, ContextOverflow, Policy, make_policy
 
 SAMPLING_KEYS = ("temperature", "top_p", "seed")
+OVERFLOW_PREFIX = "This model's maximum context length is"  # OpenAI's and vLLM's wording
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +43,8 @@ def _error_body(message: str, status: int, param: str | None = None) -> dict[str
         413: "request_too_large",
         429: "budget_exhausted",
     }.get(status)
+    if param == "messages" and status == 400 and message.startswith(OVERFLOW_PREFIX):
+        code = "context_length_exceeded"  # OpenAI's code: clients tell it from other bad requests
     return {"error": {"message": message, "type": kind, "param": param, "code": code}}
 
 
@@ -76,6 +79,12 @@ def _validate(body: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | N
     if body.get("tool_choice") == "none":
         tools = None
     return messages, tools
+
+
+def overflow_message(exc: ContextOverflow) -> str:
+    """A context overflow in the words OpenAI-compatible clients recognise."""
+    window = exc.context_window if exc.context_window is not None else "?"
+    return f"{OVERFLOW_PREFIX} {window} tokens. However, your messages resulted in {exc.prompt_tokens} tokens: {exc}"
 
 
 class ChatServing:
@@ -240,6 +249,9 @@ class ChatHandler(BaseHTTPRequestHandler):
             out = self.server.policy.complete(messages, tools=tools, **_sampling(body))
         except _BadRequest as exc:
             self._send(exc.status, _error_body(str(exc), exc.status, exc.param))
+            return
+        except ContextOverflow as exc:  # a 400 as OpenAI answers it: asking again cannot help
+            self._send(400, _error_body(overflow_message(exc), 400, "messages"))
             return
         except (InfraError, ClawgymError) as exc:
             self._send(500, _error_body(f"the model failed: {exc}", 500))

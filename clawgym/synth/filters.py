@@ -209,7 +209,7 @@ def run_filters(task: Task, settings: FilterSettings, *, sandbox: dict | None = 
 
 def _graded_filters(trials: FilterTrials, settings: FilterSettings, report: FilterReport) -> FilterReport:
     verdict, trajectory, workspace = trials.oracle()
-    if trajectory.outcome in ("failed", "timeout") and trajectory.error:
+    if trajectory.outcome in ("agent_crash", "agent_timeout", "failed", "timeout") and trajectory.error:
         return report.fail("oracle", f"the reference solution failed: {trajectory.error}", verdict.reward)
     if verdict.reward < 1 - 1e-9:
         return report.fail(

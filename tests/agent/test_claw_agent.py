@@ -99,26 +99,26 @@ def test_parallel_tool_calls_off(tmp_path, bwrap):
 def test_turn_budget(tmp_path, bwrap):
     loop = [calls(("session_status", {}))] * 10
     traj, _ = run(tmp_path, loop, max_turns=3)
-    assert traj.outcome == "timeout" and "turn budget of 3" in traj.error and len(traj.turns) == 3
+    assert traj.outcome == "budget_exhausted" and "turn budget of 3" in traj.error and len(traj.turns) == 3
     traj, _ = run(tmp_path / "t", loop, task=make_task(limits={"turns": 2}), max_turns=50)
-    assert traj.outcome == "timeout" and len(traj.turns) == 2
+    assert traj.outcome == "budget_exhausted" and len(traj.turns) == 2
 
 
 def test_token_budget(tmp_path, bwrap):
     traj, _ = run(tmp_path, [calls(("session_status", {}))] * 5, max_tokens_total=10)
-    assert traj.outcome == "timeout" and "token budget of 10" in traj.error and len(traj.turns) == 1
+    assert traj.outcome == "budget_exhausted" and "token budget of 10" in traj.error and len(traj.turns) == 1
 
 
 def test_wall_budget(tmp_path, bwrap):
     traj, _ = run(tmp_path, [calls(("exec", {"command": "sleep 10"}))] * 3, task=make_task(limits={"seconds": 1}))
-    assert traj.outcome == "timeout" and "wall-time budget" in traj.error
+    assert traj.outcome == "agent_timeout" and "wall-time budget" in traj.error
     assert "timed out" in results(traj)[0] and len(traj.turns) == 1
     assert traj.ended_at - traj.started_at < 5
 
 
-def test_policy_error_is_error_outcome(tmp_path, bwrap):
+def test_policy_error_is_a_model_error(tmp_path, bwrap):
     traj, _ = run(tmp_path, [calls(("session_status", {})), {"error": "endpoint down"}])
-    assert traj.outcome == "error" and "endpoint down" in traj.error and len(traj.turns) == 1
+    assert traj.outcome == "model_error" and "endpoint down" in traj.error and len(traj.turns) == 1
 
 
 # ------------------------------------------------------------------ system prompt

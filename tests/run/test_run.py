@@ -166,7 +166,7 @@ checks:
     traj = json.loads((lib / "out" / "trials" / "hostile.s0.oracle.a0" / "trajectory.json").read_text())
     flood = traj["steps"][5]
     assert len(flood["output"]) <= 100_000 and flood["duration_s"] < 30 and flood["exit_code"] is None
-    assert traj["outcome"] == "failed"  # the flood was killed at the output cap; the run went on
+    assert traj["outcome"] == "agent_crash"  # the flood was killed at the output cap; the run went on
     assert rec["reward"] == 1.0, rec["verdict"]
     server.close()
 

@@ -112,7 +112,7 @@ class ClawAgent(Agent):
 
     # ------------------------------------------------------------------ run
     def run(self, task: Task, sandbox: Sandbox) -> Trajectory:
-        from ...policy import PolicyError
+        from ...policy import ContextOverflow, PolicyError
 
         cfg = self.config
         traj = self.new_trajectory(task)
@@ -159,13 +159,15 @@ class ClawAgent(Agent):
         traj.usage = usage
         try:
             while True:
-                reason = self._budget_reason(state)
-                if reason:
-                    return traj.finish("timeout", reason)
+                ended = self._budget_reason(state)
+                if ended:
+                    return traj.finish(*ended)
                 try:
                     completion = policy.complete(context, tools)
+                except ContextOverflow as exc:
+                    return traj.finish("context_overflow", f"turn {state.turn + 1}: {exc}")
                 except PolicyError as exc:
-                    return traj.finish("error", f"policy error at turn {state.turn + 1}: {exc}")
+                    return traj.finish("model_error", f"policy error at turn {state.turn + 1}: {exc}")
                 state.turn += 1
                 used = completion.usage or {}
                 for key in ("prompt_tokens", "completion_tokens"):
@@ -224,13 +226,14 @@ class ClawAgent(Agent):
                 state.sessions.close()
 
     @staticmethod
-    def _budget_reason(state: RunState) -> str | None:
+    def _budget_reason(state: RunState) -> tuple[str, str] | None:
+        """(outcome, reason) when a budget is spent: turns or tokens, or the task's wall time."""
         if state.turn >= state.max_turns:
-            return f"turn budget of {state.max_turns} model turns used up"
+            return "budget_exhausted", f"turn budget of {state.max_turns} model turns used up"
         if state.seconds_left() <= 0:
-            return f"wall-time budget of {state.task.limits.get('seconds', 600)} s used up"
+            return "agent_timeout", f"wall-time budget of {state.task.limits.get('seconds', 600)} s used up"
         if state.max_tokens_total and state.tokens_used >= state.max_tokens_total:
-            return f"token budget of {state.max_tokens_total} used up ({state.tokens_used} tokens)"
+            return "budget_exhausted", f"token budget of {state.max_tokens_total} used up ({state.tokens_used} tokens)"
         return None
 
     @staticmethod

@@ -10,14 +10,20 @@ Driving: 2026.4.x runs `agent --local --session-id ID` once per user turn (the t
 then its followups and any `follow_up` messages), continuing one session; 2026.9.x runs `agent
 exec` (one turn per call); `mode: gateway` sends every message to the gateway's chat endpoint
 (`gateway.py`), the way the published pipeline drove 2026.4.1.
-A run past the trial's time is cut (`timeout`); OpenClaw exiting without a result is an `error`
-with the tail of its output and log; an upstream model failure is an `error` too.
+How OpenClaw waits for the model is set from the trial's time (or `model_timeout`), so a slow
+model is not cut off by OpenClaw's own default (60 s in 2026.4.x); the key set is recorded.
+Endings, in the contract's words: a model call that failed, or none answered before OpenClaw gave
+up waiting, is `model_error` (infrastructure: never a reward of 0); a last call whose prompt did
+not fit the model's window is `context_overflow`; a spent turn or token budget is
+`budget_exhausted`; a run cut at the trial's time is `agent_timeout`; OpenClaw reporting an error
+or exiting without a result is `agent_crash`, with the tail of its output and log.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shlex
 import time
@@ -36,7 +42,7 @@ from ...sandbox import Sandbox
 from ...sandbox.base import PRIVATE_MOUNT
 from ...spec.task import Task
 from ..base import Agent
-from ..proxy import RecordingProxy
+from ..proxy import RecordingProxy, call_seconds, model_ending
 from . import config as config_mod
 from .gateway import DRIVER, DRIVER_NAME, answer_text, frames
 from .install import DEFAULT_VERSION, check_version, find
@@ -47,6 +53,10 @@ from .transcript import SESSION_FILE, parse_result, read_session, tool_steps
 
 TAIL = 4000
 MAX_LOG = 64 << 10
+DEADLINE_MARGIN_S = 5.0  # a run that ends this close to its time limit was cut by it
+SETTLE_S = 10.0  # how long a model call still running when OpenClaw exits may take to stop
+# OpenClaw's words for a model endpoint it could not reach (no request got to the proxy)
+UNREACHABLE = re.compile(r"connection refused|ECONNREFUSED|network connection|endpoint is unreachable", re.I)
 
 
 @register("agent", "openclaw")
@@ -103,6 +113,7 @@ class OpenClawAgent(Agent):
         seconds = float(limits.get("seconds", 600))
         deadline = time.monotonic() + seconds
         gateway = {"port": GATEWAY_PORT, "token": secrets.token_hex(16)} if self.mode == "gateway" else None
+        model_timeout = max(int(self.config.get("model_timeout") or seconds), 1)
         cfg = config_mod.build_config(
             self.version,
             port=PORT,
@@ -111,6 +122,7 @@ class OpenClawAgent(Agent):
             timeout_s=max(int(seconds), 1),
             context_window=int(self.config.get("context_window", 32768)),
             max_tokens=int(self.config.get("max_tokens") or self.config["policy"].get("max_tokens") or 1024),
+            model_timeout_s=model_timeout,
             deny=self.config.get("deny_tools"),
             gateway=gateway,
         )
@@ -123,7 +135,9 @@ class OpenClawAgent(Agent):
             mode=self.mode,
             config_sha256=config_mod.config_hash(cfg),
             openclaw=self.install.verified,
+            model_timeout={"seconds": model_timeout, "key": config_mod.model_timeout_key(self.version)},
         )
+        self._model_timeout = model_timeout
         max_turns = min(int(self.config.get("max_turns", 50)), int(limits.get("turns", 10**9)))
         recorder = OpenClawRecorder(
             self.policy, traj, max_turns=max_turns, max_tokens_total=self.config.get("max_tokens_total")
@@ -135,6 +149,7 @@ class OpenClawAgent(Agent):
             str(self.config.get("model_name", "clawgym-model")),
             recorder=recorder,
         )
+        self._recorder, self._proxy = recorder, proxy
         session = "clawgym-" + uuid.uuid4().hex[:12]
         result: dict[str, Any] | None = None
         outcome: tuple[str, str] | None = None
@@ -150,7 +165,7 @@ class OpenClawAgent(Agent):
             for i, (message, new_session) in enumerate(messages):
                 left = deadline - time.monotonic()
                 if left <= 1:
-                    outcome = ("timeout", f"the trial's {seconds:.0f} s ran out")
+                    outcome = ("agent_timeout", f"the trial's {seconds:.0f} s ran out")
                     break
                 if i and (new_session or self.mode == "exec"):  # `agent exec` has no session to continue
                     session = "clawgym-" + uuid.uuid4().hex[:12]
@@ -174,7 +189,7 @@ class OpenClawAgent(Agent):
             text = "\n".join(str(p.get("text")) for p in payloads if isinstance(p, dict) and p.get("text"))
             traj.final_message = text or result.get("final") or traj.final_message
         if outcome is None and recorder.spent:
-            outcome = ("timeout", recorder.spent)
+            outcome = ("budget_exhausted", recorder.spent)
         return self._finish(traj, recorder, *(outcome or ("completed", None)))
 
     def _command(self, message: str, session: str, seconds: float) -> str:
@@ -225,26 +240,52 @@ class OpenClawAgent(Agent):
             result=_summary(result),
             output=res.output[-TAIL:],
         )
-        errors = [t for t in traj.turns if t.get("error")]
-        if errors:
-            raise InfraError(f"the model behind the proxy failed: {errors[-1]['error']}")
+        ended = self._model_ending(res.output)
+        if ended is not None:
+            return ended, result
         if res.timed_out:
-            return ("timeout", f"OpenClaw ran past the trial's time ({seconds:.0f} s left at this turn)"), result
-        failed = result is None or result.get("ok") is False or (result.get("meta") or {}).get("aborted")
+            return ("agent_timeout", f"OpenClaw ran past the trial's time ({seconds:.0f} s left at this turn)"), result
+        aborted = bool(((result or {}).get("meta") or {}).get("aborted")) or (
+            self.mode == "exec" and res.exit_code == 2
+        )
+        if aborted or self._gave_up():  # its own deadline (the trial's time, minus a margin) or its model timeout
+            return self._aborted(time.monotonic() - started, seconds, json.dumps(_summary(result))[:800]), result
         if res.exit_code != 0 or result is None:
             return (
-                "error",
+                "agent_crash",
                 f"OpenClaw {self.version} exited {res.exit_code} without a result; "
                 f"its last output:\n{res.output[-TAIL:].strip()}{self._log_tail()}",
             ), result
-        if (result.get("meta") or {}).get("aborted"):  # its own deadline: the trial's time, minus a margin
-            return (
-                "timeout",
-                f"OpenClaw stopped at the trial's time limit: {json.dumps(_summary(result))[:800]}",
-            ), result
-        if failed:
-            return ("failed", f"OpenClaw reported an error: {json.dumps(_summary(result))[:800]}"), result
+        if result.get("ok") is False:
+            return ("agent_crash", f"OpenClaw reported an error: {json.dumps(_summary(result))[:800]}"), result
         return None, result
+
+    def _model_ending(self, output: str) -> tuple[str, str] | None:
+        """The outcome the model's side forces (see `model_ending`), or a model endpoint OpenClaw
+        could not reach at all (no request got to the proxy)."""
+        self._proxy.settle(SETTLE_S)  # OpenClaw has exited: nobody waits for a call still running
+        calls = self._recorder.calls
+        ended = model_ending(calls, f"OpenClaw {self.version} (its model timeout: {self._model_timeout} s)")
+        if ended is None and not calls and UNREACHABLE.search(output):
+            line = next((x for x in output.splitlines() if UNREACHABLE.search(x)), "")
+            return "model_error", f"OpenClaw could not reach the model endpoint: {line.strip()[:400]}"
+        return ended
+
+    def _gave_up(self) -> bool:
+        """Whether OpenClaw stopped waiting for its last model call (it hung up before the answer)."""
+        calls = self._recorder.calls
+        return bool(calls) and calls[-1].get("status") in ("abandoned", "running")
+
+    def _aborted(self, took: float, seconds: float, summary: str) -> tuple[str, str]:
+        """OpenClaw stopped its run itself: at the trial's time (`agent_timeout`), or earlier,
+        waiting for a model call that never answered (its model timeout: `model_error`)."""
+        calls = self._recorder.calls
+        if self._gave_up() and took < seconds - DEADLINE_MARGIN_S:
+            return "model_error", (
+                f"OpenClaw gave up on model call {len(calls)} after {call_seconds(calls[-1]):.0f} s "
+                f"without an answer (its model timeout is {self._model_timeout} s): {summary}"
+            )
+        return "agent_timeout", f"OpenClaw stopped at the trial's time limit: {summary}"
 
     def _gateway(
         self,
@@ -313,27 +354,29 @@ class OpenClawAgent(Agent):
             duration_s=round(time.monotonic() - started, 3),
             output=res.output[-TAIL:],
         )
-        errors = [t for t in traj.turns if t.get("error")]
-        if errors:
-            raise InfraError(f"the model behind the proxy failed: {errors[-1]['error']}")
+        ended = self._model_ending(res.output)
+        if ended is not None:
+            return ended, None
         if res.timed_out:
-            return ("timeout", "OpenClaw's gateway ran past the trial's time"), None
+            return ("agent_timeout", "OpenClaw's gateway ran past the trial's time"), None
+        if self._gave_up():
+            return self._aborted(time.monotonic() - started, left, "its gateway stopped waiting for the model"), None
         if not ready.get("ready"):
             return (
-                "error",
+                "agent_crash",
                 f"OpenClaw {self.version}'s gateway did not start listening (exit {ready.get('exit')}); "
                 f"its last output:\n{res.output[-TAIL:].strip()}{self._log_tail()}",
             ), None
         bad = next((f for f in answers if f.get("status") != 200), None)
         if bad is not None:
             return (
-                "error",
+                "agent_crash",
                 f"OpenClaw's gateway answered message {bad['index'] + 1} with "
                 f"{bad.get('status') or bad.get('error')}: {str(bad.get('body') or '')[:800]}",
             ), None
         if len(answers) < len(turns):
             return (
-                "error",
+                "agent_crash",
                 f"OpenClaw's gateway answered {len(answers)} of {len(turns)} messages; its last output:\n"
                 f"{res.output[-TAIL:].strip()}",
             ), None

@@ -4,6 +4,12 @@ Everything OpenClaw sees is inside the sandbox: the model is the recording proxy
 sandbox's own loopback, the workspace is the task's, heartbeats and update checks are off, web
 search and vector memory search are denied (no network; OpenClaw's memory files still work through
 `read`/`memory_get`). 2026.9.6 validates its config strictly, so only keys it knows are written.
+
+How long OpenClaw waits for the model (`model_timeout_s`) is set where each version reads it, so a
+slow model (a CPU one) is not cut off by OpenClaw's own default: 2026.4.x aborts a model request
+that sends no token for `agents.defaults.llm.idleTimeoutSeconds` (default 60 s); 2026.9.x rejects
+that key and takes `models.providers.<id>.timeoutSeconds` (its request, first-event and idle
+timeouts, within the agent's `timeoutSeconds`).
 """
 
 from __future__ import annotations
@@ -17,6 +23,13 @@ PROVIDER = "clawgym"
 DENY = ["web_search", "memory_search"]
 
 
+def model_timeout_key(version: str) -> str:
+    """The config key that holds how long OpenClaw `version` waits for the model, in seconds."""
+    if version.startswith("2026.4."):
+        return "agents.defaults.llm.idleTimeoutSeconds"
+    return f"models.providers.{PROVIDER}.timeoutSeconds"
+
+
 def build_config(
     version: str,
     *,
@@ -26,10 +39,12 @@ def build_config(
     timeout_s: int,
     context_window: int,
     max_tokens: int,
+    model_timeout_s: int | None = None,
     gateway: dict[str, Any] | None = None,
     deny: list[str] | None = None,
 ) -> dict[str, Any]:
-    """The config for OpenClaw `version` talking to http://127.0.0.1:`port`/v1 as model `model_id`."""
+    """The config for OpenClaw `version` talking to http://127.0.0.1:`port`/v1 as model `model_id`;
+    it waits `model_timeout_s` (default `timeout_s`) for a model request (`model_timeout_key`)."""
     model = {
         "id": model_id,
         "name": model_id,
@@ -65,6 +80,11 @@ def build_config(
         },
         "update": {"checkOnStart": False},
     }
+    wait = max(int(model_timeout_s if model_timeout_s is not None else timeout_s), 1)
+    if model_timeout_key(version).startswith("agents."):
+        config["agents"]["defaults"]["llm"] = {"idleTimeoutSeconds": wait}
+    else:
+        config["models"]["providers"][PROVIDER]["timeoutSeconds"] = wait
     if version.startswith("2026.4."):
         config["agents"]["defaults"]["skipBootstrap"] = True  # no seeded AGENTS.md..., no `git init`
         config["session"] = {"dmScope": "per-channel-peer"}

@@ -45,6 +45,13 @@ SCHEMA: dict[str, Any] = {
             "default": 1024,
             "description": "Most tokens per model call (OpenClaw's maxTokens).",
         },
+        "model_timeout": {
+            "type": ["integer", "null"],
+            "minimum": 1,
+            "default": None,
+            "description": "Seconds OpenClaw waits for a model request before giving up (its own default "
+            "is 60 s in 2026.4.x); default: the trial's time, so a slow model is never cut off early.",
+        },
         "max_turns": {
             "type": "integer",
             "minimum": 1,
