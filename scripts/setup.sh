@@ -126,6 +126,10 @@ if [ "${CLAWGYM_SETUP_DOCKER:-1}" = 1 ]; then
     if docker info >/dev/null 2>&1 && ! docker image inspect clawgym/base:bookworm >/dev/null 2>&1; then
       echo "building the sandbox image clawgym/base:bookworm (about a minute)"
       scripts/build-image.sh
+    elif docker info >/dev/null 2>&1 \
+        && ! docker run --rm --network none clawgym/base:bookworm python3 -c "import pytest" >/dev/null 2>&1; then
+      echo "rebuilding the sandbox image clawgym/base:bookworm: an older build without pytest (about a minute)"
+      scripts/build-image.sh --force
     fi
   } || echo "note: Docker is not available here; the Docker sandbox tests will be skipped" >&2
 fi

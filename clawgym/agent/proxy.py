@@ -10,9 +10,12 @@ task's turn budget with 429, each noted in the trajectory, so an agent cannot ma
 gigabytes or record without end.
 
 Every model call is kept in `RecordingPolicy.calls` with how it ended: `answered`, `failed` (the
-upstream policy raised), `context_overflow` (the prompt did not fit the model's window) or
+endpoint itself failed: a PolicyError such as a connection error, a 5xx or a timeout after its
+retries), `rejected` (the request as the agent made it was refused or broke the model's input
+handling: the agent's doing), `context_overflow` (the prompt did not fit the model's window) or
 `abandoned` (the agent hung up first, e.g. its own request timeout; the generation is then
-stopped). `model_ending` reads the outcome that forces on a trial. A request runs under the
+stopped). `model_ending` reads the outcome that forces on a trial: only what the agent cannot cause
+at will becomes an infrastructure outcome. A request runs under the
 trial's caps (`max_model_requests`) with its own cancel token, cancelled when the agent hangs up,
 the trial is cancelled or the proxy stops; `stop` waits for the requests still running.
 """
@@ -30,7 +33,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from .. import trial_controls as control
-from ..policy.base import Completion, ContextOverflow, Policy
+from ..policy.base import Completion, ContextOverflow, Policy, PolicyError, RequestRejected
 from ..policy.server import ChatHandler, ChatServing
 from ..records.trajectory import Trajectory
 
@@ -96,9 +99,14 @@ class RecordingPolicy(Policy):
             token = control.current().token
             if token.cancelled:  # the agent hung up, or the trial ended: nobody waits for this answer
                 call.update(status="abandoned", seconds=seconds, error=token.reason)
-                self.trajectory.add("model_call_abandoned", call=call["index"], seconds=seconds, reason=token.reason)
+                note(self.trajectory, "model_call_abandoned", call=call["index"], seconds=seconds, reason=token.reason)
                 raise
-            status = "context_overflow" if isinstance(exc, ContextOverflow) else "failed"
+            if isinstance(exc, ContextOverflow):
+                status = "context_overflow"
+            elif isinstance(exc, PolicyError) and not isinstance(exc, RequestRejected):
+                status = "failed"
+            else:  # the agent's request was refused or could not be read: its doing, not the endpoint's
+                status = "rejected"
             call.update(status=status, seconds=seconds, error=f"{type(exc).__name__}: {exc}")
             with self._lock:  # the agent gets an HTTP 400 (overflow) or 500; see `model_ending`
                 self.trajectory.turns.append(
@@ -134,11 +142,29 @@ class RecordingPolicy(Policy):
         return out
 
 
-def model_ending(calls: list[dict[str, Any]], agent: str = "the agent") -> tuple[str, str] | None:
+MAX_NOTES = 100  # the proxy's own steps (refusals, abandoned calls) kept in one trajectory
+_NOTE_KINDS = ("proxy_refused", "model_call_abandoned")
+_notes_lock = threading.Lock()
+
+
+def note(trajectory: Trajectory, kind: str, **fields: Any) -> None:
+    """Add one of the proxy's own steps, up to MAX_NOTES of them in all: an agent that keeps asking
+    or hanging up cannot grow its trajectory without end."""
+    with _notes_lock:
+        if sum(1 for s in trajectory.steps if s.get("kind") in _NOTE_KINDS) < MAX_NOTES:
+            trajectory.add(kind, **fields)
+
+
+def model_ending(
+    calls: list[dict[str, Any]], agent: str = "the agent", patience: float | None = None
+) -> tuple[str, str] | None:
     """(outcome, reason) that the model's side forces on a black-box run, or None: any failed call
     is `model_error`; a last call whose prompt overflowed is `context_overflow`; no call answered
-    while one was abandoned (the agent gave up waiting, or ended) is `model_error` too: the model
-    never answered. Read once the agent has exited: a call still running then is abandoned."""
+    while one was abandoned is `model_error` too, but only when the agent waited at least its own
+    model timeout (`patience`, seconds; 10% slack) for it: the model was too slow for the run's
+    settings. An agent that hangs up sooner (or whose patience is unknown) chose to: that is its
+    own doing, never an infrastructure outcome, as a request it made that was `rejected` is. Read
+    once the agent has exited: a call still running then is abandoned."""
     failed = [c for c in calls if c.get("status") == "failed"]
     if failed:
         c = failed[-1]
@@ -146,8 +172,8 @@ def model_ending(calls: list[dict[str, Any]], agent: str = "the agent") -> tuple
     if calls and calls[-1].get("status") == "context_overflow":
         return "context_overflow", f"model call {calls[-1]['index'] + 1}: {calls[-1].get('error')}"
     abandoned = [c for c in calls if c.get("status") in ("abandoned", "running")]  # running: nobody waits now
-    if abandoned and not any(c.get("status") == "answered" for c in calls):
-        waited = max(call_seconds(c) for c in abandoned)
+    waited = max((call_seconds(c) for c in abandoned), default=0.0)
+    if abandoned and not any(c.get("status") == "answered" for c in calls) and patience and waited >= 0.9 * patience:
         return "model_error", (
             f"the model never answered: none of {len(calls)} model call(s) was answered; {agent} stopped "
             f"waiting after {waited:.0f} s: {abandoned[-1].get('error') or 'it exited while the model still worked'}"
@@ -191,7 +217,7 @@ class _ProxyHandler(ChatHandler):
                 if call is not None and call.get("status") == "answered" and not delivered:
                     reason = token.reason or "the agent hung up before the answer was sent"
                     call.update(status="abandoned", error=reason)
-                    self.server.trajectory.add("model_call_abandoned", call=call["index"], reason=reason)
+                    note(self.server.trajectory, "model_call_abandoned", call=call["index"], reason=reason)
                 token.cancel("the request is over")  # stops the watcher
                 watcher.join(timeout=1)
 
@@ -226,7 +252,6 @@ class _UnixChatServer(ChatServing, socketserver.ThreadingMixIn, socketserver.Uni
         self.caps = control.current()  # the trial's: its model-request cap and cancellation
         self._lock = threading.Lock()
         self._admitted = 0
-        self._refusals = 0
         self._running: set[control.CancelToken] = set()
         self._idle = threading.Condition(self._lock)
         self._stopping = False
@@ -265,10 +290,7 @@ class _UnixChatServer(ChatServing, socketserver.ThreadingMixIn, socketserver.Uni
             return None
 
     def request_refused(self, status: int, reason: str) -> None:
-        with self._lock:
-            self._refusals += 1
-            if self._refusals <= 100:  # an agent that keeps asking cannot grow the trajectory without end
-                self.trajectory.add("proxy_refused", status=status, reason=reason)
+        note(self.trajectory, "proxy_refused", status=status, reason=reason)
 
 
 class RecordingProxy:

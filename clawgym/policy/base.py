@@ -47,6 +47,12 @@ class ContextOverflow(PolicyError):
         self.prompt_tokens, self.context_window = prompt_tokens, context_window
 
 
+class RequestRejected(PolicyError):
+    """The endpoint refused this request as it was made (an HTTP 4xx other than a rate limit or an
+    overflow): the request's doing, not a failure of the endpoint. Never retried. A black-box agent's
+    rejected request is its own failure, never an infrastructure outcome (see `agent/proxy.py`)."""
+
+
 @dataclass
 class Completion:
     """One assistant turn. `message` is an OpenAI chat message:

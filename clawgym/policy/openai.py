@@ -23,7 +23,7 @@ from typing import Any
 from .. import trial_controls as control
 from ..errors import ClawgymError
 from ..registry import register
-from .base import COMMON_POLICY_PROPS, Completion, ContextOverflow, Policy, PolicyError
+from .base import COMMON_POLICY_PROPS, Completion, ContextOverflow, Policy, PolicyError, RequestRejected
 from .toolcalls import new_call_id
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -249,7 +249,9 @@ class OpenAIPolicy(Policy):
                         f"context window: {_short(exc)}"
                     ) from None
                 if exc.status_code not in (408, 429) and exc.status_code < 500:
-                    raise self._error(last, attempts=attempt + 1) from None
+                    raise RequestRejected(
+                        f"endpoint {self.base_url} (model {self.model!r}) refused the request: {last}"
+                    ) from None
             except openai.APITimeoutError:
                 last = f"timed out after {self.timeout:g} s"
             except openai.APIConnectionError as exc:

@@ -151,3 +151,18 @@ def _post_and_wait(path: Path) -> None:
         pass
     finally:
         conn.close()
+
+
+def test_only_what_the_agent_cannot_cause_at_will_is_a_model_error():
+    from clawgym.agent.proxy import model_ending
+
+    answered = {"index": 0, "status": "answered", "seconds": 1.0}
+    hung_up = {"index": 0, "status": "abandoned", "seconds": 0.2, "error": "the agent hung up"}
+    rejected = {"index": 0, "status": "rejected", "seconds": 0.0, "error": "RequestRejected: HTTP 400"}
+    failed = {"index": 0, "status": "failed", "seconds": 3.0, "error": "PolicyError: connection refused"}
+    assert model_ending([failed]) == ("model_error", "model call 1 failed: PolicyError: connection refused")
+    assert model_ending([hung_up]) is None  # a black box that hangs up at once chose to
+    assert model_ending([hung_up], patience=30) is None  # ... long before its own model timeout
+    assert model_ending([{**hung_up, "seconds": 29.0}], patience=30)[0] == "model_error"  # the model was too slow
+    assert model_ending([rejected]) is None  # a request the endpoint refused is the request's doing
+    assert model_ending([answered, {**hung_up, "index": 1}], patience=0.1) is None

@@ -129,11 +129,11 @@ def test_openclaw_waits_for_the_model_as_long_as_the_trial_allows(tmp_path, inst
 
 def test_a_model_that_never_answers_is_a_model_error_and_its_generation_stops(tmp_path, installed):
     def gives_up(box: FakeOpenClaw) -> ExecResult:
-        box.answers.append(ask(box, wait=0.5))  # OpenClaw's own model timeout fires: it hangs up
+        box.answers.append(ask(box, wait=1.0))  # OpenClaw's own model timeout (1 s) fires: it hangs up
         return result(TIMED_OUT)
 
     started = time.monotonic()
-    traj, box = openclaw(tmp_path, gives_up, ["too late"], limits={"seconds": 600}, latency_s=600)
+    traj, box = openclaw(tmp_path, gives_up, ["too late"], limits={"seconds": 600}, latency_s=600, model_timeout=1)
     assert box.answers == [None]
     assert traj.outcome == "model_error" and "never answered" in traj.error, traj.error
     assert [s["reason"] for s in traj.steps if s["kind"] == "model_call_abandoned"], traj.steps
@@ -143,10 +143,10 @@ def test_a_model_that_never_answers_is_a_model_error_and_its_generation_stops(tm
 
 def test_openclaw_giving_up_on_a_later_call_before_the_trials_end_is_a_model_error(tmp_path, installed):
     def second_times_out(box: FakeOpenClaw) -> ExecResult:
-        box.answers += [ask(box), ask(box, wait=0.3)]  # the model takes 1 s: too long the second time
+        box.answers += [ask(box), ask(box, wait=1.0)]  # the model takes 2 s: past its 1 s timeout the second time
         return result(TIMED_OUT)
 
-    traj, box = openclaw(tmp_path, second_times_out, ["ok", "late"], latency_s=1, model_timeout=1)
+    traj, box = openclaw(tmp_path, second_times_out, ["ok", "late"], latency_s=2, model_timeout=1)
     assert box.answers[0][0] == 200 and box.answers[1] is None
     assert traj.outcome == "model_error" and "gave up on model call 2" in traj.error, traj.error
     assert traj.agent["model_timeout"]["seconds"] == 1
@@ -157,6 +157,16 @@ def test_openclaw_giving_up_on_a_later_call_before_the_trials_end_is_a_model_err
 
     traj, box = openclaw(tmp_path / "cut", answered_then_cut, ["ok"])
     assert traj.outcome == "agent_timeout"  # the model answered; OpenClaw used up the trial's time
+
+
+def test_hanging_up_before_its_own_model_timeout_is_the_agents_doing_not_an_infrastructure_error(tmp_path, installed):
+    def hangs_up(box: FakeOpenClaw) -> ExecResult:
+        box.answers.append(ask(box, wait=0.3))  # long before its 30 s model timeout
+        return result(TIMED_OUT)
+
+    traj, box = openclaw(tmp_path, hangs_up, ["late"], latency_s=5, model_timeout=30)
+    assert box.answers == [None]
+    assert traj.outcome == "agent_crash" and "before its model timeout of 30 s" in traj.error, traj.error
 
 
 def test_a_failing_model_is_a_model_error(tmp_path, installed):

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from clawgym.policy import PolicyError, make_policy
+from clawgym.policy import PolicyError, RequestRejected, make_policy
 
 
 def _completion(content: str | None = "hi", tool_calls: list | None = None, **extra: Any) -> dict:
@@ -181,7 +181,7 @@ def test_rate_limit_is_retried_then_succeeds(endpoint) -> None:
 
 def test_client_error_fails_at_once(endpoint) -> None:
     fake = endpoint((400, {"error": {"message": "bad model name"}}))
-    with pytest.raises(PolicyError, match="HTTP 400: bad model name"):
+    with pytest.raises(RequestRejected, match="HTTP 400: bad model name"):  # the request's doing, a PolicyError
         _policy(fake.url).complete([{"role": "user", "content": "x"}])
     assert len(fake.requests) == 1
 

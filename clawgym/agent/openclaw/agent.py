@@ -265,7 +265,9 @@ class OpenClawAgent(Agent):
         could not reach at all (no request got to the proxy)."""
         self._proxy.settle(SETTLE_S)  # OpenClaw has exited: nobody waits for a call still running
         calls = self._recorder.calls
-        ended = model_ending(calls, f"OpenClaw {self.version} (its model timeout: {self._model_timeout} s)")
+        ended = model_ending(
+            calls, f"OpenClaw {self.version} (its model timeout: {self._model_timeout} s)", self._model_timeout
+        )
         if ended is None and not calls and UNREACHABLE.search(output):
             line = next((x for x in output.splitlines() if UNREACHABLE.search(x)), "")
             return "model_error", f"OpenClaw could not reach the model endpoint: {line.strip()[:400]}"
@@ -280,10 +282,16 @@ class OpenClawAgent(Agent):
         """OpenClaw stopped its run itself: at the trial's time (`agent_timeout`), or earlier,
         waiting for a model call that never answered (its model timeout: `model_error`)."""
         calls = self._recorder.calls
+        waited = call_seconds(calls[-1]) if calls else 0.0
         if self._gave_up() and took < seconds - DEADLINE_MARGIN_S:
-            return "model_error", (
-                f"OpenClaw gave up on model call {len(calls)} after {call_seconds(calls[-1]):.0f} s "
-                f"without an answer (its model timeout is {self._model_timeout} s): {summary}"
+            if waited >= 0.9 * float(self._model_timeout):
+                return "model_error", (
+                    f"OpenClaw gave up on model call {len(calls)} after {waited:.0f} s "
+                    f"without an answer (its model timeout is {self._model_timeout} s): {summary}"
+                )
+            return "agent_crash", (
+                f"OpenClaw gave up on model call {len(calls)} after {waited:.0f} s, before its model "
+                f"timeout of {self._model_timeout} s: {summary}"
             )
         return "agent_timeout", f"OpenClaw stopped at the trial's time limit: {summary}"
 
