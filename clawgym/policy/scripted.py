@@ -8,7 +8,7 @@ from typing import Any
 
 from .. import trial_controls as control
 from ..registry import register
-from .base import COMMON_POLICY_PROPS, Completion, ContextOverflow, Policy, PolicyError
+from .base import COMMON_POLICY_PROPS, Completion, ContextOverflow, Policy, PolicyError, RequestRejected
 
 
 def tool_call(name: str, call_id: str | None = None, **arguments: Any) -> dict[str, Any]:
@@ -24,7 +24,8 @@ def tool_call(name: str, call_id: str | None = None, **arguments: Any) -> dict[s
 class ScriptedPolicy(Policy):
     """Returns `turns` in order, one per call. A turn is an assistant message (a dict with
     `content` and/or `tool_calls`), a plain string (a final answer), {"error": "..."} to
-    simulate a backend failure, or {"context_overflow": "..."} a prompt past the context window.
+    simulate a backend failure, {"context_overflow": "..."} a prompt past the context window, or
+    {"rejected": "..."} a request the endpoint refuses (an HTTP 4xx).
     After the last turn it answers "done" with no tool call."""
 
     type = "scripted"
@@ -62,6 +63,8 @@ class ScriptedPolicy(Policy):
             raise PolicyError(str(turn["error"]))
         if isinstance(turn, dict) and "context_overflow" in turn:
             raise ContextOverflow(str(turn["context_overflow"]))
+        if isinstance(turn, dict) and "rejected" in turn:
+            raise RequestRejected(str(turn["rejected"]))
         if isinstance(turn, str):
             message: dict[str, Any] = {"role": "assistant", "content": turn}
         else:

@@ -24,6 +24,11 @@ def test_a_prompt_past_the_context_window_ends_as_context_overflow(tmp_path, bwr
     assert traj.outcome == "context_overflow" and "9000 tokens" in traj.error and len(traj.turns) == 1
 
 
+def test_a_conversation_the_endpoint_refuses_is_the_agents_failure_not_a_model_error(tmp_path, bwrap):
+    traj, _ = run(tmp_path, [calls(("session_status", {})), {"rejected": "HTTP 400: invalid tool_calls"}])
+    assert traj.outcome == "agent_crash" and "refused turn 2" in traj.error, traj.error
+
+
 def test_an_hf_model_with_a_small_window_overflows_before_generating(tmp_path, bwrap, tiny_model):
     task = make_task()
     materialize(task, tmp_path / "ws")

@@ -112,7 +112,7 @@ class ClawAgent(Agent):
 
     # ------------------------------------------------------------------ run
     def run(self, task: Task, sandbox: Sandbox) -> Trajectory:
-        from ...policy import ContextOverflow, PolicyError
+        from ...policy import ContextOverflow, PolicyError, RequestRejected
 
         cfg = self.config
         traj = self.new_trajectory(task)
@@ -166,6 +166,8 @@ class ClawAgent(Agent):
                     completion = policy.complete(context, tools)
                 except ContextOverflow as exc:
                     return traj.finish("context_overflow", f"turn {state.turn + 1}: {exc}")
+                except RequestRejected as exc:  # the conversation the model made is refused: its doing
+                    return traj.finish("agent_crash", f"the endpoint refused turn {state.turn + 1}: {exc}")
                 except PolicyError as exc:
                     return traj.finish("model_error", f"policy error at turn {state.turn + 1}: {exc}")
                 state.turn += 1
