@@ -74,13 +74,16 @@ _local = threading.local()  # the model call the current handler thread made
 
 class RecordingPolicy(Policy):
     """Forwards to `upstream` and records each call into `trajectory` (messages, tools, turns);
-    `calls` keeps how every call ended (see the module's docstring)."""
+    `calls` keeps how every call ended (see the module's docstring). A request's `max_tokens` is cut
+    to `max_tokens` (default: the upstream policy's own): the run's settings decide how long a turn
+    may be, so an agent cannot ask for a generation that outlasts the endpoint's request timeout."""
 
     type = "recording"
 
-    def __init__(self, upstream: Policy, trajectory: Trajectory):
+    def __init__(self, upstream: Policy, trajectory: Trajectory, *, max_tokens: int | None = None):
         super().__init__({"type": "recording"})
         self.upstream, self.trajectory = upstream, trajectory
+        self.max_tokens = int(max_tokens or upstream.sampling()["max_tokens"])
         self.calls: list[dict[str, Any]] = []
         self._lock = threading.Lock()
 
@@ -92,6 +95,8 @@ class RecordingPolicy(Policy):
             call: dict[str, Any] = {"index": len(self.calls), "status": "running", "started": started}
             self.calls.append(call)
         _local.call = call
+        if int(sampling.get("max_tokens") or 0) > self.max_tokens:
+            sampling["max_tokens"] = self.max_tokens
         try:
             out = self.upstream.complete(messages, tools=tools, **sampling)
         except Exception as exc:

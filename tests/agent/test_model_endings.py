@@ -166,3 +166,23 @@ def test_only_what_the_agent_cannot_cause_at_will_is_a_model_error():
     assert model_ending([{**hung_up, "seconds": 29.0}], patience=30)[0] == "model_error"  # the model was too slow
     assert model_ending([rejected]) is None  # a request the endpoint refused is the request's doing
     assert model_ending([answered, {**hung_up, "index": 1}], patience=0.1) is None
+
+
+def test_a_black_box_agent_cannot_ask_for_a_longer_turn_than_the_run_allows():
+    from clawgym.agent.proxy import RecordingPolicy
+    from clawgym.policy.base import Completion, Policy
+    from clawgym.records.trajectory import Trajectory
+
+    class Upstream(Policy):
+        type = "upstream_test"
+        seen: list = []
+
+        def complete(self, messages, tools=None, **sampling):
+            self.seen.append(sampling.get("max_tokens"))
+            return Completion(message={"role": "assistant", "content": "ok"})
+
+    upstream = Upstream({"type": "upstream_test", "max_tokens": 256})
+    recorder = RecordingPolicy(upstream, Trajectory(task={}, agent={}))
+    for asked in (100000, 64, None):
+        recorder.complete([{"role": "user", "content": "hi"}], max_tokens=asked)
+    assert upstream.seen == [256, 64, None]  # cut to the run's 256; a smaller or no request stays as asked

@@ -121,7 +121,7 @@ class OpenClawAgent(Agent):
             workspace=sandbox.mount,
             timeout_s=max(int(seconds), 1),
             context_window=int(self.config.get("context_window", 32768)),
-            max_tokens=int(self.config.get("max_tokens") or self.config["policy"].get("max_tokens") or 1024),
+            max_tokens=self._max_tokens(),
             model_timeout_s=model_timeout,
             deny=self.config.get("deny_tools"),
             gateway=gateway,
@@ -140,7 +140,11 @@ class OpenClawAgent(Agent):
         self._model_timeout = model_timeout
         max_turns = min(int(self.config.get("max_turns", 50)), int(limits.get("turns", 10**9)))
         recorder = OpenClawRecorder(
-            self.policy, traj, max_turns=max_turns, max_tokens_total=self.config.get("max_tokens_total")
+            self.policy,
+            traj,
+            max_turns=max_turns,
+            max_tokens_total=self.config.get("max_tokens_total"),
+            max_tokens=self._max_tokens(),
         )
         proxy = RecordingProxy(
             self.policy,
@@ -259,6 +263,10 @@ class OpenClawAgent(Agent):
         if result.get("ok") is False:
             return ("agent_crash", f"OpenClaw reported an error: {json.dumps(_summary(result))[:800]}"), result
         return None, result
+
+    def _max_tokens(self) -> int:
+        """Most tokens a turn may generate: the agent's option, else its policy's, else 1024."""
+        return int(self.config.get("max_tokens") or self.config["policy"].get("max_tokens") or 1024)
 
     def _model_ending(self, output: str) -> tuple[str, str] | None:
         """The outcome the model's side forces (see `model_ending`), or a model endpoint OpenClaw

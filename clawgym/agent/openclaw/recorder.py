@@ -72,8 +72,9 @@ class OpenClawRecorder(RecordingPolicy):
         max_turns: int | None = None,
         max_tokens_total: int | None = None,
         reply: str = BUDGET_REPLY,
+        max_tokens: int | None = None,
     ):
-        super().__init__(upstream, trajectory)
+        super().__init__(upstream, trajectory, max_tokens=max_tokens)
         self.max_turns, self.max_tokens_total, self.reply = max_turns, max_tokens_total, reply
         self.spent: str | None = None  # why the budget stopped the run, once it did
         self.segments = 0
