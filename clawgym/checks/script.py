@@ -97,10 +97,11 @@ class Python(Check):
                     "aggregate": {
                         "enum": ["mean", "weighted"],
                         "default": "mean",
-                        "description": "`mean`: every sub-score counts as one result of this check's "
-                        "weight, so a task graded by this check alone gets exactly the "
-                        "unweighted mean (the published `reward.sh`); `weighted`: each "
-                        "result's weight is this check's weight times `weights[name]`.",
+                        "description": "`mean`: the sub-scores share this check's weight equally, so a "
+                        "task graded by this check alone gets exactly the unweighted mean (the "
+                        "published `reward.sh`) and the check weighs what its `weight` says "
+                        "however many sub-scores it prints; `weighted`: they share it in "
+                        "proportion to `weights[name]`.",
                     },
                     "weights": {
                         "type": "object",
@@ -245,8 +246,11 @@ class Python(Check):
             if exact
             else []
         )
-        for sub in subs:
-            share = 0.0 if exact else float(weights.get(sub["name"], 1.0)) if weighted else 1.0
+        raw = [float(weights.get(sub["name"], 1.0)) if weighted else 1.0 for sub in subs]
+        total = sum(raw)
+        for sub, part in zip(subs, raw):
+            # the sub-scores share the check's weight: it weighs what its `weight` says however many it prints
+            share = 0.0 if exact or total <= 0 else part / total
             out.append(
                 CheckResult(
                     name=f"{result.name}: {sub['name']}",

@@ -70,6 +70,13 @@ def test_subscores_mean_spreads_results_and_matches_the_unweighted_mean(task):
     assert combine(results).reward == (1.0 + 0.0 + 1.0) / 3
 
 
+def test_a_check_weighs_what_its_weight_says_however_many_sub_scores_it_prints(task):
+    (task["ws"] / "out").mkdir()
+    (task["ws"] / "out" / "count.txt").write_text("4")
+    results = grade(task, subscores={"aggregate": "mean"}, weight=2)
+    assert sum(r.weight for r in results) == pytest.approx(2.0) and len(results) == 3
+
+
 def test_without_subscores_the_check_stays_one_result(task):
     results = grade(task)
     assert len(results) == 1 and results[0].details["subscores"][0]["name"] == "has_output"
@@ -79,10 +86,11 @@ def test_weighted_subscores_and_gates(task):
     (task["ws"] / "out").mkdir()
     (task["ws"] / "out" / "count.txt").write_text("4")
     results = grade(task, subscores={"aggregate": "weighted", "weights": {"count_right": 3, "has_output": 0}})
+    # the sub-scores share the check's weight (1) in proportion to their weights (0, 3, 1)
     assert {r.name: r.weight for r in results} == {
         "reward: has_output": 0.0,
-        "reward: count_right": 3.0,
-        "reward: reward_dir_placed": 1.0,
+        "reward: count_right": 0.75,
+        "reward: reward_dir_placed": 0.25,
     }
     assert combine(results).reward == 1.0
     (task["ws"] / "out" / "count.txt").write_text("5")

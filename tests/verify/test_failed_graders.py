@@ -28,6 +28,8 @@ def read(rel):
 answer = read("out/answer.txt")
 scores = {"has_answer": float(bool(answer)), "answer_right": float(answer == "42"), "formatted": 0.0}
 mode = read("out/crash")  # the agent's file that breaks the grader after it printed
+if mode == "early":  # fails before it printed anything
+    sys.exit(4)
 if mode == "flood":
     sys.stdout.write("x" * (5 << 20) + "\\n")
 print(json.dumps(scores), flush=True)
@@ -54,9 +56,9 @@ PY_FAILURES = {
 }
 PY_TAILS = {"raise": "JSONDecodeError", "child": "CalledProcessError", "flood": "xxxx"}
 SUBS = {"has_answer": 1.0, "answer_right": 1.0, "formatted": 0.0}
-AGGREGATES = {  # name -> (check options, the weight the grader is worth in a task graded by it alone)
-    "mean": ({"subscores": {"aggregate": "mean"}}, 3.0),
-    "weighted": ({"subscores": {"aggregate": "weighted", "weights": {"answer_right": 2, "formatted": 0.5}}}, 3.5),
+AGGREGATES = {  # name -> (check options, the weight the grader is worth: its own, however many it prints)
+    "mean": ({"subscores": {"aggregate": "mean"}}, 1.0),
+    "weighted": ({"subscores": {"aggregate": "weighted", "weights": {"answer_right": 2, "formatted": 0.5}}}, 1.0),
     "reward.sh": ({"protocol": "reward.sh", "subscores": {"aggregate": "mean"}}, 1.0),
 }
 
@@ -135,9 +137,12 @@ def test_a_python_grader_that_fails_after_printing_scores_what_doing_nothing_sco
 def test_the_failure_costs_exactly_the_share_the_grader_was_worth(task):
     agent_output(task, crash="exit")
     checks = [python_check(AGGREGATES["mean"][0]), {"type": "file_exists", "path": "out/answer.txt"}]
-    assert graded(task, *checks).reward == pytest.approx(1 / 4)  # 3 sub-scores' worth of 0, 1 passed check
+    assert graded(task, *checks).reward == pytest.approx(1 / 2)  # the grader's weight (1) of 0, 1 passed check
     (task["ws"] / "out" / "crash").unlink()
-    assert graded(task, *checks).reward == pytest.approx(3 / 4)
+    assert graded(task, *checks).reward == pytest.approx((2 / 3 + 1) / 2)
+    # a grader that fails before printing anything costs the same share as one that fails after
+    (task["ws"] / "out" / "crash").write_text("early")
+    assert graded(task, *checks).reward == pytest.approx(1 / 2)
 
 
 def test_gates_on_the_sub_scores_of_a_failed_grader_count_as_failed(task):
