@@ -178,12 +178,18 @@ def model_ending(
         return "context_overflow", f"model call {calls[-1]['index'] + 1}: {calls[-1].get('error')}"
     abandoned = [c for c in calls if c.get("status") in ("abandoned", "running")]  # running: nobody waits now
     waited = max((call_seconds(c) for c in abandoned), default=0.0)
-    if abandoned and not any(c.get("status") == "answered" for c in calls) and patience and waited >= 0.9 * patience:
+    if abandoned and not any(c.get("status") == "answered" for c in calls) and outlasted(waited, patience):
         return "model_error", (
             f"the model never answered: none of {len(calls)} model call(s) was answered; {agent} stopped "
             f"waiting after {waited:.0f} s: {abandoned[-1].get('error') or 'it exited while the model still worked'}"
         )
     return None
+
+
+def outlasted(waited: float, patience: float | None) -> bool:
+    """Whether an agent that stopped waiting after `waited` seconds gave the model its own model
+    timeout (`patience`, with 10% slack); an unknown patience never counts as outlasted."""
+    return bool(patience) and waited >= 0.9 * float(patience or 0)
 
 
 def call_seconds(call: dict[str, Any]) -> float:

@@ -42,7 +42,7 @@ from ...sandbox import Sandbox
 from ...sandbox.base import PRIVATE_MOUNT
 from ...spec.task import Task
 from ..base import Agent
-from ..proxy import RecordingProxy, call_seconds, model_ending
+from ..proxy import RecordingProxy, call_seconds, model_ending, outlasted
 from . import config as config_mod
 from .gateway import DRIVER, DRIVER_NAME, answer_text, frames
 from .install import DEFAULT_VERSION, check_version, find
@@ -292,7 +292,7 @@ class OpenClawAgent(Agent):
         calls = self._recorder.calls
         waited = call_seconds(calls[-1]) if calls else 0.0
         if self._gave_up() and took < seconds - DEADLINE_MARGIN_S:
-            if waited >= 0.9 * float(self._model_timeout):
+            if outlasted(waited, self._model_timeout):
                 return "model_error", (
                     f"OpenClaw gave up on model call {len(calls)} after {waited:.0f} s "
                     f"without an answer (its model timeout is {self._model_timeout} s): {summary}"
