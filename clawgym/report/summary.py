@@ -122,6 +122,7 @@ def summary_table(rows: list[dict[str, Any]], title: str = "Results") -> Table:
         "their outcome (* infrastructure, see docs/outcomes.md)"
     )
     table = Table(title=_title(title), caption=caption if rows else None)
+    shown_outcomes = any(row.get("outcomes") for row in rows)  # the column only where some trial did not complete
     columns = [
         ("agent", "left"),
         ("category", "left"),
@@ -129,7 +130,7 @@ def summary_table(rows: list[dict[str, Any]], title: str = "Results") -> Table:
         ("excluded", "right"),
         ("mean reward", "right"),
         ("pass rate", "right"),
-        ("other outcomes", "left"),
+        *([("other outcomes", "left")] if shown_outcomes else []),
     ]
     columns += [(f"pass@{k}", "right") for k in ks] + [(f"pass^{k}", "right") for k in ks if k > 1]
     columns += [("min", "right"), ("max", "right")]
@@ -150,7 +151,7 @@ def summary_table(rows: list[dict[str, Any]], title: str = "Results") -> Table:
             str(row["errors"]),
             _two_lines(row["mean_reward"], row.get("mean_reward_ci")),
             _two_lines(row["pass_rate"], row.get("pass_rate_ci"), pct=True),
-            format_outcomes(row.get("outcomes"), sep="\n"),
+            *([format_outcomes(row.get("outcomes"), sep="\n")] if shown_outcomes else []),
         ]
         cells += [_two_lines(row.get(f"pass@{k}"), row.get(f"pass@{k}_ci"), pct=True) for k in ks]
         cells += [_two_lines(row.get(f"pass^{k}"), row.get(f"pass^{k}_ci"), pct=True) for k in ks if k > 1]
