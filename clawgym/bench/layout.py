@@ -24,8 +24,10 @@ from ..errors import ClawgymError
 BENCH_DIR = Path("specs/bench")
 # The benchmark's versions by series (the digit before the dot of a version): 1 is the first
 # benchmark (instances of the training families at far seeds), 2 is drawn from the generator's
-# held-out region (specs/synth/heldout.yaml) and has no twin in training. Both stay runnable.
-BENCHES = {"1": Path("specs/bench"), "2": Path("specs/bench-v2")}
+# held-out region (specs/synth/heldout.yaml) and has no twin in training, 3 is drawn from the same
+# region by the generator whose tasks pass the lazy-agent, mutation and wording gates, and every
+# instance of it is reviewed against the written rubric (docs/review-rubric.md). All stay runnable.
+BENCHES = {"1": Path("specs/bench"), "2": Path("specs/bench-v2"), "3": Path("specs/bench-v3")}
 LATEST = "2"
 LOCK_FILE = "bench.lock.json"
 TASK_FILE = "task.yaml"

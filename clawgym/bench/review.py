@@ -26,6 +26,7 @@ from ..errors import ClawgymError, SpecError
 from ..spec.load import load_text
 from ..spec.task import Task, thaw
 from .layout import CALIBRATION_FILE, REVIEW_FILE
+from .review_rubric import check_decision
 
 DECISIONS = ("accept", "reject", "comment")
 HEADER = "# Reviews of this instance, newest last (written by 'clawgym bench review'; each names the hash it saw)\n"
@@ -103,8 +104,10 @@ def git_user(cwd: Path | None = None) -> str | None:
     return out.stdout.strip() or None
 
 
-def human_review(decision: str, reviewer: str, task: Task, comment: str = "") -> dict[str, Any]:
-    """One human review record."""
+def human_review(
+    decision: str, reviewer: str, task: Task, comment: str = "", rubric: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """One human review record, with its scores against the review rubric when given."""
     if decision not in DECISIONS:
         raise ClawgymError(f"unknown decision {decision!r}", hint=f"one of: {', '.join(DECISIONS)}")
     if not reviewer.strip():
@@ -113,13 +116,17 @@ def human_review(decision: str, reviewer: str, task: Task, comment: str = "") ->
         )
     if decision != "accept" and not comment.strip():
         raise ClawgymError(f"a '{decision}' review needs a comment saying why", hint="pass --comment TEXT")
-    return {
+    check_decision(decision, rubric or {})
+    record = {
         "decision": decision,
         "reviewer": reviewer.strip(),
         "date": now(),
         "hash": task.hash,
         "comment": comment.strip(),
     }
+    if rubric:
+        record["rubric"] = dict(rubric)
+    return record
 
 
 def is_stale(record: dict[str, Any], task: Task) -> bool:

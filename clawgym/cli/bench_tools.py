@@ -48,6 +48,18 @@ def register(group: click.Group) -> None:
     "a policy YAML file (or a run spec's judge), or inline '{type: ..., model: ...}'.",
 )
 @click.option("--llm-only", is_flag=True, help="With --policy: record the model's review only, ask nothing.")
+@click.option(
+    "--rubric",
+    "rubric_items",
+    multiple=True,
+    help="Scores against the review rubric (docs/review-rubric.md), CRITERION=ok|minor|fail, "
+    "repeated or comma-separated; every criterion once.",
+)
+@click.option(
+    "--summary",
+    is_flag=True,
+    help="Record nothing: print the decisions, accept rate and failed criteria of the instances' current reviews.",
+)
 @friendly
 def review_command(
     names: tuple[str, ...],
@@ -58,12 +70,15 @@ def review_command(
     comment: str | None,
     policy: str | None,
     llm_only: bool,
+    rubric_items: tuple[str, ...],
+    summary: bool,
 ) -> None:
     """Walk through benchmark instances and record accept / reject / comment in their review.yaml.
 
     NAME is CATEGORY/NAME, NAME, a category, or the instance's folder. Shows the instruction, the
     workspace tree, the checks, the rubric, the calibration and earlier reviews (stale ones marked),
-    then asks for a decision. The record names the instance hash it saw.
+    then asks for a decision and, with --rubric (or when asked), the scores against the written
+    review rubric. The record names the instance hash it saw. --summary prints the accept rate.
     """
     from ..bench.discover import compile_instances, discover, key_of, select
     from ..bench.llm_review import llm_review, policy_env_note, policy_option
@@ -78,8 +93,16 @@ def review_command(
         raise ClawgymError("--llm-only needs --policy")
     if decision in ("reject", "comment") and not (comment or "").strip():
         raise ClawgymError(f"a '{decision}' review needs a comment saying why", hint="pass --comment TEXT")
+    from ..bench.review_rubric import check_decision, parse_rubric
+
+    rubric = parse_rubric(rubric_items)
+    if decision:
+        check_decision(decision, rubric)
     instances = select(discover(root), root, list(names))
     tasks = compile_instances(instances, root)
+    if summary:
+        _print_review_summary(instances, tasks, root)
+        return
     if not llm_only:
         reviewer = reviewer or git_user(root) or (None if decision else click.prompt("your name"))
         if not reviewer:
@@ -113,11 +136,43 @@ def review_command(
             text = comment
             if text is None and not decision:
                 text = click.prompt("comment", default="" if chosen == "accept" else None, show_default=False)
-            path = append_record(inst.folder, "reviews", human_review(chosen, reviewer or "", task, text or ""))
+            scores = rubric or (_ask_rubric() if not decision else {})
+            record = human_review(chosen, reviewer or "", task, text or "", scores)
+            path = append_record(inst.folder, "reviews", record)
             console.print(f"recorded {chosen} by {reviewer} in {path}", highlight=False, markup=False)
     finally:
         if model is not None:
             model.close()
+
+
+def _ask_rubric() -> dict[str, str]:
+    """Each criterion of the review rubric, asked in turn (Enter keeps ok)."""
+    from ..bench.review_rubric import CRITERIA, VERDICTS
+
+    return {c.key: click.prompt(f"{c.key}: {c.question}", type=click.Choice(VERDICTS), default="ok") for c in CRITERIA}
+
+
+def _print_review_summary(instances: list, tasks: dict, root: Path) -> None:
+    from ..bench.discover import key_of
+    from ..bench.review import latest_decision
+    from ..bench.review_rubric import summarize
+    from rich.table import Table
+
+    result = summarize((inst.category, latest_decision(inst.folder, tasks[key_of(inst, root)])) for inst in instances)
+    table = Table(title=f"reviews of {len(instances)} instance(s)", title_justify="left")
+    for col in ("category", "accept", "reject"):
+        table.add_column(col, justify="right" if col != "category" else "left")
+    for category, counts in result.by_category.items():
+        table.add_row(category, str(counts.get("accept", 0)), str(counts.get("reject", 0)))
+    console.print(table)
+    failing = {k: v for k, v in result.criteria.items() if v.get("fail") or v.get("minor")}
+    for key, counts in failing.items():
+        console.print(f"  {key}: fail {counts.get('fail', 0)}, minor {counts.get('minor', 0)}", highlight=False)
+    console.print(
+        f"reviewed {result.reviewed}, accepted {result.decisions.get('accept', 0)}"
+        f" ({result.accept_rate:.0%}), rejected {result.decisions.get('reject', 0)}, not reviewed {result.unreviewed}",
+        highlight=False,
+    )
 
 
 @click.command("run")

@@ -95,10 +95,70 @@ def test_review_records_decision_non_interactive(bench):
 
 
 def test_review_prompts_for_decision_and_comment(bench):
-    res = _invoke("bench", "review", "analysis/sum-b", "--reviewer", "Carol", input="reject\ntotal is ambiguous\n")
+    answers = "reject\ntotal is ambiguous\nfail\n" + "\n" * 6  # clarity fails, the rest keep ok
+    res = _invoke("bench", "review", "analysis/sum-b", "--reviewer", "Carol", input=answers)
     assert res.exit_code == 0, res.output
     [rec] = _reviews(bench / "analysis" / "sum-b")["reviews"]
     assert (rec["decision"], rec["reviewer"], rec["comment"]) == ("reject", "Carol", "total is ambiguous")
+    assert rec["rubric"]["clarity"] == "fail" and rec["rubric"]["category"] == "ok" and len(rec["rubric"]) == 7
+
+
+ALL_OK = "clarity=ok,hidden_conventions=ok,lazy_credit=ok,sense=ok,realism=ok,persona_fit=ok,category=ok"
+
+
+def test_review_rubric_scores_are_recorded_and_bound_the_decision(bench):
+    res = _invoke(
+        "bench",
+        "review",
+        "sum-a",
+        "--reviewer",
+        "Ann",
+        "--decision",
+        "accept",
+        "--rubric",
+        ALL_OK.replace("realism=ok", "realism=minor"),
+    )
+    assert res.exit_code == 0, res.output
+    [rec] = _reviews(bench / "productivity" / "sum-a")["reviews"]
+    assert rec["rubric"]["realism"] == "minor" and rec["rubric"]["clarity"] == "ok"
+    # an accept cannot carry a failed criterion, a rubric reject must fail one, and every criterion is scored
+    bad = [
+        (["--decision", "accept", "--rubric", ALL_OK.replace("sense=ok", "sense=fail")], "cannot accept"),
+        (["--decision", "reject", "--comment", "meh", "--rubric", ALL_OK], "must fail at least one"),
+        (["--decision", "accept", "--rubric", "clarity=ok"], "unscored"),
+        (["--decision", "accept", "--rubric", "clearness=ok"], "criteria: clarity"),
+        (["--decision", "accept", "--rubric", ALL_OK.replace("category=ok", "category=great")], "unknown verdict"),
+    ]
+    for args, message in bad:
+        res = CliRunner().invoke(main, ["bench", "review", "sum-b", "--reviewer", "x", *args])
+        assert res.exit_code == 2 and message in res.output, (args, res.output)
+    assert not (bench / "analysis" / "sum-b" / "review.yaml").exists()
+
+
+def test_review_summary_counts_current_decisions(bench):
+    _invoke("bench", "review", "sum-a", "--reviewer", "A", "--decision", "accept", "--rubric", ALL_OK)
+    _invoke(
+        "bench",
+        "review",
+        "sum-b",
+        "--reviewer",
+        "B",
+        "--decision",
+        "reject",
+        "--comment",
+        "gives the count away",
+        "--rubric",
+        ALL_OK.replace("sense=ok", "sense=fail"),
+    )
+    res = _invoke("bench", "review", "--all", "--summary")
+    assert res.exit_code == 0, res.output
+    assert "reviewed 2, accepted 1 (50%), rejected 1, not reviewed 0" in res.output
+    assert "sense: fail 1, minor 0" in res.output
+    # an instance changed since its review counts as not reviewed
+    spec = bench / "analysis" / "sum-b" / "task.yaml"
+    spec.write_text(spec.read_text().replace("write the total", "write only the total"))
+    res = _invoke("bench", "review", "--all", "--summary")
+    assert "reviewed 1, accepted 1 (100%), rejected 0, not reviewed 1" in res.output
 
 
 def test_review_user_errors(bench):
