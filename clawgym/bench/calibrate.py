@@ -8,6 +8,12 @@
 - nop: doing nothing scores at most 0.1;
 - tamper: the tamper agent (truncate every input, run the reference on what is left) scores no
   more than doing nothing (also recorded: whether a gate on the inputs alone already stops it);
+- lazy: every lazy agent (`agent/lazy.py`: empty or skeleton outputs, the instruction's numbers,
+  constant guesses, the unfiltered input, the first rows, values on the wrong rows) scores at
+  most 0.1; recorded as `lazy: {best, variant, scores: {variant: score}}`;
+- mutations: the gates of `synth/mutations/` (every declared step and every check name is real,
+  the right answer in another reasonable format passes); each problem is a failure, and the
+  counts of each gate's verdicts are recorded as `mutations: {gate: {ok|problem|skipped: n}}`;
 - partial: scripted partial agents doing 0, 25, 50, 75 and 100% of the requested work (see
   `partial`): the reward never drops as the fraction grows, and partial work scores below
   complete work.
@@ -30,6 +36,7 @@ from .layout import Instance
 from . import partial_agent
 
 NOP_MAX = 0.1
+LAZY_MAX = 0.1
 REGRADINGS = 3
 EPS = 1e-9
 
@@ -175,6 +182,32 @@ def _tamper(trials: Any) -> Any:
     return trials.grade(workspace, trajectory)
 
 
+def _lazy(trials: Any, final: Path, record: dict, failures: list[str]) -> None:
+    """Every lazy agent's best score on the reference's outputs (`record["lazy"]`); a failure when
+    the best passes LAZY_MAX."""
+    from ..agent import lazy
+
+    scores = trials.lazy(final)
+    record["lazy"] = lazy.summary(scores)
+    top = lazy.worst(scores)
+    if top is not None and top.reward > LAZY_MAX + EPS:
+        failures.append(f"lazy: a lazy agent scores more than {LAZY_MAX}: {top.describe()} ({lazy.FIX})")
+
+
+def _mutations(trials: Any, final: Path, trajectory: dict, record: dict, failures: list[str]) -> None:
+    """The mutation gates (synth/mutations/): the counts of each gate's verdicts in
+    `record["mutations"]`, and one failure per problem."""
+    from ..synth.mutations import mutations
+
+    found = mutations(trials.task, trials.pristine, final, trajectory=trajectory, sandbox=trials.sandbox)
+    counts: dict[str, dict[str, int]] = {}
+    for m in found:
+        gate = counts.setdefault(m.gate, {})
+        gate[m.verdict] = gate.get(m.verdict, 0) + 1
+    record["mutations"] = counts
+    failures += [f"mutations: {m.reason}" for m in found if m.problem]
+
+
 def _trials(task: Task, record: dict, judge: dict | None, sandbox: dict | None) -> None:
     """The graded properties, in the order of the synth filters; fills `record` in place."""
     from ..synth.filters import verdict_essence, failing_checks, FilterTrials
@@ -220,6 +253,8 @@ def _trials(task: Task, record: dict, judge: dict | None, sandbox: dict | None) 
                 f"{tamper.reward:.3f}, more than doing nothing ({nop.reward:.3f}); "
                 f"passing: {failing_checks(tamper.to_dict(), passing=True)}"
             )
+        _lazy(trials, final, record, failures)
+        _mutations(trials, final, traj, record, failures)
         record["partial"] = _partials(trials, final, traj, verdict.reward, failures, warnings)
         record["rubric"] = _rubric(task, trials, final, traj, judge, verdict.reward, warnings)
     finally:

@@ -39,6 +39,8 @@ ORDER = (
     "failures",
     "warnings",
     "checks",
+    "lazy",
+    "mutations",
     "partial",
     "rubric",
     "agents",

@@ -28,8 +28,10 @@ __all__ = [
     "check_class",
     "check_schema",
     "check_types",
+    "existence_only",
     "reads_only",
     "reads_trajectory",
+    "weight_of",
 ]
 
 
@@ -77,3 +79,24 @@ def reads_trajectory(configs: "list | tuple") -> bool:
     """False when no check in `configs` looks at the trajectory (`Check.reads_trajectory`); an
     unknown or malformed one counts as reading it."""
     return any(cls is None or cls.reads_trajectory for cls in _classes(configs))
+
+
+def weight_of(config: object) -> float:
+    """The weight a check config carries: its own `weight`, else its type's default (0 for the
+    checks that only test whether files exist, 1 for the rest and for unknown types)."""
+    if not isinstance(config, dict):
+        return 1.0
+    if config.get("weight") is not None:
+        try:
+            return float(config["weight"])
+        except (TypeError, ValueError):
+            return 1.0
+    cls = registered("check").get(str(config.get("type")))
+    return 1.0 if cls is None else float(cls.implied_weight(config))
+
+
+def existence_only(type_name: str) -> bool:
+    """True for check types that only test whether files exist (`default_weight` 0): their
+    results earn no credit on their own, even where every check of a task weighs 0."""
+    cls = registered("check").get(type_name)
+    return cls is not None and cls.default_weight == 0

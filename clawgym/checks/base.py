@@ -101,10 +101,22 @@ COMMON_PROPERTIES: dict[str, dict] = {
 _NAME_KEYS = ("path", "paths", "pattern", "script", "run", "field")
 
 
-def merge_schema(type_name: str, own: dict, doc: str = "") -> dict:
+NO_CREDIT_ALONE = (
+    "0 by default: whether a file exists earns no credit on its own; make this check a gate "
+    "(`gate: true`) and grade the content with other checks."
+)
+
+
+def merge_schema(
+    type_name: str, own: dict, doc: str = "", default_weight: float = 1.0, weight_note: str = NO_CREDIT_ALONE
+) -> dict:
     """A check's full JSON Schema: its own params plus the common keys, closed to others."""
     props = {"type": {"const": type_name, "description": f"Selects the `{type_name}` check."}}
     props.update(COMMON_PROPERTIES)
+    if default_weight != 1:
+        desc = COMMON_PROPERTIES["weight"]["description"] + " " + weight_note
+        default = int(default_weight) if float(default_weight).is_integer() else default_weight
+        props["weight"] = {**COMMON_PROPERTIES["weight"], "default": default, "description": desc}
     props.update(own.get("properties", {}))
     out = {
         "$schema": SCHEMA_DRAFT,
@@ -140,6 +152,10 @@ class Check:
     # False for checks that never look at `ctx.trajectory`: a verifier whose checks are all such is
     # not sent the trajectory (encoding and decoding it is most of a small request).
     reads_trajectory: ClassVar[bool] = True
+    # The weight a check gets when its config names none. 0 for checks that only test whether
+    # files exist (`file_exists`, `file_absent`): an empty or skeleton file must earn nothing.
+    default_weight: ClassVar[float] = 1.0
+    weight_note: ClassVar[str] = NO_CREDIT_ALONE  # why the default weight is not 1, where it is not
 
     def __init_subclass__(cls, **kwargs: Any):
         super().__init_subclass__(**kwargs)
@@ -147,7 +163,7 @@ class Check:
             own = cls.__dict__["schema"]
             doc = " ".join((cls.__doc__ or "").strip().split("\n\n")[0].split())
             cls.params_schema = own
-            cls.schema = merge_schema(cls.type, own, doc)
+            cls.schema = merge_schema(cls.type, own, doc, cls.default_weight, cls.weight_note)
 
     def __init__(self, config: dict):
         if not isinstance(config, dict):
@@ -160,9 +176,15 @@ class Check:
         missing = [k for k in self.schema.get("required", []) if k not in self.config and k != "type"]
         if missing:
             raise ValueError(f"{self.type} needs option(s): {', '.join(missing)}")
-        self.weight = float(self.get("weight"))
+        weight = self.config.get("weight")
+        self.weight = float(weight) if weight is not None else self.implied_weight(self.config)
         self.gate = bool(self.get("gate"))
         self.name = str(self.config.get("name") or self.default_name())
+
+    @classmethod
+    def implied_weight(cls, config: dict) -> float:
+        """The weight of a config that names none (`default_weight`, unless the options say otherwise)."""
+        return cls.default_weight
 
     @classmethod
     def static_problems(cls, config: dict) -> list[tuple[tuple, str, str]]:
@@ -213,10 +235,14 @@ class Check:
 # Value helpers shared by checks
 
 _NUM_JUNK = re.compile(r"[\s,_$€£¥]")
+_DECIMAL_COMMA = re.compile(r"[\s_$€£¥]*[+-]?[\s_$€£¥]*\(?\d+,\d{1,2}\)?%?[\s_$€£¥]*")
 
 
 def parse_number(value: Any) -> float | None:
-    """A float from a number or numeric string ("1,234.50", "$12", "12%"); None if not numeric."""
+    """A float from a number or numeric string ("1,234.50", "$12", "12%"); None if not numeric.
+
+    A string with one comma, no dot and one or two digits after the comma uses a decimal comma
+    ("1253,50" is 1253.5); any other comma separates thousands ("1,253" is 1253)."""
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, (int, float)):
@@ -227,7 +253,10 @@ def parse_number(value: Any) -> float | None:
         return f if math.isfinite(f) else None
     if not isinstance(value, str) or len(value) > 100:
         return None
-    s = _NUM_JUNK.sub("", value.strip())
+    s = value.strip()
+    if _DECIMAL_COMMA.fullmatch(s):
+        s = s.replace(",", ".")
+    s = _NUM_JUNK.sub("", s)
     if s.endswith("%"):
         s = s[:-1]
     if s.startswith("(") and s.endswith(")"):

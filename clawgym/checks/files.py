@@ -1,4 +1,9 @@
-"""File-system checks: existence, absence, counts and "left unchanged"."""
+"""File-system checks: existence, absence, counts and "left unchanged".
+
+Whether a file exists says nothing about what is in it, so the existence checks (`file_exists`,
+`file_absent`, and `files_count` with only `min`) weigh 0 unless their config names a weight:
+they are gates, and other checks grade the content.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,8 @@ import stat
 
 from ..registry import register
 from .base import Check, CheckContext, CheckFailure, has_magic
+
+NO_CREDIT_HINT = "make it a gate (gate: true) and grade its content with another check"
 
 _PATH = {
     "type": "string",
@@ -62,6 +69,7 @@ class FileExists(Check):
     type = "file_exists"
     reads_only = True
     reads_trajectory = False
+    default_weight = 0.0
     schema = {
         "type": "object",
         "required": ["path"],
@@ -82,6 +90,13 @@ class FileExists(Check):
         },
     }
 
+    @classmethod
+    def static_problems(cls, config: dict) -> list[tuple[tuple, str, str]]:
+        """A weight on an existence check pays for an empty file."""
+        if config.get("absent") or not _weighted(config):
+            return []
+        return [(("weight",), "a file's existence earns no credit on its own", NO_CREDIT_HINT)]
+
     def run(self, ctx: CheckContext) -> tuple:
         pattern = self.get("path")
         if self.get("absent"):
@@ -92,6 +107,14 @@ class FileExists(Check):
             return 1.0, f"found {good[0]}{more}", {"matches": good[:50]}
         why = "; ".join(notes[:3]) if notes else f"file not found: {pattern}"
         return 0.0, why
+
+
+def _weighted(config: dict) -> bool:
+    """True when the config names a weight above 0."""
+    try:
+        return float(config.get("weight") or 0) > 0
+    except (TypeError, ValueError):
+        return False
 
 
 def _absent(ctx: CheckContext, pattern: str) -> tuple:
@@ -107,11 +130,16 @@ def _absent(ctx: CheckContext, pattern: str) -> tuple:
 
 @register("check", "file_absent")
 class FileAbsent(Check):
-    """Nothing matching `path` exists in the final workspace (a dangling symlink counts as existing)."""
+    """Nothing matching `path` exists in the final workspace (a dangling symlink counts as existing).
+
+    Doing nothing passes it unless the file was there to begin with, so it weighs 0 by default;
+    give it a weight where deleting the file is the work asked for.
+    """
 
     type = "file_absent"
     reads_only = True
     reads_trajectory = False
+    default_weight = 0.0
     schema = {"type": "object", "required": ["path"], "properties": {"path": _PATH}}
 
     def run(self, ctx: CheckContext) -> tuple:
@@ -120,7 +148,12 @@ class FileAbsent(Check):
 
 @register("check", "files_count")
 class FilesCount(Check):
-    """The number of entries matching a glob lies within [min, max]."""
+    """The number of entries matching a glob lies within [min, max].
+
+    With only `min` it tests that files exist, so it weighs 0 unless its config names a weight
+    (and a weight there is a static problem: make it a gate); with `max` the count is the work
+    (one file per group, nothing left in a folder) and it weighs 1 by default.
+    """
 
     type = "files_count"
     reads_only = True
@@ -130,12 +163,38 @@ class FilesCount(Check):
         "required": ["pattern"],
         "anyOf": [{"required": ["min"]}, {"required": ["max"]}],
         "properties": {
+            "weight": {
+                "type": "number",
+                "minimum": 0,
+                "default": 1,
+                "description": "Weight of this check in the weighted mean of scores: 1 by default when "
+                "`max` is set, 0 with only `min` (a count of files that merely exist earns no credit "
+                "on its own; make it a gate and grade the files' content with other checks).",
+            },
             "pattern": {**_PATH, "description": "Glob relative to the workspace, e.g. `out/*.pdf`."},
             "min": {"type": "integer", "minimum": 0, "description": "Minimum number of matches."},
             "max": {"type": "integer", "minimum": 0, "description": "Maximum number of matches."},
             "kind": _KIND,
         },
     }
+
+    @classmethod
+    def implied_weight(cls, config: dict) -> float:
+        return 0.0 if config.get("max") is None else 1.0
+
+    @classmethod
+    def static_problems(cls, config: dict) -> list[tuple[tuple, str, str]]:
+        """A weight on a count with only `min` pays for empty files."""
+        if config.get("max") is not None or not _weighted(config):
+            return []
+        return [
+            (
+                ("weight",),
+                "a count of files with only `min` tests that they exist, which earns no credit on its own",
+                "make it a gate (gate: true) and grade the files' content with other checks, "
+                "or set `max` too when the number of files is itself the work",
+            )
+        ]
 
     def run(self, ctx: CheckContext) -> tuple:
         good, _ = _matching(ctx, self.get("pattern"), self.get("kind"))
@@ -221,6 +280,11 @@ class Unchanged(Check):
     type = "unchanged"
     reads_only = True
     reads_trajectory = False
+    default_weight = 0.0
+    weight_note = (
+        "0 by default: leaving files as they were earns no credit on its own (doing nothing does it); "
+        "make this check a gate (`gate: true`) and grade the work with other checks."
+    )
     schema = {
         "type": "object",
         "required": ["paths"],
@@ -239,6 +303,19 @@ class Unchanged(Check):
             },
         },
     }
+
+    @classmethod
+    def static_problems(cls, config: dict) -> list[tuple[tuple, str, str]]:
+        """A weight on leaving files alone pays for doing nothing."""
+        if not _weighted(config):
+            return []
+        return [
+            (
+                ("weight",),
+                "leaving files as they were earns no credit on its own (doing nothing does it)",
+                "make it a gate (gate: true) with weight 0 and grade the work with other checks",
+            )
+        ]
 
     def run(self, ctx: CheckContext) -> tuple:
         orig_kinds, final_kinds = ctx.entries(original=True), ctx.entries()

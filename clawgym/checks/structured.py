@@ -9,6 +9,7 @@ from typing import Any
 
 from ..registry import register
 from .base import Check, CheckContext, CheckFailure, close, parse_number, short, tolerance_of
+from .number_text import bare_number
 
 _PATH = {
     "type": "string",
@@ -79,6 +80,22 @@ def lookup(data: Any, path: str) -> Any:
     return cur
 
 
+def surplus_entries(data: Any, fields: list[str]) -> tuple[int, list[str]]:
+    """(how many top-level entries the field paths name, the top-level entries they do not name)."""
+    firsts = {str(parse_field(f)[0]) for f in fields if parse_field(f)}
+    if isinstance(data, dict):
+        return len(firsts), [str(k) for k in data if str(k) not in firsts]
+    if isinstance(data, list):
+        named = set()
+        for f in firsts:
+            try:
+                named.add(int(f) % len(data) if data else int(f))
+            except ValueError:
+                continue
+        return len(firsts), [f"[{i}]" for i in range(len(data)) if i not in named]
+    return len(firsts), []
+
+
 def values_equal(
     actual: Any,
     expected: Any,
@@ -88,7 +105,13 @@ def values_equal(
     ignore_case: bool = False,
     strip: bool = True,
 ) -> bool:
-    """Deep equality with numeric tolerance; `coerce` also accepts numbers written as strings."""
+    """Deep equality with numeric tolerance; `coerce` also accepts numbers written as strings.
+
+    No hidden format: a number equals every way of writing it (116, "116", "116.0"; "1,253.50",
+    "1253,50" and 1253.5; "23.1%" and 23.1 with `coerce`); an expected string that is only a
+    number equals a number of that value even without `coerce`. An expected boolean accepts
+    true/false and yes/no (any case) with `coerce`, nothing else; an expected string such as
+    "yes" is compared as text. Dates compare as ISO text ("2026-04-03")."""
     if expected is None:
         return actual is None or (coerce and isinstance(actual, str) and not actual.strip())
     if isinstance(expected, bool):
@@ -97,7 +120,7 @@ def values_equal(
         return (
             coerce
             and isinstance(actual, str)
-            and actual.strip().lower() in (("true", "yes", "1") if expected else ("false", "no", "0"))
+            and actual.strip().lower() in (("true", "yes") if expected else ("false", "no"))
         )
     if isinstance(expected, (int, float)):
         if isinstance(actual, (int, float)) and not isinstance(actual, bool):
@@ -116,9 +139,9 @@ def values_equal(
                 a, e = a.casefold(), e.casefold()
             if a == e:
                 return True
-        elif not (coerce and isinstance(actual, (int, float)) and not isinstance(actual, bool)):
+        elif isinstance(actual, bool) or not isinstance(actual, (int, float)):
             return False
-        if coerce:
+        if coerce or _plain_number(expected) and (not isinstance(actual, str) or _plain_number(actual)):
             na, ne = parse_number(actual), parse_number(expected)
             return na is not None and ne is not None and close(na, ne, *tol)
         return False
@@ -136,6 +159,12 @@ def values_equal(
             and all(values_equal(a, e, tol, **kw) for a, e in zip(actual, expected))
         )
     return actual == expected
+
+
+def _plain_number(text: str) -> bool:
+    """A string that is only a number ("116", "116.0", "1,253.50"), not a code with a leading zero."""
+    bare = bare_number(text)
+    return bare is not None and not re.match(r"[+-]?0\d", bare)
 
 
 def load_data(ctx: CheckContext, rel: str, fmt: str) -> Any:
@@ -196,6 +225,16 @@ class _FieldEquals(Check):
                     "default": False,
                     "description": "Compare strings case-insensitively.",
                 },
+                "extra_entries": {
+                    "type": "boolean",
+                    "default": True,
+                    "description": "Allow top-level entries (keys of the top-level object, items of a "
+                    "top-level list) that no field path starts with. `false` (a lookup keyed by id that "
+                    "must hold only the records asked for): each surplus entry costs credit the way a "
+                    "surplus row does in `csv_rows_equal`, score = fraction of fields matched × named "
+                    "entries / (named + surplus entries), so the unfiltered input (30 entries where 6 "
+                    "were asked for) scores at most 0.2.",
+                },
             },
         }
 
@@ -217,10 +256,17 @@ class _FieldEquals(Check):
                 problems.append(f"{field} expected {short(expected, 60)}, got {short(actual, 60)}")
         n = len(wanted)
         score = (n - len(problems)) / n
+        head = f"all {n} field(s) match" if not problems else f"{n - len(problems)}/{n} field(s) match"
+        if not self.get("extra_entries"):
+            named, surplus = surplus_entries(data, [str(f) for f in wanted])
+            if surplus:
+                score *= named / (named + len(surplus))
+                shown = ", ".join(short(k, 30) for k in surplus[:3]) + (", …" if len(surplus) > 3 else "")
+                problems.append(f"{len(surplus)} entr{'y' if len(surplus) == 1 else 'ies'} not asked for ({shown})")
         if not problems:
-            return score, f"all {n} field(s) match", {"values": found}
+            return score, head, {"values": found}
         more = f"; +{len(problems) - 3} more" if len(problems) > 3 else ""
-        return score, f"{n - len(problems)}/{n} field(s) match: " + "; ".join(problems[:3]) + more, {"values": found}
+        return score, f"{head}: " + "; ".join(problems[:3]) + more, {"values": found}
 
 
 @register("check", "json_field_equals")

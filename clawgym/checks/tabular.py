@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import csv
 import io
 from typing import Any
@@ -59,7 +60,10 @@ class CsvRowsEqual(Check):
 
     Score = matched / (expected + unexpected rows), so missing, wrong and (unless `extra_rows`)
     surplus rows all cost credit. Rows pair up by `key` column(s) if given, else by content
-    (`ignore_order`) or position. Numbers compare numerically with `tolerance`.
+    (`ignore_order`) or position. With `ignore_order: false` the order counts: without a key each
+    row must sit at its position; with a key, only the largest set of rows that come in the
+    expected order count as matched. Numbers compare numerically with `tolerance` whatever their
+    form ("116" and "116.0"; "1,253.50", "1253,50" and 1253.5; "23.1%" and 23.1).
     """
 
     type = "csv_rows_equal"
@@ -90,7 +94,9 @@ class CsvRowsEqual(Check):
             "ignore_order": {
                 "type": "boolean",
                 "default": True,
-                "description": "Row order does not matter (ignored when `key` is set).",
+                "description": "Row order does not matter. `false`: without `key` every row must be at its "
+                "position; with `key` rows pair by key and only the largest set of them in the expected "
+                "order counts as matched (a row out of place costs what a wrong row does).",
             },
             "ignore_case": {
                 "type": "boolean",
@@ -179,6 +185,7 @@ class CsvRowsEqual(Check):
             for i, r in enumerate(rows):
                 index.setdefault(tuple(norm(r[colmap[k]]) for k in keys), []).append(i)
             used: set[int] = set()
+            placed: list[tuple[int, dict]] = []  # (row index, expected row) of each row that matched
             for exp in expected:
                 if any(k not in exp for k in keys):
                     raise CheckFailure(f"expected row {short(exp)} lacks key column(s) {keys}")
@@ -191,7 +198,12 @@ class CsvRowsEqual(Check):
                 if d:
                     problems.append(f"{label(exp)}: " + "; ".join(d[:3]))
                 else:
-                    matched += 1
+                    placed.append((hits[0], exp))
+            if not self.get("ignore_order"):
+                in_order = set(increasing_run([i for i, _ in placed]))
+                problems += [f"{label(exp)} out of order" for i, exp in placed if i not in in_order]
+                placed = [(i, exp) for i, exp in placed if i in in_order]
+            matched = len(placed)
             unexpected = len(rows) - len(used)
         elif self.get("ignore_order"):
             free = list(range(len(rows)))
@@ -241,3 +253,23 @@ def _cell(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return "" if value is None else str(value)
+
+
+def increasing_run(positions: list[int]) -> list[int]:
+    """The longest strictly increasing subsequence of `positions` (the rows already in order)."""
+    tails: list[int] = []  # tails[n]: index into positions of the smallest tail of a run of n + 1
+    values: list[int] = []  # positions[tails[n]]
+    before: list[int] = [-1] * len(positions)
+    for k, pos in enumerate(positions):
+        n = bisect.bisect_left(values, pos)
+        before[k] = tails[n - 1] if n else -1
+        if n == len(tails):
+            tails.append(k)
+            values.append(pos)
+        else:
+            tails[n], values[n] = k, pos
+    out, k = [], tails[-1] if tails else -1
+    while k >= 0:
+        out.append(positions[k])
+        k = before[k]
+    return out[::-1]

@@ -6,6 +6,8 @@ import re
 
 from ..registry import register
 from .base import Check, CheckContext, CheckFailure, as_list, short, strings
+from .number_text import bare_number, number_found, numbers_in
+from .text_parts import longest_in_order, message_body
 
 _PATH = {
     "type": "string",
@@ -14,6 +16,20 @@ _PATH = {
     "description": "File to read, relative to the workspace.",
 }
 _FLAGS = {"multiline": re.M, "ignorecase": re.I, "dotall": re.S}
+_BODY_ONLY = {
+    "type": "boolean",
+    "default": False,
+    "description": "Read only a message's body: ignore its leading header lines (To:, From:, Cc:, "
+    "Bcc:, Subject:, Date:, Reply-To:, Sent:, also in `**bold**`) up to the first blank line, so "
+    "an address or a subject cannot satisfy what the body must say.",
+}
+_NUMBERS_DOC = (
+    " An item that is only a number (`8`, `1253.5`, `1,253.50`) matches a whole number of the same "
+    "value in any of its forms (`1,253.50`, `1253.5`, `1253.50`; `116`, `116.0`), never digits inside "
+    "a longer number, a date, a time, a range or a code; a number with a leading zero (`076052`) "
+    "matches only as those digits. Any other item is a substring whose leading and trailing digits, "
+    "if any, may not continue a longer number (`8 overdue` is not found in `18 overdue`)."
+)
 
 
 def _norm(text: str, case_sensitive: bool, squash: bool) -> str:
@@ -22,20 +38,53 @@ def _norm(text: str, case_sensitive: bool, squash: bool) -> str:
     return text if case_sensitive else text.casefold()
 
 
+def _found(item: str, hay: str, numbers: list, case_sensitive: bool, squash: bool) -> bool:
+    """Whether `item` is in `hay` (already normalised): a bare number as a whole number of the same
+    value (`numbers_in(hay)`), any other item as a substring whose edge digits end where it does."""
+    if bare_number(item) is not None:
+        return number_found(numbers, bare_number(item) or "")
+    want = _norm(item, case_sensitive, squash)
+    if not want:
+        return True
+    if not (want[0].isdigit() or want[-1].isdigit()):
+        return want in hay
+    rx = ("(?<![0-9])" if want[0].isdigit() else "") + re.escape(want) + ("(?![0-9])" if want[-1].isdigit() else "")
+    return re.search(rx, hay) is not None
+
+
 def _fraction_found(
     text: str, contains: list[str], not_contains: list[str], *, case_sensitive: bool, squash: bool
 ) -> tuple[float, list[str], int]:
-    """(score, problems, total) for required and forbidden substrings in `text`."""
+    """(score, problems, total) for required and forbidden strings in `text` (see `_found`)."""
     hay = _norm(text, case_sensitive, squash)
+    numbers = numbers_in(hay) if any(bare_number(s) is not None for s in [*contains, *not_contains]) else []
     problems = []
     for s in contains:
-        if _norm(str(s), case_sensitive, squash) not in hay:
+        if not _found(str(s), hay, numbers, case_sensitive, squash):
             problems.append(f"missing {short(s, 60)}")
     for s in not_contains:
-        if _norm(str(s), case_sensitive, squash) in hay:
+        if _found(str(s), hay, numbers, case_sensitive, squash):
             problems.append(f"forbidden {short(s, 60)} present")
     total = len(contains) + len(not_contains)
     return ((total - len(problems)) / total if total else 1.0), problems, total
+
+
+def _short_numbers_only(config: dict) -> list[tuple[tuple, str, str]]:
+    """A check whose every required string is a number of one or two characters can pass by luck."""
+    items = as_list(config.get("contains"))
+    if not items or not all((b := bare_number(i)) is not None and len(b) < 3 for i in items):
+        return []
+    shown = ", ".join(repr(str(i)) for i in items[:5])
+    return [
+        (
+            ("contains",),
+            f"every string this check requires is a one- or two-character number ({shown}), "
+            "which an answer can contain by chance",
+            "require each number with the words that say what it counts "
+            '(e.g. "8 invoices overdue"), or grade it in a structured output with json_field_equals '
+            "or numeric_close",
+        )
+    ]
 
 
 def _summary(problems: list[str], total: int, what: str) -> str:
@@ -58,8 +107,8 @@ class TextContains(Check):
         "anyOf": [{"required": ["contains"]}, {"required": ["not_contains"]}],
         "properties": {
             "path": _PATH,
-            "contains": strings("String or list of strings that must all appear."),
-            "not_contains": strings("String or list of strings that must not appear."),
+            "contains": strings("String or list of strings that must all appear." + _NUMBERS_DOC),
+            "not_contains": strings("String or list of strings that must not appear (numbers as in `contains`)."),
             "case_sensitive": {"type": "boolean", "default": True, "description": "Compare case-sensitively."},
             "normalize_whitespace": {
                 "type": "boolean",
@@ -67,11 +116,18 @@ class TextContains(Check):
                 "description": "Collapse runs of whitespace (incl. newlines) "
                 "to one space on both sides before comparing.",
             },
+            "body_only": _BODY_ONLY,
         },
     }
 
+    @classmethod
+    def static_problems(cls, config: dict) -> list[tuple[tuple, str, str]]:
+        return _short_numbers_only(config)
+
     def run(self, ctx: CheckContext) -> tuple:
         text = ctx.read_text(self.get("path"))
+        if self.get("body_only"):
+            text = message_body(text)
         score, problems, total = _fraction_found(
             text,
             as_list(self.get("contains")),
@@ -127,16 +183,27 @@ class TextMatches(Check):
                 "minimum": 0,
                 "description": "Maximum number of matches per pattern (0 = must not match).",
             },
+            "in_order": {
+                "type": "boolean",
+                "default": False,
+                "description": "The patterns must also match in the order given, each after the one "
+                "before (table rows in a required order, steps in sequence). Only the largest set of "
+                "patterns whose matches come in that order counts as satisfied (the longest in-order "
+                "run, not necessarily adjacent), so two rows swapped in a six-row table score 5/6 and "
+                "a reversed table 1/6.",
+            },
+            "body_only": _BODY_ONLY,
         },
     }
 
     def run(self, ctx: CheckContext) -> tuple:
         text = ctx.read_text(self.get("path"))
+        if self.get("body_only"):
+            text = message_body(text)
         pats = compile_patterns(as_list(self.get("pattern")), as_list(self.get("flags")))
         lo, hi = int(self.get("count")), self.get("max_count")
-        problems, counts = [], {}
-        for rx in pats:
-            shown = rx.pattern[:60].replace("\n", "\\n").replace("\t", "\\t")
+        problems, counts, bad = [], {}, set()
+        for i, rx in enumerate(pats):
             n = 0
             for _ in rx.finditer(text):
                 n += 1
@@ -144,12 +211,26 @@ class TextMatches(Check):
                     break
             counts[rx.pattern] = n
             if hi is not None and n > hi:
-                problems.append(f"/{shown}/ matched more than {hi} time(s)")
+                problems.append(f"/{_shown(rx)}/ matched more than {hi} time(s)")
             elif n < lo and not (hi == 0):
-                problems.append(f"/{shown}/ matched {n} time(s), need {lo}")
+                problems.append(f"/{_shown(rx)}/ matched {n} time(s), need {lo}")
+            else:
+                continue
+            bad.add(i)
+        if self.get("in_order") and hi != 0:
+            chain = set(longest_in_order(text, pats))
+            problems += [
+                f"/{_shown(rx)}/ (pattern {i + 1}) matched out of order"
+                for i, rx in enumerate(pats)
+                if i not in chain and i not in bad
+            ]
         total = len(pats)
         score = (total - len(problems)) / total if total else 1.0  # no patterns: nothing to miss
         return score, _summary(problems, total, "patterns"), {"counts": counts}
+
+
+def _shown(rx: re.Pattern) -> str:
+    return rx.pattern[:60].replace("\n", "\\n").replace("\t", "\\t")
 
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
@@ -232,7 +313,10 @@ class MarkdownSection(Check):
                 "maximum": 6,
                 "description": "Required heading level (1 = `#`); any level if omitted.",
             },
-            "contains": strings("Strings that must appear inside the section (each section, with `headings`)."),
+            "contains": strings(
+                "Strings that must appear inside the section (each section, with `headings`); "
+                "an item that is only a number matches as in `text_contains`."
+            ),
             "case_sensitive": {
                 "type": "boolean",
                 "default": False,

@@ -7,7 +7,14 @@ In order (the first failure stops the rest, later filters are reported as not ru
 - `nop`: doing nothing scores at most `nop_max`;
 - `tamper`: truncating every input and running the reference on what is left scores no more
   than doing nothing. When a gate on the inputs (`unchanged`) already fails on the truncated
-  inputs, the attack scores 0 whatever it writes, so that is recorded without running it.
+  inputs, the attack scores 0 whatever it writes, so that is recorded without running it;
+- `lazy`: every lazy agent (`agent/lazy.py`: empty or skeleton outputs, the instruction's
+  numbers, constant guesses, the unfiltered input, the first rows, values on the wrong rows)
+  scores at most `lazy_max`;
+- `mutations` (`mutations/`): removing any declared step of the reference changes what is graded,
+  a check named for a property (in order, exactly, every, untouched, the heading) fails when only
+  that property is broken, and the correct answer written in another reasonable format the
+  instruction did not fix (column order, quoting, 116 or 116.0, JSON layout) still scores 1.0.
 Schema and reference validity are checked before (the spec must load and compile to the same
 task), and near-duplicates are removed across the whole set afterwards (see `dedup`).
 """
@@ -22,6 +29,8 @@ from typing import Any
 
 from ..files import safefs
 from ..agent import make_agent
+from ..agent import lazy as lazy_agents
+from .mutations import mutation_problems
 from ..agent.tamper import input_files, truncate_inputs
 from ..errors import InfraError
 from ..run.trial import sandbox_limits
@@ -43,11 +52,15 @@ class FilterSettings:
     tamper: bool = True
     determinism: bool = True
     paths_mentioned: bool = True
-    trials: bool = True  # the graded filters (oracle, determinism, nop, tamper); off only to time generation
+    lazy: bool = True
+    mutations: bool = True  # every declared step and check name is real; other reasonable formats pass
+    lazy_max: float = lazy_agents.MAX
+    trials: bool = True  # the graded filters (oracle, determinism, nop, tamper, lazy); off only to time generation
 
     @classmethod
     def from_spec(cls, data: dict[str, Any]) -> "FilterSettings":
-        return cls(**{k: data[k] for k in ("nop_max", "tamper", "determinism", "paths_mentioned") if k in data})
+        names = ("nop_max", "tamper", "determinism", "paths_mentioned", "lazy", "lazy_max", "mutations")
+        return cls(**{k: data[k] for k in names if k in data})
 
 
 @dataclass
@@ -172,6 +185,19 @@ class FilterTrials:
     def nop(self) -> Verdict:
         return self.grade_here(self._copy("nop"), self.checks)
 
+    def lazy(self, final: Path) -> list[lazy_agents.LazyScore]:
+        """Every lazy agent's best score, each graded here like doing nothing (`final`: the
+        reference's final workspace, whose outputs they imitate)."""
+        outputs = lazy_agents.output_paths(self.task, self.pristine, final)
+        return lazy_agents.lazy_scores(
+            self.task,
+            self.pristine,
+            final,
+            outputs,
+            lambda workspace: self.grade_here(workspace, self.checks),
+            sandbox=self.sandbox,
+        )
+
     def tamper_gated(self) -> bool:
         """Whether an input gate already fails once the inputs are truncated: then the attack scores
         0 whatever outputs it writes (they cannot undo the truncation), and no trial is needed."""
@@ -201,7 +227,8 @@ def run_filters(task: Task, settings: FilterSettings, *, sandbox: dict | None = 
     try:
         return _graded_filters(trials, settings, report)
     except InfraError as exc:
-        name = next((n for n in ("oracle", "determinism", "nop", "tamper") if n not in report.results), "oracle")
+        graded = ("oracle", "determinism", "nop", "tamper", "lazy", "mutations")
+        name = next((n for n in graded if n not in report.results), "oracle")
         return report.fail(name, f"the {name} trial could not run: {exc}", None)
     finally:
         trials.close()
@@ -241,16 +268,41 @@ def _graded_filters(trials: FilterTrials, settings: FilterSettings, report: Filt
         if trials.tamper_gated():
             report.results["tamper"] = 0.0
             report.results["tamper_by"] = "input gate"
+        else:
+            tamper, _, _ = trials.oracle(truncated=True)
+            if tamper.reward > nop.reward + 1e-9:
+                return report.fail(
+                    "tamper",
+                    f"truncating the inputs and answering for what is left scores "
+                    f"{tamper.reward:.3f}, more than doing nothing ({nop.reward:.3f}); "
+                    f"passing: {failing_checks(tamper.to_dict(), passing=True)}",
+                    tamper.reward,
+                )
+            report.results["tamper"] = tamper.reward
+            report.results["tamper_by"] = "trial"
+    if settings.lazy:
+        lazy_filter(trials.lazy(workspace), settings.lazy_max, report)
+        if not report.passed:
             return report
-        tamper, _, _ = trials.oracle(truncated=True)
-        if tamper.reward > nop.reward + 1e-9:
-            return report.fail(
-                "tamper",
-                f"truncating the inputs and answering for what is left scores "
-                f"{tamper.reward:.3f}, more than doing nothing ({nop.reward:.3f}); "
-                f"passing: {failing_checks(tamper.to_dict(), passing=True)}",
-                tamper.reward,
-            )
-        report.results["tamper"] = tamper.reward
-        report.results["tamper_by"] = "trial"
+    if settings.mutations:
+        problems = mutation_problems(
+            trials.task, trials.pristine, workspace, trajectory=trajectory.to_dict(), sandbox=trials.sandbox
+        )
+        if problems:
+            more = f" (+{len(problems) - 2} more)" if len(problems) > 2 else ""
+            return report.fail("mutations", "; ".join(problems[:2]) + more, len(problems))
+        report.results["mutations"] = True
+    return report
+
+
+def lazy_filter(scores: list[lazy_agents.LazyScore], most: float, report: FilterReport) -> FilterReport:
+    """Record the best lazy score and its variant; fail when it passes `most`."""
+    top = lazy_agents.worst(scores)
+    if top is not None and top.reward > most + 1e-9:
+        report.results["lazy_by"] = top.variant
+        return report.fail(
+            "lazy", f"a lazy agent scores more than {most}: {top.describe()} ({lazy_agents.FIX})", top.reward
+        )
+    report.results["lazy"] = top.reward if top else 0.0
+    report.results["lazy_by"] = top.variant if top else None
     return report

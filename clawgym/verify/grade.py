@@ -70,7 +70,8 @@ def _clean_score(score: Any) -> float:
 
 
 def combine(results: list[CheckResult], *, pass_threshold: float = 1.0) -> Verdict:
-    """A failed gate gives reward 0; otherwise the weighted mean of scores (plain mean if all weights are 0).
+    """A failed gate gives reward 0; otherwise the weighted mean of scores (plain mean if all weights
+    are 0, leaving out the checks that only test whether files exist: they earn nothing on their own).
 
     Each check whose grading process failed gets a note (it scored 0 whatever it printed)."""
     results = list(results)
@@ -83,7 +84,15 @@ def combine(results: list[CheckResult], *, pass_threshold: float = 1.0) -> Verdi
     weights = [max(0.0, w) if math.isfinite(w := float(r.weight)) else 0.0 for r in results]
     scores = [_clean_score(r.score) for r in results]
     total = sum(weights)
-    reward = sum(w * s for w, s in zip(weights, scores)) / total if total > 0 else sum(scores) / len(scores)
+    if total > 0:
+        reward = sum(w * s for w, s in zip(weights, scores)) / total
+    else:  # all weights 0: a plain mean, in which whether a file exists still earns nothing
+        from ..checks import existence_only
+
+        counted = [s for r, s in zip(results, scores) if not existence_only(r.type)]
+        reward = sum(counted) / len(counted) if counted else 0.0
+        if not counted:
+            notes.append("every check only tests whether files exist, which earns no credit on its own: reward 0")
     reward = min(1.0, max(0.0, reward))
     return Verdict(reward, reward >= pass_threshold - 1e-9, results, notes=notes)
 
@@ -211,11 +220,11 @@ def _run_one(
 ) -> list[CheckResult]:
     """Run one check; a check that raises scores 0 with the error as reason. Most checks give one
     result; a check with named parts (a grading script's sub-scores) may give several."""
-    from ..checks import check_class
+    from ..checks import check_class, weight_of
 
     ctype = str(config.get("type", "?")) if isinstance(config, dict) else "?"
     name = str(config.get("name") or f"{ctype} #{i + 1}") if isinstance(config, dict) else f"check #{i + 1}"
-    weight = config.get("weight", 1) if isinstance(config, dict) else 1
+    weight = weight_of(config)
     gate = bool(config.get("gate", False)) if isinstance(config, dict) else False
     details, check = None, None
     t0 = time.monotonic()

@@ -136,7 +136,8 @@ def test_a_python_grader_that_fails_after_printing_scores_what_doing_nothing_sco
 
 def test_the_failure_costs_exactly_the_share_the_grader_was_worth(task):
     agent_output(task, crash="exit")
-    checks = [python_check(AGGREGATES["mean"][0]), {"type": "file_exists", "path": "out/answer.txt"}]
+    answer = {"type": "text_matches", "path": "out/answer.txt", "pattern": "^42$", "flags": ["multiline"]}
+    checks = [python_check(AGGREGATES["mean"][0]), answer]
     assert graded(task, *checks).reward == pytest.approx(1 / 2)  # the grader's weight (1) of 0, 1 passed check
     (task["ws"] / "out" / "crash").unlink()
     assert graded(task, *checks).reward == pytest.approx((2 / 3 + 1) / 2)
