@@ -3,6 +3,10 @@ operations whose types fit, the expected outputs computed by running that chain 
 reads back as, the reference solution that spells it out (solution.py), the checks the
 deliverables imply, and a persona's request in words drawn from the operations' ways of asking
 (request.py). The result is an ordinary concrete task spec.
+
+Every step asked for changes a graded value (`_observed` drops one that does not), and no graded
+value can be had without the work: a deliverable a lazy answer would score is passed over for
+another, and a candidate that still has one is refused with the reason (guessable.py).
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ from .data import rows_for, to_csv
 from .deliver import DELIVERABLES, MESSAGE
 from .delivered import Delivered
 from .formats import FORMATS
+from ...checks.base import parse_number
+from . import guessable
 from .ops import CLEANING, ENRICHING, FILTERS, OPERATIONS, SELECTING
 from .request import instruction_text, persona_of
 from .solution import reference_solution, row_names, snake
@@ -69,6 +75,8 @@ def _join_plan(s: State, catalog: Catalog, rng: random.Random, folder: str) -> t
         "columns": columns,
         "path": path,
         "other_types": {f.name: f.type for f in other.fields},
+        "other_roles": {f.name: f.role for f in other.fields},
+        "other_units": {f.name: f.unit for f in other.fields},
         "other_var": snake(other.noun[0]) + "_by_key",
     }
     return params, path, to_csv(other_rows, [f.name for f in other.fields])
@@ -116,10 +124,15 @@ def compose(
     for op_name, p in steps:
         written = OPERATIONS[op_name].prepare(written, p, rng)
     if fmt != "records" and len(written) >= 10 and rng.random() < 0.2:
-        rendered = _two_parts(domain, written, columns, folder, stem, var, it, fmt, rng, style)
+        broken = {i for i, r in enumerate(written) for n, p in steps if n == "drop_invalid" and r[p["key"]] in p["bad"]}
+        rendered, texts = _two_parts(domain, written, columns, folder, stem, var, it, fmt, rng, style, broken)
         steps.insert(0, ("merge_inputs", {"paths": [p for p in sorted(rendered.files)]}))
     else:
         rendered = FORMATS[fmt].render(domain, written, columns, folder, stem, var, it, rng, style)
+        texts = [(len(rendered.rows), rendered.files.get(rendered.path, ""))]
+    parts = [
+        (n, guessable.cuttable(fmt, text)) for n, text in texts
+    ]  # each input file: its rows, whether it is a table
     if len(rendered.rows) != len(written):
         raise ValueError(f"the {fmt} input does not read back")
 
@@ -137,6 +150,7 @@ def compose(
             fmt,
             unique=rendered.unique,
             style=style,
+            read_rows=len(rendered.rows),
         )
         if fmt == "records":
             st.record_files = [(path, row) for path, row in zip(sorted(rendered.files), st.rows)]
@@ -179,9 +193,14 @@ def compose(
         steps.append((op_name, p))
     if not state.rows:
         raise ValueError("the chain leaves no rows")
-    planned = _deliver(state, steps, rng)
+    workspace = guessable.workspace_tables(library_root, WORKSPACES.get(scenario[0], "home-office"))
+    known = guessable.known_of(fresh, parts, steps, [], workspace)
+    planned = _deliver(state, steps, rng, guessable.answers(fresh, steps, parts), known)
     delivered = [(n, d) for n, d, _ in planned]
-    steps = _observed(fresh, steps, [(n, p) for n, _, p in planned])
+    kept = _observed(fresh, steps, [(n, p) for n, _, p in planned])
+    for _, p in [(n, p) for n, p in steps if n == "join" and all(p is not q for _, q in kept)]:
+        files.pop(p["path"], None)  # a lookup table no output needs is not handed over either
+    steps = kept
     side = [
         (n, Delivered(p["path"], OPERATIONS[n].checks(state, p), [], {}))
         for n, p in steps
@@ -198,6 +217,13 @@ def compose(
     moved = any(d.moves_input for _, d in delivered)
     protect = rendered.path.rstrip("/") if moved else folder
     instruction = instruction_text(catalog, rng, who, domain, rendered.phrase, protect, moved, steps, delivered, state)
+    # the final chain (a step no output shows is gone), every input and the numbers the request states
+    known = guessable.known_of(fresh, parts, steps, planned, workspace, instruction)
+    why = guessable.stated(delivered, instruction, domain.noun) or guessable.refusal(
+        planned, guessable.answers(fresh, steps, parts), known
+    )
+    if why is not None:
+        raise ValueError(f"guessable: {why}")
     code = reference_solution(state, rendered.code, steps, delivered)
     checks = [c for _, d in side + delivered for c in d.checks]
     if not moved:
@@ -239,11 +265,14 @@ def _two_parts(
     fmt: str,
     rng: random.Random,
     style: Style,
+    broken: set[int],
 ):
-    """The input split over two files of the same format, read one after the other."""
+    """The input split over two files of the same format, read one after the other; the second
+    does not start with a broken row (the first rows of a file are the ones anybody looks at)."""
     from .formats import Rendered
 
-    cut = rng.randint(len(rows) // 3, 2 * len(rows) // 3)
+    cuts = range(len(rows) // 3, 2 * len(rows) // 3 + 1)
+    cut = rng.choice([c for c in cuts if not {c, c + 1} & broken] or list(cuts))
     suffixes = rng.choice([("1", "2"), ("old", "new"), ("part1", "part2"), ("a", "b")])
     first = FORMATS[fmt].render(
         domain, rows[:cut], columns, folder, f"{stem}_{suffixes[0]}", f"{var}_{suffixes[0]}", it, rng, style
@@ -253,14 +282,35 @@ def _two_parts(
     )
     code = first.code + second.code + [f"{var} = {var}_{suffixes[0]} + {var}_{suffixes[1]}"]
     phrase = f"{first.phrase} and {second.phrase}"
-    return Rendered({**first.files, **second.files}, first.path, first.columns, first.rows + second.rows, code, phrase)
+    both = Rendered({**first.files, **second.files}, first.path, first.columns, first.rows + second.rows, code, phrase)
+    return both, [(len(part.rows), part.files.get(part.path, "")) for part in (first, second)]
 
 
-ALWAYS_SEEN = ("merge_inputs", "drop_invalid", "join")  # their own output or input files show them
+ALWAYS_SEEN = ("merge_inputs", "drop_invalid")  # their own input files or output show them
+
+
+def _graded(checks: list[list[dict[str, Any]]]) -> str:
+    """What the checks grade: every option but the names (a check's name is its label, not a value),
+    a number however it is written (the checks read "$1,234.00" as 1234.0)."""
+    return json.dumps(
+        [[{k: _canonical(v) for k, v in c.items() if k != "name"} for c in group] for group in checks],
+        sort_keys=True,
+        default=str,
+    )
+
+
+def _canonical(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _canonical(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_canonical(v) for v in value]
+    if isinstance(value, str) and (number := parse_number(value)) is not None:
+        return round(number, 6)
+    return value
 
 
 def _outcome(fresh: Any, steps: list, deliveries: list, skip: set[int]) -> str | None:
-    """What the checks would expect with the steps of `skip` left out (None if the chain breaks)."""
+    """What the checks would grade with the steps of `skip` left out (None if the chain breaks)."""
     st = fresh()
     try:
         kept = [(n, copy.deepcopy(p)) for i, (n, p) in enumerate(steps) if i not in skip]
@@ -270,14 +320,15 @@ def _outcome(fresh: Any, steps: list, deliveries: list, skip: set[int]) -> str |
         for n, p in deliveries:
             op = MESSAGE if n == MESSAGE.name else DELIVERABLES[n]
             checks.append(op.deliver(st, copy.deepcopy(p)).checks)
-        return json.dumps(checks, sort_keys=True, default=str)
+        return _graded(checks)
     except Exception:  # noqa: BLE001 - a later step needs what the skipped one made: it is seen
         return None
 
 
 def _observed(fresh: Any, steps: list, deliveries: list) -> list:
-    """The steps whose effect reaches a check: a step the outputs never show (trimming a column no
-    output holds, a date nobody reads) would be asked for and never graded, so it is left out."""
+    """The steps whose effect reaches a graded value: a step the outputs never show (trimming a
+    column no output holds, a date nobody reads, a de-duplication before a maximum, a sort before a
+    total) would be asked for and never graded, so it is left out."""
     baseline = _outcome(fresh, steps, deliveries, set())
     skip: set[int] = set()
     for i in reversed(range(len(steps))):
@@ -286,8 +337,11 @@ def _observed(fresh: Any, steps: list, deliveries: list) -> list:
     return [step for i, step in enumerate(steps) if i not in skip]
 
 
-def _deliver(state: State, steps: list, rng: random.Random) -> list[tuple[str, Delivered, dict]]:
-    """One or two deliverables that fit the rows the chain ends with, maybe a message after."""
+def _deliver(
+    state: State, steps: list, rng: random.Random, lazy: tuple, known: guessable.Known
+) -> list[tuple[str, Delivered, dict]]:
+    """One or two deliverables that fit the rows the chain ends with, maybe a message after; one
+    whose figures need no work (`guessed`) is passed over for the next."""
     narrowed = any(n in FILTERS or n in SELECTING for n, _ in steps)
     if state.order is not None:
         options = ["write_rows", "write_rows", "markdown_table", "write_json"]
@@ -296,6 +350,7 @@ def _deliver(state: State, steps: list, rng: random.Random) -> list[tuple[str, D
         if not narrowed:
             options += ["reconcile", "organise", "organise"] if state.fmt == "records" else ["reconcile"]
     delivered: list[tuple[str, Delivered, dict]] = []
+    passed: list[str] = []
     rng.shuffle(options)
     wanted = 2 if rng.random() < 0.25 else 1
     for d_name in options:
@@ -304,10 +359,19 @@ def _deliver(state: State, steps: list, rng: random.Random) -> list[tuple[str, D
         if delivered and (d_name in ("organise", "reconcile") or delivered[0][0] in ("organise", "reconcile")):
             continue
         p = DELIVERABLES[d_name].plan(state, rng)
-        if p is not None:
-            delivered.append((d_name, DELIVERABLES[d_name].deliver(state, copy.deepcopy(p)), p))
+        if p is None:
+            continue
+        d = DELIVERABLES[d_name].deliver(state, copy.deepcopy(p))
+        why = guessable.guessed(d_name, d, p, lazy, known)
+        if why is not None:
+            passed.append(why)
+            continue
+        delivered.append((d_name, d, p))
     if not delivered:
-        raise ValueError("no deliverable fits the chain")
-    if rng.random() < 0.3 and delivered[0][0] != "organise" and (p := MESSAGE.plan(state, rng)) is not None:
-        delivered.append((MESSAGE.name, MESSAGE.deliver(state, copy.deepcopy(p)), p))
+        raise ValueError("no deliverable fits the chain" + (f" ({'; '.join(passed)})" if passed else ""))
+    ranked = any(n == "rank_top" for n, _ in steps)  # "the 5 with the highest ...": the count is given
+    if rng.random() < 0.3 and delivered[0][0] != "organise" and not ranked and (p := MESSAGE.plan(state, rng)):
+        d = MESSAGE.deliver(state, copy.deepcopy(p))
+        if guessable.guessed(MESSAGE.name, d, p, lazy, known) is None:
+            delivered.append((MESSAGE.name, d, p))
     return delivered

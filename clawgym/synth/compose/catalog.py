@@ -2,7 +2,9 @@
 
 `domains.yaml` (kind ComposeDomains) declares, per domain, its nouns, file names and folders, the
 task scenarios it serves, the personas who keep such records, their reasons, the row count and the
-typed fields (with the relation fields naming another domain's key). `operations.yaml` (kind
+typed fields (with the relation fields naming another domain's key; every number field's `role`
+says what it is, model.ROLES, so that operations only compute what means something with it).
+`operations.yaml` (kind
 ComposeOperations) declares each operation's grounding skill operation, its kind and the ways a
 person asks for it; cleaning.py, filtering.py, enriching.py, selecting.py, the deliverables
 (row_files.py, folders.py, reconcile.py, message.py) and summaries.py implement them under the same
@@ -18,18 +20,23 @@ from typing import Any
 
 from ...errors import Problem, SpecError
 from ...spec.load import Document, load_file
+from .lexicon import read_words
 from .model import (
-    CATEGORY_TYPES,  # noqa: F401
+    CATEGORY_TYPES,
     FIELD_TYPES,
     FUNCTIONS,  # noqa: F401
     NUMBER_TYPES,
+    ROLE_TYPES,
+    ROLES,
     Catalog,
     Derived,  # noqa: F401
     Domain,
     FieldSpec,
     Operation,
     check_expr,
+    infer_role,
     named,  # noqa: F401
+    numeric_values,
 )
 
 
@@ -51,6 +58,10 @@ def _domain(name: str, d: dict, doc: Document, path: tuple) -> tuple[Domain | No
                     **doc.where(path + ("fields", fname)),
                 )
             )
+            continue
+        why = _role_problem(str(fname), spec)
+        if why is not None:
+            problems.append(Problem(why[0], **doc.where(path + ("fields", fname, *why[1])), hint=why[2]))
             continue
         fields.append(FieldSpec(str(fname), spec["type"], {k: v for k, v in spec.items() if k != "type"}))
     scenarios = []
@@ -86,7 +97,26 @@ def _domain(name: str, d: dict, doc: Document, path: tuple) -> tuple[Domain | No
             )
             continue
         why = check_expr(spec["expr"])
-        item = Derived(str(dname), spec["expr"], spec["type"], tuple(map(str, spec.get("ask") or ())))
+        role = spec.get("role")
+        if role is not None and role not in ROLES:
+            problems.append(
+                Problem(
+                    f"derived {dname!r}: unknown role {role!r}",
+                    **doc.where(path + ("derived", dname, "role")),
+                    hint=_ROLE_HINT,
+                )
+            )
+            continue
+        if why is None and role is None:
+            role = infer_role(spec["expr"], {f.name: f.role for f in fields})
+        item = Derived(
+            str(dname),
+            spec["expr"],
+            spec["type"],
+            tuple(map(str, spec.get("ask") or ())),
+            str(role or "quantity"),
+            str(spec.get("unit") or ""),
+        )
         if why is None and set(item.inputs()) - names:
             why = f"unknown field(s) {', '.join(sorted(set(item.inputs()) - names))}"
         if why is None and not item.ask:
@@ -96,6 +126,10 @@ def _domain(name: str, d: dict, doc: Document, path: tuple) -> tuple[Domain | No
             continue
         derived.append(item)
     noun = need("noun", list)
+    # the words of the request (lexicon.py): how columns are named, why the person asks
+    columns = {**{str(k): v for k, v in (d.get("fields") or {}).items()}, **(d.get("derived") or {})}
+    says, reasons, systems, why_words = read_words(d, columns, tuple(map(str, d.get("personas") or ())), doc, path)
+    problems += why_words
     if problems:
         return None, problems
     return Domain(
@@ -105,7 +139,7 @@ def _domain(name: str, d: dict, doc: Document, path: tuple) -> tuple[Domain | No
         tuple(map(str, need("folders", list))),
         tuple(scenarios),
         tuple(map(str, need("personas", list))),
-        tuple(map(str, d.get("reasons") or ())),
+        reasons,
         (int(rows[0]), int(rows[1])),
         key,
         tuple(fields),
@@ -114,7 +148,34 @@ def _domain(name: str, d: dict, doc: Document, path: tuple) -> tuple[Domain | No
         str(d.get("line") or ""),
         str(d.get("split") or ""),
         tuple(derived),
+        say=says,
+        systems=systems,
     ), problems
+
+
+_ROLE_HINT = "roles: " + "; ".join(f"{name}: {meaning}" for name, meaning in ROLES.items())
+
+
+def _role_problem(name: str, spec: dict) -> tuple[str, tuple, str] | None:
+    """(message, key path below the field, hint) when a field's role is missing or does not fit its
+    type: every money, int and hours field says what the number is, so that no operation sums a
+    year or averages a run number."""
+    role, kind = spec.get("role"), spec["type"]
+    if role is None:
+        if kind in NUMBER_TYPES:
+            return f"field {name!r} ({kind}) needs a `role`: what the number is", (), _ROLE_HINT
+        return None
+    if role not in ROLES:
+        return f"field {name!r}: unknown role {role!r}", ("role",), _ROLE_HINT
+    if kind not in ROLE_TYPES[role]:
+        return (
+            f"field {name!r}: a {kind} field cannot have the role {role}",
+            ("role",),
+            f"the role {role} fits {', '.join(ROLE_TYPES[role])} fields",
+        )
+    if kind in CATEGORY_TYPES and not numeric_values(spec.get("values")):
+        return f"field {name!r}: only a choice of numbers has a role", ("role",), "drop `role` or list numbers"
+    return None
 
 
 def _skill_problems(ref: str, doc: Document, path: tuple) -> list[Problem]:

@@ -248,22 +248,27 @@ class DropInvalid(Op):
         if len(cols) < 2 or len(s.rows) < 8:
             return None
         cols = rng.sample(cols, 2)
-        bad = rng.sample([r[s.domain.key] for r in s.rows], rng.randint(2, 4))
+        kinds = {c: s.domain.type_of(c) for c in cols}
+        # each broken row at fault in its own way (a field and a kind of damage no other row shares),
+        # and none among the first rows: a reader of the first lines has not found them
+        ways = [(c, template) for c in cols for template in _BROKEN[kinds[c]]]
+        bad = rng.sample([r[s.domain.key] for r in s.rows[2:]], rng.randint(2, min(4, len(ways))))
         stem = rng.choice(["rejected", "invalid_rows", "needs_fixing", "errors"])
         return {
             "fields": cols,
             "bad": bad,
             "key": s.domain.key,
             "path": f"{s.out_dir}/{stem}.csv",
-            "kinds": {c: s.domain.type_of(c) for c in cols},
+            "kinds": kinds,
             "how": rng.choice(["inline", "table", "generic"]),
+            "ways": rng.sample(ways, len(bad)),
         }
 
     def prepare(self, rows, p, rng):
+        ways = dict(zip(p["bad"], map(tuple, p["ways"])))
         for r in rows:
             if r[p["key"]] in p["bad"]:
-                col = rng.choice(p["fields"])
-                template = rng.choice(_BROKEN[p["kinds"][col]])
+                col, template = ways[r[p["key"]]]
                 local, _, host = r[col].partition("@")
                 r[col] = template.format(local=local or "someone", host=host or "example.org", d=rng.randint(31, 45))
         return rows
@@ -338,7 +343,7 @@ class DropInvalid(Op):
 
     def checks(self, s, p) -> list[dict[str, Any]]:
         return [
-            {"type": "file_exists", "path": p["path"], "gate": True},
+            {"type": "file_exists", "path": p["path"], "gate": True, "weight": 0},
             {
                 "type": "csv_rows_equal",
                 "name": "every broken row, with the field at fault",

@@ -10,7 +10,23 @@ from typing import Any
 
 from .model import NUMBER_TYPES
 from .data import Row
-from .state import State, label
+from .state import State, label, most
+
+
+@dataclass(frozen=True)
+class Figure:
+    """What one graded output holds, row key -> its graded cells as the reference writes them
+    (under the output's column names): what guessable.py tries lazy answers against."""
+
+    what: str  # in words, for the reason a candidate is turned away
+    rows: dict[str, tuple[str, ...]]
+    columns: tuple[str, ...] = ()
+    # "table": a CSV, JSON or Markdown table; "lines": report lines ('- group: value');
+    # "text": numbers in prose (a count beside what it counts, a total anywhere)
+    kind: str = "table"
+    gated: bool = False  # a gate requires exactly these row keys (the unfiltered rows score nothing)
+    poured: bool = False  # a table under the input's column names: the input copied out can fill it
+    records: bool = False  # rows are the input's records (not figures computed from them)
 
 
 @dataclass
@@ -22,6 +38,7 @@ class Delivered:
     skills: list[str] = field(default_factory=list)
     files: dict[str, str] = field(default_factory=dict)  # further inputs this deliverable needs
     moves_input: bool = False  # the input itself is reorganised
+    figures: list[Figure] = field(default_factory=list)
 
 
 def tolerance_for(kinds: list[str]) -> dict[str, Any]:
@@ -29,7 +46,8 @@ def tolerance_for(kinds: list[str]) -> dict[str, Any]:
 
 
 def exists_check(path: str) -> dict[str, Any]:
-    return {"type": "file_exists", "path": path, "gate": True}
+    """The file is there: a gate worth nothing by itself (a skeleton file earns no credit)."""
+    return {"type": "file_exists", "path": path, "gate": True, "weight": 0}
 
 
 def output_stem(s: State, rng: random.Random, *options: str) -> str:
@@ -49,7 +67,7 @@ def order_words(s: State) -> str:
     if s.order_words:
         return s.order_words
     if s.order:
-        return f"{label(s.order[0])}, {'highest' if s.order[1] else 'lowest'} first"
+        return f"{label(s.order[0])}, {most(s, s.order[0], s.order[1])} first"
     return label(s.domain.key)
 
 
@@ -77,10 +95,80 @@ def field_key(key: str) -> str:
     return f'["{key}"]' if '"' not in key else f"['{key}']"
 
 
-def NUM_RX(value: str) -> str:
-    """A regex for a number as written, trailing decimal zeros optional."""
-    if re.fullmatch(r"-?\d+\.\d+", value):
-        whole, frac = value.split(".")
-        frac = frac.rstrip("0")
-        return re.escape(whole) + (r"\." + frac + "0*" if frac else r"(?:\.0*)?")
-    return re.escape(value)
+def key_set_gate(path: str, key: str, keys: list[str], what: str) -> dict[str, Any]:
+    """A gate that the CSV holds exactly these rows (by key), none missing and none more: the
+    unfiltered input copied out, or the first rows of it, earn nothing however right their cells."""
+    return {
+        "type": "csv_rows_equal",
+        "name": f"exactly the {what} asked for",
+        "path": path,
+        "expected": [{key: k} for k in keys],
+        "key": key,
+        "gate": True,
+        "weight": 0,
+    }
+
+
+def lookup_checks(fields: dict[str, Any], data: dict[str, Any], path: str, one: str) -> list[dict[str, Any]]:
+    """The checks of a JSON object keyed by record or group: each entry (partial credit, each entry
+    not asked for costing its share), and the whole object exactly, worth four times as much, so the
+    unfiltered input copied out (every entry asked for, and more) earns at most a fifth of both."""
+    return [
+        {
+            "type": "json_field_equals",
+            "name": f"each {one}'s entry",
+            "path": path,
+            "fields": fields,
+            "tolerance": 0.01,
+            "extra_entries": False,
+            "weight": 1,
+        },
+        {
+            "type": "json_field_equals",
+            "name": f"every {one}'s entry right, and no other",
+            "path": path,
+            "field": "",
+            "expected": data,
+            "tolerance": 0.01,
+            "weight": 4,
+        },
+    ]
+
+
+_GROUP_DOT = "[,\u00a0\u202f ']?"  # thousands separators beside a decimal point
+_GROUP_COMMA = "[.\u00a0\u202f ]?"  # and beside a decimal comma
+
+
+def _grouped(whole: str, sep: str) -> str:
+    """`1253` as 1253, 1,253 or 1 253 (a separator between each group of three digits)."""
+    head = len(whole) % 3 or 3
+    parts = [whole[:head]] + [whole[i : i + 3] for i in range(head, len(whole), 3)]
+    return sep.join(parts)
+
+
+def number_rx(value: str) -> str:
+    """A regex matching the number `value` (as the expected outputs write it: 116, 12.5, 1253.50)
+    however a person writes it: with more or fewer trailing zeros (116 = 116.0; 1253.5 = 1253.50),
+    grouped thousands (1,253.50), a decimal comma (1253,50 or 1.253,50), more decimals that round to
+    it (43.857 for 43.86) or a currency sign ($1,253.50); never as part of a longer number, a date or
+    a range (7 is not found in 2017, 7.5, 2026-03-07 or 7-9)."""
+    text = value.strip()
+    if re.fullmatch(r"[$€£]? ?[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?|[$€£] ?[+-]?\d+(?:\.\d+)?", text):
+        text = re.sub(r"[$€£, ]", "", text)  # an amount as exported ("$1,234.50") is the number it shows
+    if not re.fullmatch(r"[+-]?\d+(?:\.\d+)?", text):
+        return re.escape(text)
+    negative = text.startswith("-")
+    whole, _, frac = text.lstrip("+-").partition(".")
+    forms = []
+    for point, sep in (("\\.", _GROUP_DOT), (",", _GROUP_COMMA)):
+        exact = frac.rstrip("0")
+        forms.append(_grouped(whole, sep) + (point + exact + "0*" if exact else f"(?:{point}0*)?"))
+        if frac:  # more decimals, rounding to the value: 43.855 up to 43.8649...
+            forms.append(_grouped(whole, sep) + point + frac + "[0-4]\\d*")
+            lower = int(whole + frac) - 1
+            if lower >= 0:
+                digits = str(lower).rjust(len(frac) + 1, "0")
+                forms.append(_grouped(digits[: -len(frac)], sep) + point + digits[-len(frac) :] + "[5-9]\\d*")
+    sign = "[-\u2212]" if negative else "(?<![-\u2212])\\+?"  # 5 is not found in -5
+    # not a part of a longer number, a date, a time or a range (2017, 7.5, 2026-03-14, 12:07, 7-9)
+    return f"(?<![\\d.,])(?<!\\d[-/:]){sign}(?:[$€£] ?)?(?:{'|'.join(forms)})(?![\\d]|[.,]\\d|[-/:]\\d)"

@@ -8,7 +8,8 @@ import datetime as dt
 import re
 from typing import Any
 
-from .model import NUMBER_TYPES
+from .lexicon import Ref, Refs
+from .model import CUMULATIVE, NUMBER_TYPES
 from .state import Op, fmt, form_code, label, num
 
 
@@ -26,6 +27,8 @@ class Join(Op):
         for c in p["columns"]:
             s.columns.append(c)
             s.types[c] = p["other_types"][c]
+            s.roles[c] = p.get("other_roles", {}).get(c, "")
+            s.units[c] = p.get("other_units", {}).get(c, "")
 
     def code(self, s, p):
         other = p["other_var"]
@@ -36,12 +39,7 @@ class Join(Op):
         return lines
 
     def slots(self, s, p):
-        return {
-            "columns": " and ".join(label(c) for c in p["columns"]),
-            "path": p["path"],
-            "field": label(p["field"]),
-            "one": s.domain.noun[0],
-        }
+        return {"columns": Refs(tuple(p["columns"])), "path": p["path"], "field": Ref(p["field"])}
 
 
 class DeriveProduct(Op):
@@ -61,7 +59,11 @@ class DeriveProduct(Op):
     def plan(self, s, rng):
         def fits(a: str, b: str) -> bool:
             count, price = (a, b) if s.types.get(a) in ("int", "hours") else (b, a)
-            return bool(self.COUNTS.search(count) and self.PRICES.search(price))
+            return (
+                bool(self.COUNTS.search(count) and self.PRICES.search(price))
+                and s.role(count) == "quantity"  # units (not a rating or a lead time) times a price
+                and s.role(price) in ("measure", "quantity")
+            )
 
         pairs = [
             (a, b)
@@ -84,6 +86,7 @@ class DeriveProduct(Op):
             r[p["new"]] = f"{round(num(r[p['a']]) * num(r[p['b']]), 2):.2f}"
         s.columns.append(p["new"])
         s.types[p["new"]] = "money"
+        s.roles[p["new"]] = "quantity"  # a value: it adds up across rows
 
     def code(self, s, p):
         return [
@@ -92,7 +95,7 @@ class DeriveProduct(Op):
         ]
 
     def slots(self, s, p):
-        return {"new": p["new"], "a": label(p["a"]), "b": label(p["b"])}
+        return {"new": p["new"], "a": Ref(p["a"]), "b": Ref(p["b"])}
 
 
 class Formula(Op):
@@ -109,7 +112,7 @@ class Formula(Op):
         if not options:
             return None
         d = rng.choice(options)
-        return {"new": d.name, "expr": d.expr, "type": d.type, "ask": rng.choice(d.ask)}
+        return {"new": d.name, "expr": d.expr, "type": d.type, "ask": rng.choice(d.ask), "role": d.role, "unit": d.unit}
 
     def apply(self, s, p):
         import ast
@@ -120,6 +123,8 @@ class Formula(Op):
             r[p["new"]] = fmt(value, p["type"])
         s.columns.append(p["new"])
         s.types[p["new"]] = p["type"]
+        s.roles[p["new"]] = p.get("role", "quantity")
+        s.units[p["new"]] = p.get("unit", "")
 
     def code(self, s, p):
         import re
@@ -170,6 +175,7 @@ class DeriveDays(Op):
             r[p["new"]] = str((ref - dt.date.fromisoformat(r[p["field"]])).days)
         s.columns.append(p["new"])
         s.types[p["new"]] = "int"
+        s.roles[p["new"]], s.units[p["new"]] = "duration", "days"  # an age: compared, never summed
 
     def code(self, s, p):
         return [
@@ -179,7 +185,7 @@ class DeriveDays(Op):
         ]
 
     def slots(self, s, p):
-        return {"new": p["new"], "field": label(p["field"]), "ref": p["ref"]}
+        return {"new": p["new"], "field": Ref(p["field"]), "ref": p["ref"]}
 
 
 class DeriveDate(Op):
@@ -203,6 +209,7 @@ class DeriveDate(Op):
             r[p["new"]] = (dt.date.fromisoformat(r[p["start"]]) + dt.timedelta(days=int(r[p["days"]]))).isoformat()
         s.columns.append(p["new"])
         s.types[p["new"]] = "date"
+        s.roles[p["new"]] = "date"
 
     def code(self, s, p):
         return [
@@ -212,7 +219,7 @@ class DeriveDate(Op):
         ]
 
     def slots(self, s, p):
-        return {"new": p["new"], "start": label(p["start"]), "days": label(p["days"])}
+        return {"new": p["new"], "start": Ref(p["start"]), "days": Ref(p["days"])}
 
 
 class Month(Op):
@@ -234,7 +241,7 @@ class Month(Op):
         return [f"for {s.it} in {s.var}:", f"    {s.it}[{p['new']!r}] = {s.it}[{p['field']!r}][:7]  # YYYY-MM"]
 
     def slots(self, s, p):
-        return {"new": p["new"], "field": label(p["field"])}
+        return {"new": p["new"], "field": Ref(p["field"])}
 
 
 class Weekday(Op):
@@ -259,7 +266,7 @@ class Weekday(Op):
         ]
 
     def slots(self, s, p):
-        return {"new": p["new"], "field": label(p["field"])}
+        return {"new": p["new"], "field": Ref(p["field"])}
 
 
 class Bucket(Op):
@@ -274,7 +281,7 @@ class Bucket(Op):
     )
 
     def plan(self, s, rng):
-        cols = [c for c in s.numbers(fresh=False) if s.domain.type_of(c)]
+        cols = [c for c in s.numbers(fresh=False, does="band") if s.domain.type_of(c)]
         if not cols or len(s.rows) < 6:
             return None
         col = rng.choice(cols)
@@ -314,7 +321,7 @@ class Bucket(Op):
 
     def slots(self, s, p):
         (lo, hi), (a, b, c) = p["cuts"], p["labels"]
-        return {"new": p["new"], "field": label(p["field"]), "lo": str(lo), "hi": str(hi), "a": a, "b": b, "c": c}
+        return {"new": p["new"], "field": Ref(p["field"]), "lo": str(lo), "hi": str(hi), "a": a, "b": b, "c": c}
 
 
 class CompareFields(Op):
@@ -335,6 +342,8 @@ class CompareFields(Op):
             and s.types.get(a) == s.types.get(b)
             and s.domain.type_of(a)
             and s.domain.type_of(b)
+            and s.can(a, "compare")
+            and (s.role(a), s.units.get(a, "")) == (s.role(b), s.units.get(b, ""))  # like with like
             and comparable(a, b)
         ]
         if not pairs:
@@ -359,7 +368,7 @@ class CompareFields(Op):
         ]
 
     def slots(self, s, p):
-        return {"new": p["new"], "a": label(p["a"]), "b": label(p["b"])}
+        return {"new": p["new"], "a": Ref(p["a"]), "b": Ref(p["b"])}
 
 
 class RunningTotal(Op):
@@ -368,7 +377,8 @@ class RunningTotal(Op):
     name, kind = "running_total", "enrich"
 
     def plan(self, s, rng):
-        dates, numbers = s.dates(), [c for c in s.numbers(fresh=False) if s.types.get(c) in ("money", "hours", "int")]
+        # a running total adds up: quantities only (not a rating, a lead time or a year), in date order
+        dates, numbers = s.dates(), s.numbers(fresh=False, does="running")
         if not dates or not numbers or s.order is not None:
             return None
         col = rng.choice(numbers)
@@ -387,6 +397,7 @@ class RunningTotal(Op):
             r[p["new"]] = fmt(total, p["kind"])
         s.columns.append(p["new"])
         s.types[p["new"]] = p["kind"]
+        s.roles[p["new"]] = CUMULATIVE  # shown, never summed or averaged again
         s.order = (p["date"], False)
         s.order_words = f"{label(p['date'])}, earliest first (ties by {label(p['key'])})"
 
@@ -400,4 +411,4 @@ class RunningTotal(Op):
         ]
 
     def slots(self, s, p):
-        return {"new": p["new"], "field": label(p["field"]), "date": label(p["date"]), "key": label(p["key"])}
+        return {"new": p["new"], "field": Ref(p["field"]), "date": Ref(p["date"]), "key": Ref(p["key"])}

@@ -6,7 +6,8 @@ from __future__ import annotations
 import operator
 
 from .data import Row
-from .state import Op, label, num
+from .lexicon import Cmp, Ref, Which
+from .state import Op, num
 
 
 def _counts(rows: list[Row], col: str) -> dict[str, int]:
@@ -34,11 +35,8 @@ class FilterEquals(Op):
     def code(self, s, p):
         return s.style.kept(s.var, s.it, f"{s.it}[{p['field']!r}] == {p['value']!r}")
 
-    def slots(self, s, p):
-        said = {"field": label(p["field"]), "value": p["value"]}
-        if p["value"].lower() in ("yes", "no", "true", "false"):  # "only care about back no" reads wrong
-            said["_only"] = "is {value}"
-        return said
+    def slots(self, s, p):  # "which": the clause the catalog gives the value ("that have been claimed")
+        return {"field": Ref(p["field"]), "value": p["value"], "which": Which(p["field"], (p["value"],))}
 
 
 class ExcludeValue(FilterEquals):
@@ -79,7 +77,11 @@ class FilterIn(Op):
 
     def slots(self, s, p):
         vals = p["values"]
-        return {"field": label(p["field"]), "values": ", ".join(vals[:-1]) + " and " + vals[-1]}
+        return {
+            "field": Ref(p["field"]),
+            "values": ", ".join(vals[:-1]) + " and " + vals[-1],
+            "which": Which(p["field"], tuple(vals)),
+        }
 
 
 _CMP = {">": "above", ">=": "at least", "<": "below", "<=": "at most"}
@@ -90,7 +92,7 @@ class FilterThreshold(Op):
     name, kind = "filter_threshold", "filter"
 
     def plan(self, s, rng):
-        cols = s.numbers()
+        cols = s.numbers(does="threshold")  # not a number that names something (a table, a revision)
         if not cols or len(s.rows) < 4:
             return None
         col = rng.choice(cols)
@@ -113,7 +115,12 @@ class FilterThreshold(Op):
         return s.style.kept(s.var, s.it, f"float({s.it}[{p['field']!r}]) {p['op']} {p['threshold']}")
 
     def slots(self, s, p):
-        return {"field": label(p["field"]), "cmp": _CMP[p["op"]], "threshold": str(p["threshold"])}
+        return {
+            "field": Ref(p["field"]),
+            "cmp": _CMP[p["op"]],
+            "threshold": str(p["threshold"]),
+            "which": Cmp(p["field"], p["op"], str(p["threshold"])),
+        }
 
 
 class FilterDates(Op):
@@ -143,7 +150,7 @@ class FilterDates(Op):
         return s.style.kept(s.var, s.it, f"{p['start']!r} <= {s.it}[{p['field']!r}] <= {p['end']!r}")
 
     def slots(self, s, p):
-        return {"field": label(p["field"]), "start": p["start"], "end": p["end"]}
+        return {"field": Ref(p["field"]), "start": p["start"], "end": p["end"]}
 
 
 class FilterText(Op):
@@ -172,4 +179,4 @@ class FilterText(Op):
         return s.style.kept(s.var, s.it, f"{p['word']!r} in {s.it}[{p['field']!r}].lower()")
 
     def slots(self, s, p):
-        return {"field": label(p["field"]), "word": p["word"]}
+        return {"field": Ref(p["field"]), "word": p["word"]}

@@ -8,7 +8,7 @@ from typing import Any
 
 from .data import Row
 from .state import label
-from .delivered import Deliver, Delivered, ordered_by, pick_columns, sort_code, tolerance_for
+from .delivered import Deliver, Delivered, Figure, key_set_gate, ordered_by, pick_columns, sort_code, tolerance_for
 
 
 class SplitByGroup(Deliver):
@@ -42,11 +42,16 @@ class SplitByGroup(Deliver):
                 "pattern": f"{folder}/*.csv",
                 "min": len(buckets),
                 "max": len(buckets),
-                "weight": 1,
+                "gate": True,  # the layout asked for: worth nothing by itself
+                "weight": 0,
             }
         ]
+        figures = []
+        rest = [c for c in cols if c != s.domain.key]
         for value, rows in sorted(buckets.items()):
             path = f"{folder}/{_slug(value)}.csv"
+            keys = [r[s.domain.key] for r in rows]
+            checks.append(key_set_gate(path, s.domain.key, keys, f"{s.domain.noun[1]} of {label(g)} {value}"))
             checks.append(
                 {
                     "type": "csv_rows_equal",
@@ -57,6 +62,16 @@ class SplitByGroup(Deliver):
                     "weight": 1,
                     **tolerance_for([s.types.get(c, "") for c in cols]),
                 }
+            )
+            figures.append(
+                Figure(
+                    f"the {s.domain.noun[1]} of {label(g)} {value}",
+                    {r[s.domain.key]: tuple(r[c] for c in rest) for r in rows},
+                    tuple(rest),
+                    gated=True,
+                    poured=True,
+                    records=True,
+                )
             )
         code = sort_code(s) + [
             s.style.mkdir(folder),
@@ -83,6 +98,7 @@ class SplitByGroup(Deliver):
                 "n": str(len(names)),
             },
             ["csv"],
+            figures=figures,
         )
 
 

@@ -1,11 +1,17 @@
 """The message deliverable: an email draft to a named person with the count (and maybe the total) of
-the rows the pipeline ends with."""
+the rows the pipeline ends with.
+
+The request never states either number, and the checks read them in the body only (not the To: and
+Subject: lines), each as a whole number in any of its forms: the count beside what it counts ("36
+builds"), the total on its own (1253.5 = 1,253.50)."""
 
 from __future__ import annotations
 
+import re
+
 from .data import people
-from .state import fmt, form_code, label, num
-from .delivered import Deliver, Delivered, exists_check
+from .state import fmt, form_code, label, num, unit_words
+from .delivered import Deliver, Delivered, Figure, exists_check, number_rx
 
 
 class DraftEmail(Deliver):
@@ -17,7 +23,8 @@ class DraftEmail(Deliver):
         name = people(rng, 1)[0]
         org = rng.choice(["northwind", "brightside", "harbourworks", "cedarline", "meridian", "fernhill", "quayside"])
         email = f"{name.split()[0].lower()}.{name.split()[1].lower()}@{org}.example"
-        numbers = [c for c in s.columns if s.types.get(c) in ("money", "hours")]
+        # only a quantity has a total worth reporting (not a year, a rating or a price each)
+        numbers = [c for c in s.numbers(fresh=False, does="sum") if len({r[c] for r in s.rows}) > 1]
         col = rng.choice(numbers) if numbers else None
         stem = rng.choice(
             ["email_draft", "message_to_" + name.split()[0].lower(), "draft", "note_for_" + name.split()[0].lower()]
@@ -33,26 +40,45 @@ class DraftEmail(Deliver):
 
     def deliver(self, s, p):
         count = len(s.rows)
-        facts = [str(count)]
-        what = f"number of {s.domain.noun[1]} ({count} here)"
+        one, many = s.domain.noun
+        what = f"number of {many}"
         code = [f"how_many = len({s.var})"]
-        body = "f'There are {how_many} " + s.domain.noun[1] + ".'"
+        body = "f'There are {how_many} " + many + ".'"
+        patterns = [counted_rx(str(count), one, many)]
+        shown = {"count": (str(count),)}
         if p["col"]:
             kind = s.types[p["col"]]
-            facts.append(fmt(sum(num(r[p["col"]]) for r in s.rows), kind))
-            what = f"number of {s.domain.noun[1]} and their total {label(p['col'])}"
+            total = fmt(sum(num(r[p["col"]]) for r in s.rows), kind)
+            unit = unit_words(s, p["col"]).removeprefix(", ")
+            what = f"number of {many} and their total {label(p['col'])}" + (
+                " (to the cent)" if kind == "money" else f" ({unit})" if unit else ""
+            )
             summed = f"sum(float({s.it}[{p['col']!r}]) for {s.it} in {s.var})"
             code.append(f"total = {form_code(kind, summed)}")
-            body = "f'There are {how_many} " + s.domain.noun[1] + f", {label(p['col'])} {{total}} in all.'"
+            body = "f'There are {how_many} " + many + f", {label(p['col'])} {{total}} in all.'"
+            patterns.append(number_rx(total))
+            shown["total"] = (total,)
         head = f"To: {p['name']} <{p['email']}>\\nSubject: {p['subject']}\\n\\n"
         code += s.style.write_text(p["path"], f"'{head}' + {body} + '\\n'")
         checks = [
             exists_check(p["path"]),
             {
-                "type": "text_contains",
-                "name": "addressed right, with the numbers",
+                "type": "text_matches",
+                "name": "addressed as asked",
                 "path": p["path"],
-                "contains": [f"To: {p['name']} <{p['email']}>", f"Subject: {p['subject']}"] + facts,
+                "pattern": [
+                    rf"(?im)^[ \t]*To[ \t]*:[ \t]*{re.escape(p['name'])}[ \t]*<{re.escape(p['email'])}>",
+                    rf"(?im)^[ \t]*Subject[ \t]*:[ \t]*{re.escape(p['subject'])}[ \t]*$",
+                ],
+                "gate": True,  # the form asked for, which the request spells out: worth nothing by itself
+                "weight": 0,
+            },
+            {
+                "type": "text_matches",
+                "name": "the body gives the numbers",
+                "path": p["path"],
+                "pattern": patterns,
+                "body_only": True,
                 "weight": 2,
             },
         ]
@@ -62,4 +88,20 @@ class DraftEmail(Deliver):
             code,
             {"path": p["path"], "to": f"{p['name']} <{p['email']}>", "what": what, "subject": p["subject"]},
             ["email-draft"],
+            figures=[
+                Figure(
+                    f"the number of {many}" + (f" and the total {label(p['col'])}" if p["col"] else ""),
+                    shown,
+                    (),
+                    "text",
+                )
+            ],
         )
+
+
+def counted_rx(value: str, one: str, many: str) -> str:
+    """A count beside what it counts, either way round: "36 builds", "36 failed builds",
+    "builds: 36", "the number of builds is 36" (the last word of the noun, singular or plural)."""
+    nouns = "|".join(sorted({re.escape(one.split()[-1]), re.escape(many.split()[-1])}, key=len, reverse=True))
+    number = number_rx(value)
+    return rf"(?i){number}[ \t]+(?:[\w'’-]+[ \t]+){{0,3}}?(?:{nouns})\b|\b(?:{nouns})\b[^\n.]{{0,30}}?{number}"

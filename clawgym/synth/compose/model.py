@@ -17,12 +17,62 @@ FIELD_TYPES = ("id", "person", "email", "date", "choice", "status", "money", "in
 NUMBER_TYPES = ("money", "int", "hours")
 CATEGORY_TYPES = ("choice", "status")
 
+# What a number is, and so what may be computed from it. A field's `role:` in domains.yaml says it;
+# "cumulative" is never declared: it is the role of a running total an operation adds.
+ROLES = {
+    "quantity": "an amount that adds up across records (money, hours worked, counts, distances, downloads)",
+    "measure": "a level read per record that averages but does not add up (ratings, prices, percentages, scores)",
+    "duration": "a period one record allows or lasts (payment terms, retention days, lead times): compared, never summed",
+    "year": "a calendar year: compared and ranked (most recent first), never summed or averaged",
+    "identifier": "a number that names something (a table, run or revision number): never computed with",
+}
+CUMULATIVE = "cumulative"
+# the computations each role allows
+_ALLOWS = {
+    "quantity": {"sum", "share", "running", "mean", "extreme", "threshold", "rank", "band", "compare", "reconcile"},
+    "measure": {"mean", "extreme", "threshold", "rank", "band", "compare", "reconcile"},
+    "duration": {"mean", "extreme", "threshold", "rank", "band", "compare"},
+    "year": {"extreme", "threshold", "rank"},
+    "identifier": set(),
+    CUMULATIVE: set(),
+}
+COMPUTATIONS = ("sum", "share", "running", "mean", "extreme", "threshold", "rank", "band", "compare", "reconcile")
+ROLE_TYPES = {  # the field types each role may be declared on
+    "quantity": ("money", "int", "hours", "choice"),
+    "measure": ("money", "int", "hours", "choice"),
+    "duration": ("int", "hours", "choice"),
+    "year": ("int", "choice"),
+    "identifier": ("int", "choice", "status"),
+}
+
+
+def allows(role: str, computation: str) -> bool:
+    """Whether a number of this role means something under `computation` (see COMPUTATIONS)."""
+    return computation in _ALLOWS.get(role, set())
+
+
+def numeric_values(values: Any) -> bool:
+    """Whether every value of a choice reads as a number ("14", "30", "45")."""
+    try:
+        return bool(values) and all(float(str(v)) == float(str(v)) for v in values)
+    except ValueError:
+        return False
+
 
 @dataclass(frozen=True)
 class FieldSpec:
     name: str
     type: str
     options: dict[str, Any]
+
+    @property
+    def role(self) -> str:
+        """What the value is: a declared role (ROLES), "date" for dates, else "" (a label)."""
+        return str(self.options.get("role") or ("date" if self.type == "date" else ""))
+
+    @property
+    def unit(self) -> str:
+        return str(self.options.get("unit") or ("hours" if self.type == "hours" else ""))
 
 
 @dataclass(frozen=True)
@@ -34,6 +84,8 @@ class Derived:
     expr: str
     type: str
     ask: tuple[str, ...]
+    role: str = "quantity"
+    unit: str = ""
 
     def inputs(self) -> list[str]:
         import ast
@@ -44,6 +96,27 @@ class Derived:
 
 
 FUNCTIONS = ("max", "min", "abs", "round")
+
+
+def infer_role(expr: str, roles: dict[str, str]) -> str:
+    """The role of a formula's result when domains.yaml does not declare one: a ratio of two fields
+    is a measure; anything holding a quantity stays one (an amount scaled, capped, or priced: units
+    times a unit cost); else a measure stays a measure and a year or a period gives a period."""
+    import ast
+
+    tree = ast.parse(expr, mode="eval")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            if any(isinstance(n, ast.Name) and n.id not in FUNCTIONS for n in ast.walk(node.right)):
+                return "measure"
+    used = {roles.get(n.id, "") for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    if "quantity" in used:
+        return "quantity"
+    if "measure" in used:
+        return "measure"
+    if used & {"duration", "year"}:
+        return "duration"
+    return "quantity"
 
 
 def check_expr(expr: str) -> str | None:
@@ -78,6 +151,35 @@ def check_expr(expr: str) -> str | None:
     return None
 
 
+# -- the words of a request (lexicon.py, request.py): how a domain's columns are named and why the
+# person asks; nothing here changes what is computed ---------------------------------------------
+@dataclass(frozen=True)
+class Say:
+    """How a request names one column (domains.yaml `say:`): a noun phrase ("distance in miles"),
+    its plural, the clause each value states about a record ({"yes": "that have been claimed"}) and
+    the noun of the date derived from it (a field of days added to a date: "expiry date")."""
+
+    noun: str
+    plural: str = ""
+    clauses: dict[str, str] = field(default_factory=dict)
+    gives: str = ""
+
+
+@dataclass(frozen=True)
+class Reason:
+    """Why the person asks (domains.yaml `reasons:`) and the chains it fits: every condition given
+    must hold (lexicon.fits): the deliverable's kind, a column the chain works on, values every
+    (keeps) or some (some) final row holds, an operation in the chain, the persona."""
+
+    say: str
+    deliver: tuple[str, ...] = ()
+    uses: tuple[str, ...] = ()
+    keeps: dict[str, str] = field(default_factory=dict)
+    some: dict[str, str] = field(default_factory=dict)
+    ops: tuple[str, ...] = ()
+    who: tuple[str, ...] = ()
+
+
 @dataclass(frozen=True)
 class Domain:
     name: str
@@ -86,7 +188,7 @@ class Domain:
     folders: tuple[str, ...]
     scenarios: tuple[tuple[str, str], ...]  # (category, subcategory)
     personas: tuple[str, ...]
-    reasons: tuple[str, ...]
+    reasons: tuple[Reason, ...]
     rows: tuple[int, int]
     key: str
     fields: tuple[FieldSpec, ...]
@@ -95,6 +197,9 @@ class Domain:
     line: str = ""  # the `lines` format's template, e.g. "{date} {level} {message}"
     split: str = ""  # a dataset split this domain is reserved for ("bench": never in training)
     derived: tuple[Derived, ...] = ()
+    # the words (lexicon.py): canonical column -> how it is named, where renamed columns go
+    say: dict[str, Say] = field(default_factory=dict)
+    systems: tuple[str, ...] = ()
 
     def field(self, name: str) -> FieldSpec:
         return next(f for f in self.fields if f.name == name)

@@ -7,7 +7,7 @@ import re
 
 from .data import to_csv
 from .state import fmt, label, num
-from .delivered import Deliver, Delivered, exists_check
+from .delivered import Deliver, Delivered, Figure, exists_check
 
 
 class Reconcile(Deliver):
@@ -16,7 +16,7 @@ class Reconcile(Deliver):
     name = "reconcile"
 
     def plan(self, s, rng):
-        numbers = [c for c in s.numbers(fresh=False) if s.domain.type_of(c)]
+        numbers = [c for c in s.numbers(fresh=False, does="reconcile") if s.domain.type_of(c)]
         if not numbers or len(s.rows) < 6 or s.domain.key in ("issue", "ours", "theirs"):
             return None
         col = rng.choice(numbers)
@@ -86,6 +86,11 @@ class Reconcile(Deliver):
             },
         ]
         text = to_csv(p["theirs"], [key, col])
+        figure = Figure(
+            "the discrepancies",
+            {e[key]: (e["issue"], e["ours"], e["theirs"]) for e in expected},
+            ("issue", "ours", "theirs"),
+        )
         return Delivered(
             path,
             checks,
@@ -93,6 +98,7 @@ class Reconcile(Deliver):
             {"path": path, "other": other, "field": label(col), "key": key},
             ["csv"],
             files={other: text},
+            figures=[figure],
         )
 
 

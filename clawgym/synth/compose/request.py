@@ -1,6 +1,7 @@
-"""The request a composed task's persona writes: a greeting, a reason and the input, each step in
-words drawn from its operation's ways of asking (operations.yaml), what must stay untouched and a
-closing, laid out as a numbered list, bullets or prose."""
+"""The request a composed task's persona writes: a greeting, a reason that fits what the chain does,
+the input, each step in words drawn from its operation's ways of asking (operations.yaml) with every
+column named as the catalog says it (lexicon.py), what must stay untouched and a closing, laid out
+as a numbered list, bullets or prose."""
 
 from __future__ import annotations
 
@@ -13,10 +14,23 @@ from typing import Any
 import yaml
 
 from .catalog import Catalog, Domain
-from .ops import OPERATIONS
+from .lexicon import DELIVER_KINDS, Facts, Lexicon, fits, label
+from .ops import CLEANING, OPERATIONS
 from .state import State
 
 CONNECT = ("Then", "After that,", "Next,", "Once that's done,", "Also", "And")
+# slots of the deliverables and cleaning steps that name a column by a plain string
+_COLUMN_SLOTS = ("field", "group", "rows", "cols", "key")
+# slots holding a deliverable's own description of its figures ("the total duration s")
+_FREE_SLOTS = ("what", "keys")
+# when no reason of the domain fits the chain: what any such deliverable serves
+_GENERIC = {
+    "total": ("I need the totals for a report", "I have to report the figures this week"),
+    "summary": ("I need the overall picture for a report", "I want to see how it breaks down"),
+    "list": ("I need a clean list to work from", "I want a short list I can work through"),
+    "reconcile": ("the two copies should agree and I doubt they do",),
+    "organise": ("the folder has become hard to find anything in",),
+}
 
 
 @lru_cache(maxsize=256)
@@ -27,28 +41,152 @@ def persona_of(root: Path, name: str) -> dict[str, Any]:
     except OSError:
         data = {}
     full = str(data.get("full_name") or data.get("name") or "Sam Rivera")
-    return {"first": full.split()[0].capitalize(), "org": data.get("organization") or ""}
+    return {"first": full.split()[0].capitalize(), "org": data.get("organization") or "", "name": name}
 
 
 class _Default(dict):
     def __missing__(self, key: str) -> str:
-        return key
+        return "{" + key + "}"  # left visible: the wording check rejects an unfilled slot
 
 
-def _ask(catalog: Catalog, name: str, rng: random.Random, slots: dict[str, str]) -> str:
-    asks = [a for a in catalog.operations[name].ask if slots.get("_only", "") in a] or catalog.operations[name].ask
-    text = rng.choice(asks).format_map(_Default(slots))
-    text = re.sub(r"\b(value|values) values\b", "values", text)  # "replacement value values"
-    return re.sub(r"\ba (?=[aeiou][a-z]*_)", "an ", text)  # "an age_days column"
+def _ask(catalog: Catalog, name: str, rng: random.Random, slots: dict[str, Any]) -> str:
+    text = rng.choice(catalog.operations[name].ask).format_map(_Default(slots))
+    return re.sub(r"\b(value|values) values\b", "values", text)  # "replacement value values"
+
+
+def words(lex: Lexicon, slots: dict[str, Any]) -> dict[str, Any]:
+    """An operation's slots in words: columns as the catalog names them, selections as clauses."""
+    out: dict[str, Any] = {}
+    for key, value in slots.items():
+        if isinstance(value, str):
+            col = lex.column(value) if key in _COLUMN_SLOTS else None
+            out[key] = lex.said(col) if col is not None else value
+        else:
+            out[key] = lex.word(value)
+    if isinstance(out.get("measure"), str):
+        out["measure"] = _measure(lex, out["measure"])
+    for key in _FREE_SLOTS:
+        if isinstance(out.get(key), str):
+            out[key] = relabel(lex, out[key])
+    if isinstance(out.get("rules"), str):
+        out["rules"] = _rules(lex, out["rules"])
+    return out
+
+
+def relabel(lex: Lexicon, text: str) -> str:
+    """A deliverable's own description ("the total duration s (in seconds)", "their total on hand")
+    with each figure's column named in the catalog's words: "the total duration in seconds"."""
+    quoted = re.compile(r"(?<!\w)'[^'\n]*'(?!\w)|\"[^\"\n]*\"")
+    parts = quoted.split(text)
+    marks = quoted.findall(text)
+    out = []
+    for part in parts:
+        for col in sorted(lex.words, key=lambda c: len(label(c)), reverse=True):
+            noun = str(lex.said(col))
+            rx = rf"\b(total|average|highest|lowest|most recent|earliest) {re.escape(label(col))}\b(?: \((?:in|to the) [^)]*\))?"
+
+            def swap(m: re.Match, noun: str = noun) -> str:
+                unit = re.search(r" \(((?:in|to the) [^)]*)\)$", m.group(0))
+                if unit is None or unit.group(1) in noun or re.search(r"\bin \w+$", noun):
+                    return f"{m.group(1)} {noun}"  # the noun says its unit already ("duration in seconds")
+                return f"{m.group(1)} {noun} ({unit.group(1)})"
+
+            part = re.sub(rx, swap, part)
+        out.append(part)
+    return "".join(p + (marks[i] if i < len(marks) else "") for i, p in enumerate(out))
+
+
+def _measure(lex: Lexicon, text: str) -> str:
+    """A summary's measure ("total downloads", "number of different role values") in the catalog's words."""
+    m = re.fullmatch(r"number of different (.+) values", text)
+    if m and (col := lex.column(m.group(1))):
+        return f"number of different {lex.said(col).plural}"
+    m = re.fullmatch(r"(total|average|highest|lowest|most recent|earliest) (.+)", text)
+    if m and (col := lex.column(m.group(2))):
+        return f"{m.group(1)} {lex.said(col)}"
+    return relabel(lex, text)
+
+
+def _rules(lex: Lexicon, text: str) -> str:
+    """Validation rules ("amount must be a number") with each column named in words."""
+    for col in sorted(lex.words, key=len, reverse=True):
+        text = re.sub(rf"(^|and ){re.escape(label(col))} must be", rf"\1the {lex.said(col)} must be", text)
+    return text
+
+
+def _order(lex: Lexicon, s: State, steps: list) -> str:
+    """The order the rows are written in, in words."""
+    running = next((p for n, p in steps if n == "running_total"), None)
+    if s.order_words and running is not None:
+        return f"the {lex.said(running['date'])}, earliest first (ties by the {lex.said(running['key'])})"
+    if s.order:
+        return f"the {lex.said(s.order[0])}, {'highest' if s.order[1] else 'lowest'} first"
+    return f"the {lex.said(s.domain.key)}"
+
+
+def facts(lex: Lexicon, steps: list, delivered: list, s: State, persona: str) -> Facts:
+    """What the chain does, for choosing a reason that fits it."""
+    kinds = {k for name, _ in delivered for k in DELIVER_KINDS.get(name, ())}
+    for name, d in delivered:
+        if name in ("group_aggregate", "group_json", "report_md") and str(d.slots.get("measure", "")).startswith(
+            "total"
+        ):
+            kinds.add("total")
+        if str(d.slots.get("measure", "")).startswith("number of"):
+            kinds.add("count")
+    used: set[str] = set()
+
+    def note(value: Any) -> None:
+        if isinstance(value, str):
+            col = lex.column(value)
+            if col is not None:
+                used.add(lex.canonical.get(col, col))
+                for d in lex.domain.derived:
+                    if d.name == col:
+                        used.update(lex.canonical.get(c, c) for c in d.inputs())
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                note(v)
+
+    for name, p in steps:
+        if name in CLEANING:
+            continue  # tidying a column is not what the work is for
+        for key, value in p.items():
+            if key not in ("other_rows", "other_types", "rows", "path", "paths", "bad"):
+                note(value)
+    for name, d in delivered:
+        for key in ("gcol", "col", "a", "group", "field", "rows", "cols"):
+            note(d.slots.get(key))
+        if "list" in DELIVER_KINDS.get(name, ()):  # the columns a list shows are what it is for
+            note(re.findall(r"\w+", str(d.slots.get("columns", "")).split(" (")[0]))
+        m = re.fullmatch(r"(?:total|average|highest|lowest) (.+)", str(d.slots.get("measure", "")))
+        if m:
+            note(m.group(1))
+    values: dict[str, set[str]] = {}
+    for col in s.columns:
+        values[lex.canonical.get(col, col)] = {str(r.get(col, "")).strip().lower() for r in s.rows}
+    ops = {n for n, _ in steps} | {n for n, _ in delivered}
+    return Facts(kinds, used, ops, persona, values)
+
+
+def reason_for(domain: Domain, fact: Facts, rng: random.Random) -> str:
+    """A reason of the domain that fits the chain; a plain one for its deliverable when none does."""
+    fitting = [r.say for r in domain.reasons if fits(r, fact)]
+    if fitting:
+        return rng.choice(fitting)
+    for kind in ("total", "summary", "list", "reconcile", "organise"):
+        if kind in fact.kinds:
+            return rng.choice(_GENERIC[kind])
+    return "I need this sorted"
 
 
 _INTROS = (
     "{Reason}, so I need a hand with {input}.",
     "Could you work through {input} for me? {Reason}.",
-    "I've got our {noun} in {input} ({reason}).",
     "The {noun} are in {input}; {reason}.",
     "{Reason}. Everything is in {input}.",
     "Quick job on {input}: {reason}.",
+    "{Reason}, and I could use some help with {input}.",
 )
 _GREETINGS = (
     "Hi, it's {first}.",
@@ -89,16 +227,22 @@ def instruction_text(
 ) -> str:
     """The request: every step and deliverable in the persona's words, in order, around the input."""
     noun, one = domain.noun[1], domain.noun[0]
+    lex = Lexicon(catalog, domain, steps)
+    base = {"noun": noun, "one": one}
     parts = [
-        _ask(catalog, op_name, rng, {"noun": noun, "one": one, **OPERATIONS[op_name].slots(s, p)})
-        for op_name, p in steps
+        _ask(catalog, op_name, rng, {**base, **words(lex, OPERATIONS[op_name].slots(s, p))}) for op_name, p in steps
     ]
-    parts += [_ask(catalog, d_name, rng, {"noun": noun, "one": one, **d.slots}) for d_name, d in delivered]
+    order = _order(lex, s, steps)
+    for d_name, d in delivered:
+        said = words(lex, d.slots)
+        if "order" in said:
+            said["order"] = order
+        parts.append(_ask(catalog, d_name, rng, {**base, **said}))
     # "before anything else" only where it is first; a step after others carries no "and"/"then" of its own
     parts = [parts[0]] + [
         re.sub(r"^(?:and|then|also) ", "", p.replace(" before anything else", ""), flags=re.I) for p in parts[1:]
     ]
-    reason = rng.choice(domain.reasons) if domain.reasons else "I need this sorted"
+    reason = reason_for(domain, facts(lex, steps, delivered, s, str(who.get("name", ""))), rng)
     intro = rng.choice(_INTROS).format(Reason=_cap(reason), reason=reason, input=phrase, noun=noun)
     greeting = rng.choice(_GREETINGS).format(first=who["first"])
     notes = rng.choice(_MOVED if moved else _PROTECT).format(folder=folder)
@@ -114,7 +258,23 @@ def instruction_text(
     else:
         sentences = [_cap(parts[0]) + "."] + [f"{rng.choice(CONNECT)} {p}." for p in parts[1:]]
         text = f"{head} {' '.join(sentences)} {notes} {closing}"
-    return text.strip() + "\n"
+    return articles(text.strip()) + "\n"
+
+
+def articles(text: str) -> str:
+    """'a' or 'an' as the next word sounds ("an age_days column", "a user")."""
+
+    def fix(m: re.Match) -> str:
+        word = m.group(2).lower()
+        vowel = bool(re.match(r"(?:[aeio]|u(?!ni|s[eu]|ti|r[io])|hour|honest)", word)) and not re.match(
+            r"(?:one\b|once|eu)", word
+        )
+        art = m.group(1)
+        want = ("An" if art[0] == "A" else "an") if vowel else ("A" if art[0] == "A" else "a")
+        return f"{want} {m.group(2)}"
+
+    text = re.sub(r"(?<![\w'/.-])(a|an) ([A-Za-z][\w-]*)", fix, text)
+    return re.sub(r"(?:^|(?<=[.!?:] )|(?<=\n)|(?<=- )|(?<=\d\. ))(A|An) ([A-Za-z][\w-]*)", fix, text)
 
 
 def _cap(text: str) -> str:

@@ -23,6 +23,7 @@ from ..sample import Candidate
 from .build import compose
 from .catalog import Catalog, load_catalog
 from .heldout import Region
+from .wording import Vocabulary, check_spec
 
 ATTEMPTS = 12  # seeds a worker tries for one candidate before giving up on it
 
@@ -97,7 +98,9 @@ def make_from_compose(
     made = Made(c, name, f"{rel_dir}/{name}.yaml")
     catalog: Catalog = load_catalog(fam.catalog)
     library = _library_root(Path(fam.catalog))
+    vocab = Vocabulary.of(catalog, fam.domain)
     why = "no chain fits"
+    reworded: list[str] = []  # why earlier draws' requests were turned away (wording.py)
     for attempt in range(ATTEMPTS):
         try:
             composed = compose(
@@ -115,9 +118,15 @@ def make_from_compose(
         if region.chain_side(fam.domain, composed.chain) != side:
             why = "every chain tried lies in the other side of the held-out region"
             continue
+        hits = check_spec(composed.spec, vocab)
+        if hits:  # a request that does not read right is drawn again
+            why = f"the request's wording ({hits[0]})"
+            reworded.append(str(hits[0]))
+            continue
         break
     else:
-        made.error = f"compose: {why} (after {ATTEMPTS} tries)"
+        worded = f"; {len(reworded)} drawn again for their wording, e.g. {reworded[0]}" if reworded else ""
+        made.error = f"compose: {why} (after {ATTEMPTS} tries{worded})"
         return made
     spec = composed.spec
     for key in ("files", "instruction", "solution", "checks"):
@@ -146,6 +155,7 @@ def make_from_compose(
             "format": composed.fmt,
             "try": attempt,
             "catalog_sha256": sha,
+            **({"reworded": reworded} if reworded else {}),
         },
     }
     return finish(made, spec, None, out, settings, dedup, sandbox)

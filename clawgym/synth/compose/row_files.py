@@ -4,16 +4,17 @@ Markdown table, each checked row by row."""
 
 from __future__ import annotations
 
-import re
-
 from .model import NUMBER_TYPES
-from .state import label
+from .lexicon import Ref
 from .delivered import (
     Deliver,
     Delivered,
+    Figure,
     exists_check,
     field_key,
-    NUM_RX,
+    key_set_gate,
+    lookup_checks,
+    number_rx,
     order_words,
     ordered_by,
     pick_columns,
@@ -45,9 +46,7 @@ class WriteRows(Deliver):
             "columns": cols,
             "path": f"{s.out_dir}/{stem}.csv",
             "rename": rename,
-            "system": rng.choice(
-                ["the payroll system", "the new CRM", "the accounting tool", "our importer", "the shared dashboard"]
-            ),
+            "system": rng.choice(s.domain.systems or ("our importer",)),  # where this domain's records go
         }
 
     def deliver(self, s, p):
@@ -66,12 +65,14 @@ class WriteRows(Deliver):
         key = rename.get(s.domain.key, s.domain.key)
         checks = [
             exists_check(path),
+            key_set_gate(path, key, [row[key] for row in expected], s.domain.noun[1]),
             {
                 "type": "csv_rows_equal",
-                "name": f"the {s.domain.noun[1]} asked for, exactly",
+                "name": f"every {s.domain.noun[0]}'s row right, in {order_words(s)} order",
                 "path": path,
                 "expected": expected,
                 "key": key,
+                "ignore_order": False,  # a row out of place costs what a wrong row does
                 "weight": 3,
                 **tolerance_for([s.types.get(c, "") for c in cols]),
             },
@@ -79,11 +80,22 @@ class WriteRows(Deliver):
         columns = ", ".join(cols)
         if rename:
             columns += (
-                f" ({p['system']} calls "
-                + ", ".join(f"{a} '{b}'" for a, b in rename.items())
-                + ", so use those headers)"
+                f" (they go into {p['system']}: use the headers "
+                + " and ".join(f"'{b}' instead of '{a}'" for a, b in rename.items())
+                + ")"
             )
-        return Delivered(path, checks, code, {"path": path, "columns": columns, "order": order_words(s)}, ["csv"])
+        shown = [c for c in header if c != key]
+        figure = Figure(
+            f"the {s.domain.noun[1]} listed",
+            {row[key]: tuple(row[c] for c in shown) for row in expected},
+            tuple(shown),
+            gated=True,
+            poured=True,
+            records=True,
+        )
+        return Delivered(
+            path, checks, code, {"path": path, "columns": columns, "order": order_words(s)}, ["csv"], figures=[figure]
+        )
 
 
 class WriteJson(Deliver):
@@ -109,27 +121,17 @@ class WriteJson(Deliver):
             f"for {s.it} in {s.var}}}",
             *s.style.write_json(path, "lookup"),
         ]
-        schema = {"type": "object", "required": sorted(data), "propertyNames": {"enum": sorted(data)}}
-        checks = [
-            exists_check(path),
-            {
-                "type": "json_field_equals",
-                "name": f"every {s.domain.noun[0]}'s entry",
-                "path": path,
-                "fields": fields,
-                "tolerance": 0.01,
-                "weight": 3,
-            },
-            {
-                "type": "json_schema",
-                "name": f"only the {s.domain.noun[1]} asked for",
-                "path": path,
-                "schema": schema,
-                "weight": 1,
-            },
-        ]
+        checks = [exists_check(path), *lookup_checks(fields, dict(sorted(data.items())), path, s.domain.noun[0])]
         kinds = ", ".join(cols) + (f" ({', '.join(numeric)} as numbers)" if numeric else "")
-        return Delivered(path, checks, code, {"path": path, "columns": kinds, "key": label(key)}, ["json-data"])
+        figure = Figure(
+            f"the {s.domain.noun[1]} looked up",
+            {r[key]: tuple(r[c] for c in cols) for r in s.rows},
+            tuple(cols),
+            records=True,
+        )
+        return Delivered(
+            path, checks, code, {"path": path, "columns": kinds, "key": Ref(key)}, ["json-data"], figures=[figure]
+        )
 
 
 class MarkdownOut(Deliver):
@@ -150,38 +152,57 @@ class MarkdownOut(Deliver):
         rows = ordered_by(s)
         patterns = []
         for r in rows:
-            cells = [(NUM_RX(r[c]) if s.types.get(c) in NUMBER_TYPES else re.escape(r[c].strip())) for c in cols]
-            patterns.append(r"(?m)^\|?\s*" + r"\s*\|\s*".join(cells) + r"\s*\|?\s*$")
+            cells = [number_rx(r[c].strip()) for c in cols]  # any number in its forms (a choice of 30/90 days too)
+            patterns.append(r"(?m)^[ \t]*\|?[ \t]*" + r"[ \t]*\|[ \t]*".join(cells) + r"[ \t]*\|?[ \t]*$")
         code = sort_code(s) + [
             f"lines = ['# {p['title']}', '', '| ' + ' | '.join({cols!r}) + ' |', '|' + '---|' * {len(cols)}]",
             f"for {s.it} in {s.var}:",
             f"    lines.append('| ' + ' | '.join({s.it}[c] for c in {cols!r}) + ' |')",
             *s.style.write_text(path, "'\\n'.join(lines) + '\\n'"),
         ]
+        # the heading and the table's size are the form asked for: gates, worth nothing by themselves
         checks = [
             exists_check(path),
-            {"type": "markdown_section", "name": "the heading", "path": path, "heading": p["title"], "weight": 1},
             {
-                "type": "text_matches",
-                "name": f"one table row per {s.domain.noun[0]}, in order",
+                "type": "markdown_section",
+                "name": "the heading",
                 "path": path,
-                "pattern": patterns,
-                "weight": 3,
+                "heading": p["title"],
+                "gate": True,
+                "weight": 0,
             },
             {
                 "type": "text_matches",
-                "name": "no other table rows",
+                "name": f"a table of {len(rows)} {s.domain.noun[0] if len(rows) == 1 else s.domain.noun[1]}, no other rows",
                 "path": path,
-                "pattern": r"(?m)^\s*\|.*\|\s*$",
+                "pattern": r"(?m)^[^\n|]*\|[^\n]*$",  # a line with a cell bar: the header, its rule and each row
                 "count": len(rows) + 2,
                 "max_count": len(rows) + 2,
-                "weight": 1,
+                "gate": True,
+                "weight": 0,
+            },
+            {
+                "type": "text_matches",
+                "name": f"one table row per {s.domain.noun[0]}, in {order_words(s)} order",
+                "path": path,
+                "pattern": patterns,
+                "in_order": True,  # rows out of order count as missing (only the longest run in order counts)
+                "weight": 3,
             },
         ]
+        figure = Figure(
+            f"the {s.domain.noun[1]} tabled",
+            {r[cols[0]]: tuple(r[c] for c in cols[1:]) for r in rows},
+            tuple(cols[1:]),
+            gated=True,
+            poured=True,
+            records=True,
+        )
         return Delivered(
             path,
             checks,
             code,
             {"path": path, "columns": ", ".join(cols), "title": p["title"], "order": order_words(s)},
             ["report-writing"],
+            figures=[figure],
         )

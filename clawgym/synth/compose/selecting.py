@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from .data import Row
-from .state import Op, label, num
+from .delivered import most
+from .lexicon import Ref
+from .state import Op, num
 
 
 class RankTop(Op):
     name, kind = "rank_top", "select"
 
     def plan(self, s, rng):
-        cols = s.numbers(fresh=False)
+        cols = [c for c in s.numbers(fresh=False, does="rank") if len({r[c] for r in s.rows}) > 1]
         if not cols or len(s.rows) < 5:
             return None
         return {
@@ -34,10 +36,10 @@ class RankTop(Op):
 
     def slots(self, s, p):
         return {
-            "field": label(p["field"]),
+            "field": Ref(p["field"]),
             "k": str(p["k"]),
-            "key": label(p["key"]),
-            "most": "highest" if p["desc"] else "lowest",
+            "key": Ref(p["key"]),
+            "most": most(s, p["field"], p["desc"]),
         }
 
 
@@ -47,7 +49,8 @@ class TopPerGroup(Op):
     name, kind = "top_per_group", "select"
 
     def plan(self, s, rng):
-        groups, numbers = s.categories(), s.numbers(fresh=False)
+        groups = s.categories()
+        numbers = [c for c in s.numbers(fresh=False, does="rank") if len({r[c] for r in s.rows}) > 1]
         if not groups or not numbers:
             return None
         return {
@@ -78,8 +81,8 @@ class TopPerGroup(Op):
 
     def slots(self, s, p):
         return {
-            "group": label(p["group"]),
-            "field": label(p["field"]),
-            "key": label(p["key"]),
-            "most": "highest" if p["desc"] else "lowest",
+            "group": Ref(p["group"]),
+            "field": Ref(p["field"]),
+            "key": Ref(p["key"]),
+            "most": most(s, p["field"], p["desc"]),
         }

@@ -7,7 +7,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from .model import CATEGORY_TYPES, NUMBER_TYPES, Domain
+from .model import CATEGORY_TYPES, NUMBER_TYPES, Domain, allows, numeric_values
 from .data import Row
 from .style import Style
 
@@ -32,9 +32,29 @@ class State:
     style: Style = field(default_factory=Style)  # the idioms of the reference solution
     record_files: list[tuple[str, Row]] = field(default_factory=list)  # (file, row) of a records input
     record_text: dict[str, str] = field(default_factory=dict)
+    roles: dict[str, str] = field(default_factory=dict)  # column -> what its number is (model.ROLES)
+    units: dict[str, str] = field(default_factory=dict)
+    read_rows: int = 0  # how many rows the input reads back as (before any step)
 
-    def numbers(self, fresh: bool = True) -> list[str]:
-        return [c for c in self.columns if self.types.get(c) in NUMBER_TYPES and not (fresh and c in self.used)]
+    def __post_init__(self) -> None:
+        for f in self.domain.fields:
+            self.roles.setdefault(f.name, f.role)
+            self.units.setdefault(f.name, f.unit)
+
+    def role(self, column: str) -> str:
+        return self.roles.get(column, "")
+
+    def can(self, column: str, computation: str) -> bool:
+        """Whether `computation` (model.COMPUTATIONS: sum, mean, rank, ...) means something on the column."""
+        return allows(self.role(column), computation)
+
+    def numbers(self, fresh: bool = True, does: str = "") -> list[str]:
+        """The number columns (not yet keyed on, with `fresh`), those `does` means something on."""
+        return [
+            c
+            for c in self.columns
+            if self.types.get(c) in NUMBER_TYPES and not (fresh and c in self.used) and (not does or self.can(c, does))
+        ]
 
     def categories(self, present: int = 2, fresh: bool = True) -> list[str]:
         return [
@@ -48,6 +68,18 @@ class State:
 
     def dates(self) -> list[str]:
         return [c for c in self.columns if self.types.get(c) == "date"]
+
+    def labels(self, column: str) -> bool:
+        """Whether a category column holds words (not a choice of numbers like 14/30/45 days)."""
+        return not numeric_values(sorted({r[column] for r in self.rows}))
+
+
+FLAG_WORDS = {"yes", "no", "true", "false", "y", "n", "partial", "0", "1"}
+
+
+def is_flag(values: set[str]) -> bool:
+    """A yes/no column (a billable or paid flag): grouping by it splits in two, nothing more."""
+    return {v.strip().lower() for v in values} <= FLAG_WORDS
 
 
 def num(text: str) -> float:
@@ -65,6 +97,23 @@ def fmt(value: float, kind: str) -> str:
 def form_code(kind: str, expr: str) -> str:
     """The solution's expression formatting `expr` as `fmt(…, kind)` does."""
     return {"int": f"str(int(round({expr})))", "hours": f"format({expr}, '.1f')"}.get(kind, f"format({expr}, '.2f')")
+
+
+def most(s: State, column: str, highest: bool) -> str:
+    """How a person says the top of a ranking: the most recent year, the highest amount."""
+    if s.role(column) == "year":
+        return "most recent" if highest else "earliest"
+    return "highest" if highest else "lowest"
+
+
+# units worth naming beside a figure ("in ms"); a count's unit (people, words, units) goes without saying
+MEASURING = ("ms", "seconds", "minutes", "hours", "days", "weeks", "years", "MB", "GB", "miles", "km", "percent")
+
+
+def unit_words(s: State, column: str) -> str:
+    """The words ", in ms" where the column's number has a measuring unit its name does not already say."""
+    unit = s.units.get(column, "")
+    return f", in {unit}" if unit in MEASURING and unit.lower() not in column.lower() else ""
 
 
 def label(column: str) -> str:

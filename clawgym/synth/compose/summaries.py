@@ -1,13 +1,19 @@
 """Summary deliverables: group aggregates (CSV or JSON), shares of a total, a count pivot, totals
-and a Markdown report, each with the checks its expected figures imply."""
+and a Markdown report, each with the checks its expected figures imply.
+
+What is computed follows what the numbers are (their roles, model.ROLES): only quantities are
+summed, shared out or totalled; measures and periods are averaged and compared; a year is only
+compared ("most recent"). Groups are fields no filter narrowed (a group's figure must depend on the
+work), and a distinct count counts names or labels whose number differs from group to group."""
 
 from __future__ import annotations
 
 import random
 from typing import Any
 
-from .state import State, fmt, form_code, label, num
-from .delivered import Deliver, Delivered, exists_check, field_key, output_stem
+from .model import CATEGORY_TYPES
+from .state import State, fmt, form_code, is_flag, label, num, unit_words
+from .delivered import Deliver, Delivered, Figure, exists_check, field_key, lookup_checks, number_rx, output_stem
 
 
 _MEASURES = {
@@ -18,6 +24,7 @@ _MEASURES = {
     "min": ("lowest", "lowest {col}"),
     "distinct": ("distinct", "number of different {col} values"),
 }
+_YEAR_WORDS = {"max": ("latest", "most recent {col}"), "min": ("earliest", "earliest {col}")}
 _AGG = {
     "sum": "sum(values)",
     "count": "len(values)",
@@ -26,6 +33,8 @@ _AGG = {
     "min": "min(values)",
     "distinct": "len(set(values))",
 }
+# how often each computation is drawn for a group, where the column allows it (model.COMPUTATIONS)
+_DRAWS = (("sum", "sum", 2), ("count", "", 1), ("mean", "mean", 1), ("max", "extreme", 1), ("min", "extreme", 1))
 
 
 def _aggregate(values: list, how: str) -> float:
@@ -39,19 +48,63 @@ def _aggregate(values: list, how: str) -> float:
     }[how](values)
 
 
-def _group_plan(s: State, rng: random.Random) -> dict[str, Any] | None:
-    groups = s.categories(present=2, fresh=False)
-    # a measure the rows all share (a filter kept only "extra guests below 1") gives a table of one value
-    numbers = [c for c in s.numbers(fresh=False) if len({r[c] for r in s.rows}) > 1]
-    if not groups or len(s.rows) < 3:
+def _buckets(s: State, group: str, how: str, col: str | None) -> dict[str, list]:
+    out: dict[str, list] = {}
+    for r in s.rows:
+        value = r[col] if how == "distinct" else num(r[col]) if col else 1.0
+        out.setdefault(r[group], []).append(value)
+    return out
+
+
+def _distinct_targets(s: State, group: str) -> list[str]:
+    """Fields whose number of different values per group means something: names or labels (never a
+    yes/no flag or a choice of numbers), grouped by labels, differing from group to group and not
+    just the group's row count."""
+    if is_flag({r[group] for r in s.rows}) or not s.labels(group):
+        return []
+    out = []
+    for c in s.columns:
+        kind = s.types.get(c)
+        if c in (group, s.domain.key) or not (kind == "person" or kind in CATEGORY_TYPES):
+            continue
+        if kind != "person" and (is_flag({r[c] for r in s.rows}) or not s.labels(c)):
+            continue
+        buckets = _buckets(s, group, "distinct", c)
+        distinct = [len(set(v)) for v in buckets.values()]
+        if len(set(distinct)) > 1 and any(d != len(v) for d, v in zip(distinct, buckets.values())):
+            out.append(c)
+    return out
+
+
+def _group_plan(s: State, rng: random.Random, hows: tuple[str, ...] = tuple(_AGG)) -> dict[str, Any] | None:
+    """A group field and a computation over it that means something and differs between groups."""
+    if len(s.rows) < 3:
         return None
-    group = rng.choice(groups)
-    others = [c for c in s.columns if c != group and c != s.domain.key and s.types.get(c) in ("choice", "person")]
-    hows = (["sum", "sum", "count", "mean", "max", "min"] if numbers else ["count"]) + (["distinct"] if others else [])
-    how = rng.choice(hows)
-    col = rng.choice(others) if how == "distinct" else rng.choice(numbers) if how != "count" else None
-    name = _MEASURES[how][0] if how == "count" else f"{_MEASURES[how][0]}_{col}"
-    return {"group": group, "how": how, "col": col, "name": name}
+    groups = s.categories(present=2)
+    for group in rng.sample(groups, len(groups)):
+        numbers = [c for c in s.numbers(fresh=False) if len({r[c] for r in s.rows}) > 1]
+        options: list[tuple[str, str | None]] = []
+        for how, computation, draws in _DRAWS:
+            if how not in hows:
+                continue
+            cols = [c for c in numbers if s.can(c, computation)] if computation else [None]
+            if cols:
+                options += [(how, rng.choice(cols))] * draws
+        if "distinct" in hows:
+            options += [("distinct", c) for c in _distinct_targets(s, group)[:1]]
+        rng.shuffle(options)
+        for how, col in options:
+            sums = [_aggregate(v, how) for v in _buckets(s, group, how, col).values()]
+            if len({round(x, 6) for x in sums}) > 1:  # one value in every group is no finding
+                name = _MEASURES[how][0] if how == "count" else f"{_words(s, how, col)[0]}_{col}"
+                return {"group": group, "how": how, "col": col, "name": name}
+    return None
+
+
+def _words(s: State, how: str, col: str | None) -> tuple[str, str]:
+    if col and s.role(col) == "year" and how in _YEAR_WORDS:
+        return _YEAR_WORDS[how]
+    return _MEASURES[how]
 
 
 def _group_kind(s: State, p: dict[str, Any]) -> str:
@@ -59,11 +112,12 @@ def _group_kind(s: State, p: dict[str, Any]) -> str:
 
 
 def _table(s: State, p: dict[str, Any]) -> list[tuple[str, str]]:
-    buckets: dict[str, list] = {}
-    for r in s.rows:
-        value = r[p["col"]] if p["how"] == "distinct" else num(r[p["col"]]) if p["col"] else 1.0
-        buckets.setdefault(r[p["group"]], []).append(value)
+    buckets = _buckets(s, p["group"], p["how"], p["col"])
     return [(g, fmt(_aggregate(v, p["how"]), _group_kind(s, p))) for g, v in sorted(buckets.items())]
+
+
+def _figure(p: dict[str, Any], rows: list[tuple[str, str]], kind: str = "table") -> Figure:
+    return Figure(f"{p['name']} per {label(p['group'])}", {g: (v,) for g, v in rows}, (p["name"],), kind)
 
 
 def _group_code(s: State, p: dict[str, Any]) -> list[str]:
@@ -79,7 +133,7 @@ def _group_code(s: State, p: dict[str, Any]) -> list[str]:
 
 
 def _measure_words(s: State, p: dict[str, Any]) -> str:
-    return _MEASURES[p["how"]][1].format(col=label(p["col"] or ""), noun=s.domain.noun[1])
+    return _words(s, p["how"], p["col"])[1].format(col=label(p["col"] or ""), noun=s.domain.noun[1])
 
 
 class GroupAggregate(Deliver):
@@ -119,6 +173,7 @@ class GroupAggregate(Deliver):
             code,
             {"path": path, "group": label(g), "measure": _measure_words(s, p), "name": name, "gcol": g},
             ["csv"],
+            figures=[_figure(p, rows)],
         )
 
 
@@ -142,27 +197,14 @@ class GroupJson(Deliver):
             *s.style.write_json(path, "result"),
         ]
         fields = {field_key(k): float(v) for k, v in rows}
-        keys = [k for k, _ in rows]
-        checks = [
-            exists_check(path),
-            {
-                "type": "json_field_equals",
-                "name": f"{p['name']} per {label(g)}",
-                "path": path,
-                "fields": fields,
-                "tolerance": 0.01,
-                "weight": 3,
-            },
-            {
-                "type": "json_schema",
-                "name": f"one entry per {label(g)}, nothing else",
-                "path": path,
-                "schema": {"type": "object", "required": keys, "propertyNames": {"enum": keys}},
-                "weight": 1,
-            },
-        ]
+        checks = [exists_check(path), *lookup_checks(fields, {k: float(v) for k, v in rows}, path, label(g))]
         return Delivered(
-            path, checks, code, {"path": path, "group": label(g), "measure": _measure_words(s, p)}, ["json-data"]
+            path,
+            checks,
+            code,
+            {"path": path, "group": label(g), "measure": _measure_words(s, p)},
+            ["json-data"],
+            figures=[_figure(p, rows)],
         )
 
 
@@ -172,12 +214,12 @@ class ShareOfTotal(Deliver):
     name = "share_of_total"
 
     def plan(self, s, rng):
-        groups = s.categories(present=2, fresh=False)
-        numbers = [c for c in s.numbers(fresh=False) if s.types.get(c) in ("money", "hours", "int")]
+        groups = s.categories(present=2)
+        numbers = s.numbers(fresh=False, does="share")  # a share of a total needs a total: quantities only
         if not groups or not numbers or len(s.rows) < 3:
             return None
         col, g = rng.choice(numbers), rng.choice(groups)
-        if sum(num(r[col]) for r in s.rows) <= 0:
+        if sum(num(r[col]) for r in s.rows) <= 0 or any(num(r[col]) < 0 for r in s.rows):
             return None
         stem = output_stem(s, rng, "share_by_" + g, "{file}_shares", g + "_share")
         return {"group": g, "col": col, "path": f"{s.out_dir}/{stem}.csv", "pct": "share_pct"}
@@ -217,12 +259,20 @@ class ShareOfTotal(Deliver):
                 "tolerance": 0.051,
             },
         ]
+        figures = [
+            Figure(
+                f"total {label(col)} and share per {label(g)}",
+                {row[g]: (row[f"total_{col}"], row["share_pct"]) for row in expected},
+                (f"total_{col}", "share_pct"),
+            )
+        ]
         return Delivered(
             path,
             checks,
             code,
             {"path": path, "group": label(g), "gcol": g, "col": col, "field": label(col)},
             ["budgeting"],
+            figures=figures,
         )
 
 
@@ -232,7 +282,7 @@ class Pivot(Deliver):
     name = "pivot"
 
     def plan(self, s, rng):
-        groups = [c for c in s.categories(present=2, fresh=False) if len({r[c] for r in s.rows}) <= 7]
+        groups = [c for c in s.categories(present=2) if len({r[c] for r in s.rows}) <= 7]
         if len(groups) < 2 or len(s.rows) < 4:
             return None
         rows_by, cols_by = rng.sample(groups, 2)
@@ -269,43 +319,62 @@ class Pivot(Deliver):
                 "weight": 3,
             },
         ]
+        cells = {k: tuple(str(row[v]) for v in across) for k, row in sorted(counts.items())}
         return Delivered(
             path,
             checks,
             code,
             {"path": path, "rows": label(a), "cols": label(b), "a": a, "values": ", ".join(across)},
             ["csv"],
+            figures=[Figure(f"{label(a)} by {label(b)} counts", cells, tuple(across))],
         )
 
 
 class TotalsJson(Deliver):
+    """Headline figures of one number field: its total where it adds up (a quantity), its average
+    where that means something, and how many rows are left where the work changed that."""
+
     name = "totals_json"
 
     def plan(self, s, rng):
-        numbers = s.numbers(fresh=False)
+        numbers = [c for c in s.numbers(fresh=False) if s.can(c, "sum") or s.can(c, "mean")]
         if not numbers or not s.rows:
             return None
+        col = rng.choice(numbers)
+        average = s.can(col, "mean") and (rng.random() < 0.6 or not s.can(col, "sum"))
         stem = output_stem(s, rng, "totals", "summary", "{file}_totals", "figures")
         return {
-            "col": rng.choice(numbers),
+            "col": col,
             "path": f"{s.out_dir}/{stem}.json",
-            "average": rng.random() < 0.6,
+            "total": s.can(col, "sum"),
+            "average": average,
             "count_key": rng.choice(["count", s.domain.noun[1].replace(" ", "_"), "rows"]),
         }
 
     def deliver(self, s, p):
         path, col, ck = p["path"], p["col"], p["count_key"]
         vals = [num(r[col]) for r in s.rows]
-        expected: dict[str, Any] = {ck: len(vals), f"total_{col}": round(sum(vals), 2)}
-        code = [
-            f"{col}_values = [float({s.it}[{col!r}]) for {s.it} in {s.var}]",
-            f"figures = {{{ck!r}: len({col}_values), 'total_{col}': round(sum({col}_values), 2)}}",
-        ]
-        if p["average"]:
+        counted = len(vals) != s.read_rows  # the input's own row count needs no work
+        expected: dict[str, Any] = {}
+        said: list[str] = []
+        shown: dict[str, tuple[str, ...]] = {}
+        code = [f"{col}_values = [float({s.it}[{col!r}]) for {s.it} in {s.var}]", "figures = {}"]
+        if counted:
+            expected[ck] = len(vals)
+            said.append(f'"{ck}" (how many {s.domain.noun[1]}, a whole number)')
+            shown[ck] = (str(len(vals)),)
+            code.append(f"figures[{ck!r}] = len({col}_values)")
+        if p.get("total", True):
+            expected[f"total_{col}"] = round(sum(vals), 2)
+            said.append(f'"total_{col}" (the total {label(col)}{unit_words(s, col)})')
+            shown[f"total_{col}"] = (fmt(sum(vals), "money"),)
+            code.append(f"figures['total_{col}'] = round(sum({col}_values), 2)")
+        if p["average"] or not expected:
             expected[f"average_{col}"] = round(sum(vals) / len(vals), 2)
+            said.append(f'"average_{col}" (the average {label(col)}, to two decimals)')
+            shown[f"average_{col}"] = (fmt(sum(vals) / len(vals), "money"),)
             code.append(f"figures['average_{col}'] = round(sum({col}_values) / len({col}_values), 2)")
         code += s.style.write_json(path, "figures", sort_keys=False)
-        keys = ", ".join(f'"{k}"' for k in expected)
         checks = [
             exists_check(path),
             {
@@ -317,8 +386,10 @@ class TotalsJson(Deliver):
                 "weight": 3,
             },
         ]
+        keys = ", ".join(said[:-1]) + (" and " if len(said) > 1 else "") + said[-1]
+        figures = [Figure(f"the {label(col)} figures", shown)]
         return Delivered(
-            path, checks, code, {"path": path, "keys": f"{keys} (numbers, rounded to cents)"}, ["json-data"]
+            path, checks, code, {"path": path, "keys": f"{keys}, as JSON numbers"}, ["json-data"], figures=figures
         )
 
 
@@ -326,8 +397,8 @@ class ReportMd(Deliver):
     name = "report_md"
 
     def plan(self, s, rng):
-        p = _group_plan(s, rng)
-        if p is None or p["how"] in ("max", "min", "distinct"):
+        p = _group_plan(s, rng, ("sum", "count", "mean"))
+        if p is None:
             return None
         stem = output_stem(s, rng, "report", "summary", "{file}_note", "{noun}_update")
         title = rng.choice(
@@ -344,7 +415,6 @@ class ReportMd(Deliver):
             if p["how"] != "mean"
             else fmt(sum(num(r[p["col"]]) for r in s.rows) / len(s.rows), "money")
         )
-        lines = [f"- {g}: {v}" for g, v in rows] + [f"{p['final']}: {total}"]
         g = p["group"]
         overall = (
             f"sum(float({s.it}[{p['col']!r}]) for {s.it} in {s.var}) / len({s.var})"
@@ -357,16 +427,32 @@ class ReportMd(Deliver):
             f"lines += ['', {p['final'] + ': '!r} + {form_code(kind, overall)}]",
             *s.style.write_text(p["path"], "'\\n'.join(lines) + '\\n'"),
         ]
+        # each line as asked ('- <group>: <value>'), the value in any equivalent form (12.5 = 12.50)
+        patterns = [_line_rx(group, value, True) for group, value in rows]
+        patterns.append(_line_rx(p["final"], total, False))
         checks = [
             exists_check(p["path"]),
-            {
-                "type": "text_contains",
-                "name": "the heading and every line of the report",
+            {  # the form asked for, which the request spells out: a gate worth nothing by itself
+                "type": "markdown_section",
+                "name": "the heading",
                 "path": p["path"],
-                "contains": [f"# {p['title']}"] + lines,
+                "heading": p["title"],
+                "gate": True,
+                "weight": 0,
+            },
+            {
+                "type": "text_matches",
+                "name": f"a line per {label(g)} with its {_measure_words(s, p)}, and the {p['final'].lower()}",
+                "path": p["path"],
+                "pattern": patterns,
                 "weight": 3,
             },
         ]
+        figures = [_figure(p, rows, "lines")]
+        if p["how"] != "count":  # a count's total is the number of rows, already graded per group
+            figures.append(
+                Figure(f"the {p['final'].lower()} {_measure_words(s, p)}", {p["final"]: (total,)}, (), "lines")
+            )
         return Delivered(
             p["path"],
             checks,
@@ -379,4 +465,14 @@ class ReportMd(Deliver):
                 "final": p["final"],
             },
             ["report-writing"],
+            figures=figures,
         )
+
+
+def _line_rx(name: str, value: str, bullet: bool) -> str:
+    """A report line `[- ]<name>: <value>` (bold, a currency sign or a unit word around it allowed)."""
+    lead = r"[-*+][ \t]+" if bullet else ""
+    return (
+        rf"(?m)^[ \t]*{lead}(?:\*\*)?{number_rx(name)}(?:\*\*)?[ \t]*:(?:\*\*)?[ \t]*(?:\*\*)?[$€£]?[ \t]?"
+        rf"{number_rx(value)}(?:\*\*)?(?:[ \t]*[A-Za-z%]+)?[ \t]*$"
+    )

@@ -1,0 +1,313 @@
+"""What composed tasks compute means something, and their grading cannot be had without the work:
+over a thousand candidates composed in process (fixed seeds), no sum or share of a number that does
+not add up, no table where every group has one value, no step asked for that no graded value shows,
+no message check that its header lines and the request's own numbers satisfy, no order check that
+reordered rows pass, no JSON lookup that pays the unfiltered input; and the catalog says what every
+number is."""
+
+from __future__ import annotations
+
+import copy
+import csv
+import io
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from clawgym.checks.context import CheckContext
+from clawgym.errors import SpecError
+from clawgym.synth.compose import build
+from clawgym.synth.compose.catalog import load_catalog
+from clawgym.synth.compose.deliver import DELIVERABLES, MESSAGE
+from clawgym.synth.compose.delivered import number_rx
+from clawgym.synth.compose.model import NUMBER_TYPES, ROLES
+from clawgym.synth.compose.ops import OPERATIONS
+from clawgym.verify.grade import run_checks
+
+ROOT = Path(__file__).resolve().parents[2]
+CATALOG = ROOT / "specs" / "synth" / "compose"
+CANDIDATES = 1000
+SUMMARIES = ("group_aggregate", "group_json", "report_md", "share_of_total", "pivot", "totals_json")
+
+
+class Case:
+    """One composed task with what built it: the rows as read, the chain kept, the deliverables."""
+
+    def __init__(self, spec, fresh, steps, deliveries):
+        self.spec, self.fresh, self.steps, self.deliveries = spec, fresh, steps, deliveries
+
+    def final(self):
+        st = self.fresh()
+        for name, p in self.steps:
+            OPERATIONS[name].apply(st, copy.deepcopy(p))
+        return st
+
+    def delivered(self, name: str, p: dict):
+        return (MESSAGE if name == MESSAGE.name else DELIVERABLES[name]).deliver(self.final(), copy.deepcopy(p))
+
+
+@pytest.fixture(scope="module")
+def cases() -> list[Case]:
+    cat = load_catalog(str(CATALOG))
+    names = sorted(cat.domains)
+    out, last = [], {}
+    original = build._observed
+
+    def spy(fresh, steps, deliveries):
+        kept = original(fresh, steps, deliveries)
+        last["call"] = (fresh, kept, deliveries)
+        return kept
+
+    build._observed = spy
+    try:
+        for seed in range(CANDIDATES):
+            d = cat.domains[names[seed % len(names)]]
+            try:
+                c = build.compose(
+                    cat,
+                    d.name,
+                    d.scenarios[seed % len(d.scenarios)],
+                    d.personas[seed % len(d.personas)],
+                    seed,
+                    ROOT,
+                    f"s-{seed}",
+                )
+            except ValueError:
+                continue
+            out.append(Case(c.spec, *last["call"]))
+    finally:
+        build._observed = original
+    assert len(out) >= CANDIDATES // 3, f"only {len(out)} of {CANDIDATES} candidates composed"
+    return out
+
+
+def _grade(tmp: Path, files: dict[str, str], checks: list[dict]) -> dict[str, float]:
+    shutil.rmtree(tmp, ignore_errors=True)
+    for rel, text in files.items():
+        (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp / rel).write_text(text, encoding="utf-8")
+    return {c["name"]: r.score for c, r in zip(checks, run_checks(checks, CheckContext(tmp, None, None, {})))}
+
+
+def _named(spec: dict, path: str) -> list[dict]:
+    return [
+        {**c, "name": c.get("name") or f"{c['type']} {i}"}
+        for i, c in enumerate(spec["checks"])
+        if c.get("path") == path
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# What is computed
+
+
+def test_sums_shares_and_running_totals_only_over_quantities(cases):
+    checked = 0
+    for case in cases:
+        final = case.final()
+        summed = [p["field"] for n, p in case.steps if n == "running_total"]
+        for name, p in case.deliveries:
+            if name in ("group_aggregate", "group_json", "report_md") and p["how"] in ("sum", "mean", "max", "min"):
+                role = final.role(p["col"])
+                wanted = {"sum": ("quantity",), "mean": ("quantity", "measure", "duration")}.get(p["how"])
+                assert role in (wanted or ("quantity", "measure", "duration", "year")), (name, p, role)
+                checked += 1
+            if (
+                name == "share_of_total"
+                or (name == "totals_json" and p.get("total"))
+                or (name == MESSAGE.name and p["col"])
+            ):
+                summed.append(p["col"])
+            if name == "totals_json" and p.get("average"):
+                assert final.role(p["col"]) in ("quantity", "measure", "duration"), p
+        for col in summed:
+            assert final.role(col) == "quantity", (case.spec["name"], col, final.role(col))
+            checked += 1
+    assert checked >= 100
+
+
+def test_distinct_counts_count_labels_that_vary(cases):
+    seen = 0
+    for case in cases:
+        final = case.final()
+        for name, p in case.deliveries:
+            if name in ("group_aggregate", "group_json") and p["how"] == "distinct":
+                seen += 1
+                groups = {}
+                for r in final.rows:
+                    groups.setdefault(r[p["group"]], set()).add(r[p["col"]])
+                assert len({len(v) for v in groups.values()}) > 1, p
+                assert final.types[p["col"]] == "person" or final.labels(p["col"]), p
+                assert {v.lower() for v in groups} - {"yes", "no", "true", "false", "partial"}, p
+    assert seen >= 3
+
+
+def test_no_group_table_has_one_value_everywhere(cases):
+    tables = 0
+    for case in cases:
+        for name, p in case.deliveries:
+            if name not in SUMMARIES:
+                continue
+            for figure in case.delivered(name, p).figures:
+                if len(figure.rows) >= 2:
+                    tables += 1
+                    assert len(set(figure.rows.values())) > 1, (case.spec["name"], figure)
+    assert tables >= 50
+
+
+def test_every_step_asked_for_changes_a_graded_value(cases):
+    asked = 0
+    for case in cases:
+        full = build._outcome(case.fresh, case.steps, case.deliveries, set())
+        for i, (name, _) in enumerate(case.steps):
+            if name not in build.ALWAYS_SEEN:
+                asked += 1
+                assert build._outcome(case.fresh, case.steps, case.deliveries, {i}) != full, (case.spec["name"], name)
+    assert asked >= 200
+
+
+def test_every_file_exists_check_is_a_gate_worth_nothing(cases):
+    for case in cases:
+        for c in case.spec["checks"]:
+            if c["type"] == "file_exists":
+                assert c.get("gate") is True and c.get("weight") == 0, c
+
+
+# ---------------------------------------------------------------------------------------------
+# Lazy answers do not pay
+
+
+def test_headers_and_the_requests_numbers_do_not_satisfy_a_message(cases, tmp_path):
+    messages = 0
+    for case in cases:
+        for name, p in case.deliveries:
+            if name != MESSAGE.name:
+                continue
+            messages += 1
+            noun = case.final().domain.noun[1]
+            request = re.sub(r"(?m)^\d+\. ", "", case.spec["instruction"])  # not a list's item numbers
+            said = re.findall(r"(?<![\w.:/-])\d[\d,]*(?:\.\d+)?(?![\w:/-])", request)  # not a date's parts
+            body = "".join(f"{n} {noun}\n{n}\n" for n in said)
+            text = f"To: {p['name']} <{p['email']}>\nSubject: {p['subject']}\n\n{body}"
+            checks = _named(case.spec, p["path"])
+            scores = _grade(tmp_path, {p["path"]: text}, checks)
+            assert scores["addressed as asked"] == 1.0, scores
+            assert scores["the body gives the numbers"] == 0.0, (case.spec["instruction"], text)
+    assert messages >= 20
+
+
+def _csv(rows: list[dict]) -> str:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buf.getvalue()
+
+
+def test_order_checks_fail_on_reordered_rows(cases, tmp_path):
+    tried = 0
+    for case in cases:
+        for name, p in case.deliveries:
+            if name not in ("write_rows", "markdown_table"):
+                continue
+            checks = _named(case.spec, p["path"])
+            ordered = [c for c in checks if " order" in c["name"] and not c.get("gate")]
+            assert ordered, checks
+            if name == "write_rows":
+                rows = next(c["expected"] for c in ordered)
+                right, wrong = _csv(rows), _csv(rows[::-1])
+            else:
+                fig = case.delivered(name, p).figures[0]
+                lines = [f"| {k} | " + " | ".join(v) + " |" for k, v in fig.rows.items()]
+                rows = lines
+                head = f"# {p['title']}\n\n| " + " | ".join(p["columns"]) + " |\n|" + "---|" * len(p["columns"]) + "\n"
+                right, wrong = head + "\n".join(lines) + "\n", head + "\n".join(lines[::-1]) + "\n"
+            if len(rows) < 2 or rows[0] == rows[-1]:
+                continue
+            tried += 1
+            good, bad = _grade(tmp_path, {p["path"]: right}, checks), _grade(tmp_path, {p["path"]: wrong}, checks)
+            assert all(v == 1.0 for v in good.values()), (name, good)
+            for c in ordered:
+                assert bad[c["name"]] < 1.0, (name, c["name"], bad)
+    assert tried >= 30
+
+
+def test_a_json_lookup_pays_the_unfiltered_input_a_fifth_at_most(cases, tmp_path):
+    tried = 0
+    for case in cases:
+        for name, p in case.deliveries:
+            if name not in ("write_json", "group_json"):
+                continue
+            checks = [c for c in _named(case.spec, p["path"]) if c["type"] == "json_field_equals"]
+            exact = next(c["expected"] for c in checks if c.get("field") == "")
+            surplus = {f"{k}-extra": v for k, v in list(exact.items())[:3]}  # entries nobody asked for
+            weights = sum(c["weight"] for c in checks)
+
+            def share(data: dict) -> float:
+                scores = _grade(tmp_path, {p["path"]: json.dumps(data)}, checks)
+                return sum(c["weight"] * scores[c["name"]] for c in checks) / weights
+
+            tried += 1
+            assert share(exact) == 1.0
+            assert share({**exact, **surplus}) <= 0.2 + 1e-9, (name, share({**exact, **surplus}))
+    assert tried >= 20
+
+
+# ---------------------------------------------------------------------------------------------
+# Stated conventions: a number in any of its forms
+
+
+@pytest.mark.parametrize(
+    "value, written, found",
+    [
+        ("506.93", "506.9300", True),
+        ("506.93", "506,93", True),
+        ("116.0", "116", True),
+        ("116", "116.00", True),
+        ("1253.50", "1,253.5", True),
+        ("43.86", "43.857", True),
+        ("43.86", "43.87", False),
+        ("7", "17", False),
+        ("7", "2026-03-07", False),
+        ("5", "-5", False),
+    ],
+)
+def test_a_graded_number_is_found_in_any_of_its_forms(value, written, found):
+    assert bool(re.search(number_rx(value), f"total: {written} |")) is found
+
+
+# ---------------------------------------------------------------------------------------------
+# The catalog
+
+
+def test_every_number_field_says_what_it_is():
+    cat = load_catalog(str(CATALOG))
+    for d in cat.domains.values():
+        for f in d.fields:
+            if f.type in NUMBER_TYPES:
+                assert f.role in ROLES, (d.name, f.name)
+        assert all(x.role in ROLES for x in d.derived), d.name
+
+
+def test_a_number_without_a_role_is_refused_with_its_line(tmp_path):
+    shutil.copy(CATALOG / "operations.yaml", tmp_path / "operations.yaml")
+    (tmp_path / "domains.yaml").write_text(
+        "apiVersion: clawgym/v1\nkind: ComposeDomains\nname: pets\ndomains:\n  pets:\n    noun: [pet, pets]\n"
+        "    files: [pets]\n    folders: [data]\n    scenarios: [planning/household routines]\n"
+        "    personas: [family-organizer]\n    rows: [8, 12]\n    key: pet_id\n"
+        "    fields:\n      pet_id: {type: id, prefix: P}\n      weight: {type: int, min: 1, max: 40}\n"
+        "      born: {type: money, role: year}\n",
+        encoding="utf-8",
+    )
+    load_catalog.cache_clear()
+    with pytest.raises(SpecError) as err:
+        load_catalog(str(tmp_path))
+    text = "\n".join(p.format() for p in err.value.problems)
+    assert "domains.yaml:15: domains.pets.fields.weight: field 'weight' (int) needs a `role`" in text, text
+    assert "quantity: an amount that adds up" in text
+    assert (
+        "domains.yaml:16: domains.pets.fields.born.role: field 'born': a money field cannot have the role year" in text
+    )
