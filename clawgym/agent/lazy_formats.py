@@ -12,6 +12,7 @@ import csv
 import io
 import json
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
@@ -23,6 +24,7 @@ _PLAIN_NUMBER = re.compile(r"[-+]?\$?\d[\d,]*(?:\.\d+)?%?")
 _HEADER_LINE = re.compile(r"^[A-Z][A-Za-z-]*:(\s|$)")
 _TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-{3,}")
 MAX_ROWS = 5000
+MAX_SHIFTS = 100  # rotations `rotation` tries on a long list
 
 
 @dataclass
@@ -269,23 +271,44 @@ def record_key(records: list[Any]) -> str | None:
     return None
 
 
-def rotation(items: list[Any]) -> list[Any] | None:
-    """`items` rotated so that as few as possible keep their place; None if none can move."""
+def rotation(items: list[Any], keys: list[Any] | None = None) -> list[Any] | None:
+    """`items` rotated so that as few rows as possible come out right; None if every rotation
+    leaves every row right. Row i is `keys[i]` (what stays: its key cells) with the item moved in;
+    it is still right when it equals a row of the original, as when the rows sharing a key value
+    trade their items (without `keys` each item keeps its own place)."""
     n = len(items)
+    stays = [_frozen(k) for k in keys] if keys is not None else list(range(n))
+    original = Counter(zip(stays, map(_frozen, items)))
     best, kept = None, n
-    for k in range(1, n):
+    for k in _shifts(n):
         moved = items[k:] + items[:k]
-        same = sum(a == b for a, b in zip(moved, items))
+        left, same = original.copy(), 0
+        for row in zip(stays, map(_frozen, moved)):
+            if left[row] > 0:
+                left[row] -= 1
+                same += 1
         if same < kept:
             best, kept = moved, same
     return best if kept < n else None
+
+
+def _shifts(n: int) -> list[int]:
+    """The rotations tried: every one of a short list, about MAX_SHIFTS spread over a long one."""
+    if n <= MAX_SHIFTS + 1:
+        return list(range(1, n))
+    return sorted({1 + (n - 2) * i // (MAX_SHIFTS - 1) for i in range(MAX_SHIFTS)})
+
+
+def _frozen(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
 
 
 def rotate_table(table: Table, keys: list[str]) -> Table | None:
     """The table with every row's non-key cells taken from another row (None if no row changes)."""
     key_idx = [i for i in (table.column(k) for k in keys) if i is not None] or [0]
     rest = [i for i in range(len(table.header)) if i not in key_idx]
-    moved = rotation([tuple(r[i] for i in rest) for r in table.rows]) if rest else None
+    stays = [[r[i] for i in key_idx] for r in table.rows]
+    moved = rotation([tuple(r[i] for i in rest) for r in table.rows], stays) if rest else None
     if moved is None:
         return None
     rows = [list(r) for r in table.rows]
@@ -301,7 +324,8 @@ def rotate_data(data: Any) -> tuple[Any, bool]:
     if isinstance(data, list) and len(data) > 1 and all(isinstance(r, dict) for r in data):
         key = record_key(data)
         fields = [f for f in data[0] if f != key]
-        moved = rotation([tuple(r.get(f) for f in fields) for r in data]) if fields else None
+        stays = [r.get(key) for r in data] if key is not None else None
+        moved = rotation([tuple(r.get(f) for f in fields) for r in data], stays) if fields else None
         if moved is not None:
             return [{**r, **dict(zip(fields, values))} for r, values in zip(data, moved)], True
     if isinstance(data, dict):

@@ -166,6 +166,47 @@ def test_rotation_moves_as_many_rows_as_duplicates_allow():
     assert moved_any and data == {"total": 0, "groups": [{"name": "a", "n": 2}, {"name": "b", "n": 1}]}
 
 
+def test_wrong_content_leaves_no_row_right_when_the_key_repeats():
+    """Rows named by a repeated value (a date shared by a meeting's action items) trade values
+    among themselves without becoming wrong: the rotation moves values to rows of another key."""
+    table = fmt.Table(
+        ["date", "owner", "action"],
+        [["d1", "Ann", "book"], ["d1", "Bob", "call"], ["d2", "Cid", "mail"], ["d2", "Dee", "file"]],
+    )
+    moved = fmt.rotate_table(table, ["date"])
+    assert moved is not None and sorted(r[1:] for r in moved.rows) == sorted(r[1:] for r in table.rows)
+    assert not [r for r in moved.rows if r in table.rows]  # shifting by one row would leave two right
+    records = [{"date": r[0], "owner": r[1], "action": r[2]} for r in table.rows]
+    data, any_moved = fmt.rotate_data(records)
+    assert any_moved and not [r for r in data if r in records]
+    # a unique key moves every row by one, as before; rows that cannot leave their key stay None
+    assert fmt.rotation(["a", "b", "c"], ["k1", "k2", "k3"]) == ["b", "c", "a"]
+    assert fmt.rotation(["a", "b"], ["k", "k"]) is None
+
+
+def test_wrong_content_earns_nothing_from_rows_it_left_right(tmp_path):
+    """A table with no column of distinct names rotates around its first column; the rows it
+    writes are all wrong, so a check without a key pays it nothing (shifting by one row paid 0.5)."""
+    text = "region,customer,amount\nnorth,Ann,120.50\nnorth,Ann,40.00\nsouth,Bob,9.10\nsouth,Bob,15.75\n"
+    expected = [dict(zip(["region", "customer", "amount"], line.split(","))) for line in text.split()[1:]]
+    check = {"type": "csv_rows_equal", "name": "rows", "path": "out/north.csv", "expected": expected}
+    task = lt.task([lt.NORTH_GATE, check, lt.INPUT_GATE])
+    pristine, final = tmp_path / "pristine", tmp_path / "final"
+    materialize(task, pristine)
+    materialize(task, final)
+    (final / "out").mkdir()
+    (final / "out" / "north.csv").write_text(text)
+    grade = lambda ws: grade_here(task, ws, pristine, None)  # noqa: E731
+    [found] = lazy.lazy_scores(task, pristine, final, ["out/north.csv"], grade, variants=["wrong_content"])
+    assert (found.variant, found.reward, found.paying) == ("wrong_content", 0.0, ())
+    ref = lazy.Reference.read(task, pristine, final, ["out/north.csv"])
+    [wrong] = lazy.wrong_content(ref)
+    rows = wrong.files["out/north.csv"].decode().splitlines()
+    assert rows[0] == "region,customer,amount" and sorted(r.split(",", 1)[1] for r in rows[1:]) == sorted(
+        r.split(",", 1)[1] for r in text.split()[1:]
+    )
+
+
 def test_first_rows_runs_the_reference_on_the_first_rows(tmp_path, bwrap):
     """The reference on a header and two rows of each input table; outputs it leaves the same as
     on the whole input are not given to the agent (they were not read from the rows)."""

@@ -1,8 +1,10 @@
 """Grading script for the study-plan task.
 
-Usage: grade_plan.py plan|summary|todo
+Usage: grade_plan.py plan|capacity|summary|todo
 Inputs are read from the ORIGINAL workspace (CLAWGYM_ORIGINAL), outputs from the final one (cwd),
 so editing the inputs cannot make a bad plan pass. Prints {"score", "reason", "checks"}.
+The summary and the to-dos are graded against the agent's own plan, so an empty plan earns
+nothing there; the leave-alone criteria of the to-dos only scale what the listed items earn.
 """
 
 import csv
@@ -31,6 +33,13 @@ def load_inputs():
     return items, weeks
 
 
+def whole_number(text):
+    """A whole number however it is written ("6", "6.0"), or None."""
+    if not re.fullmatch(r"\d+(?:\.0*)?", text):
+        return None
+    return int(float(text))
+
+
 def load_plan(weeks):
     """{(week, item): hours} plus a list of format problems."""
     problems, plan = [], {}
@@ -40,8 +49,8 @@ def load_plan(weeks):
         return None, [f"cannot read output/plan.csv: {exc}"]
     rows = list(csv.DictReader(io.StringIO(text)))
     header = [h.strip() for h in (csv.reader(io.StringIO(text)).__next__() if text.strip() else [])]
-    if header != ["week_start", "item_id", "hours"]:
-        problems.append(f"header is {header}, expected week_start,item_id,hours")
+    if sorted(header) != ["hours", "item_id", "week_start"]:
+        problems.append(f"header is {header}, expected the columns week_start,item_id,hours")
     valid_weeks = {w for w, _ in weeks}
     for n, r in enumerate(rows, start=2):
         w, i, h = (r.get("week_start") or "").strip(), (r.get("item_id") or "").strip(), (r.get("hours") or "").strip()
@@ -50,10 +59,11 @@ def load_plan(weeks):
         if w not in valid_weeks:
             problems.append(f"line {n}: week {w!r} is not in availability.csv")
             continue
-        if not re.fullmatch(r"\d+", h) or int(h) <= 0:
+        hours = whole_number(h)
+        if hours is None or hours <= 0:
             problems.append(f"line {n}: hours {h!r} is not a positive whole number")
             continue
-        plan[(w, i)] = plan.get((w, i), 0) + int(h)
+        plan[(w, i)] = plan.get((w, i), 0) + hours
     return plan, problems
 
 
@@ -113,6 +123,20 @@ def grade_plan(items, weeks, plan, problems):
     return checks
 
 
+def grade_capacity(items, weeks, plan):
+    """All or nothing: every item gets exactly its hours and no week holds more than its hours_available."""
+    cap = dict(weeks)
+    load = {w: sum(h for (x, _), h in plan.items() if x == w) for w in cap}
+    over = {w: load[w] - cap[w] for w in cap if load[w] > cap[w]}
+    wrong = {i: sum(h for (_, j), h in plan.items() if j == i) for i in items}
+    wrong = {i: got for i, got in wrong.items() if got != items[i]["hours"]}
+    unknown = sorted({i for _, i in plan if i not in items})
+    reasons = ([f"hours over capacity: {over}"] if over else []) + [
+        f"{i}: {got} h planned, needs {items[i]['hours']}" for i, got in sorted(wrong.items())
+    ] + ([f"unknown items {unknown}"] if unknown else [])
+    return [{"name": "hours per item and per week", "score": 0.0 if reasons else 1.0, "reason": "; ".join(reasons)[:600]}]
+
+
 def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "plan"
     items, weeks = load_inputs()
@@ -122,6 +146,12 @@ def main():
         return
     if mode == "plan":
         out(grade_plan(items, weeks, plan, problems))
+        return
+    if mode == "capacity":
+        out(grade_capacity(items, weeks, plan))
+        return
+    if not plan:
+        print(json.dumps({"score": 0, "reason": "output/plan.csv plans no hours: nothing to summarise or list"}))
         return
     order = [w for w, _ in weeks]
     pos = {w: k for k, w in enumerate(order)}
@@ -163,15 +193,19 @@ def main():
     section = [ln.strip() for ln in lines[start + 1:end]]
     first = order[0]
     want = [f"- [ ] {i} {items[i]['title']} ({h} h)" for (w, i), h in sorted(plan.items()) if w == first]
+    if not want:
+        print(json.dumps({"score": 0, "reason": f"the plan has no hours in the first week ({first}): nothing to list"}))
+        return
     checks = []
     found = sum(1 for x in want if x in section)
-    checks.append({"name": "first-week items listed", "w": 3, "score": found / len(want) if want else 1.0,
+    checks.append({"name": "first-week items listed", "score": found / len(want),
                    "reason": f"{found}/{len(want)} expected lines in 'This week'"})
     stray = [ln for ln in section if re.match(r"- \[ \] T\d+ ", ln) and ln not in want]
-    checks.append({"name": "no other plan items", "score": 0.0 if stray else 1.0,
-                   "reason": f"unexpected: {stray[:3]}" if stray else ""})
+    checks.append({"name": "no other plan items (halves the score)", "w": 0, "factor": 0.5 if stray else 1.0,
+                   "score": 0.0 if stray else 1.0, "reason": f"unexpected: {stray[:3]}" if stray else ""})
     kept = all(ln in text for ln in orig.split("\n") if ln.startswith("- ["))
-    checks.append({"name": "existing to-dos kept", "score": 1.0 if kept else 0.0, "reason": ""})
+    checks.append({"name": "existing to-dos kept (halves the score)", "w": 0, "factor": 1.0 if kept else 0.5,
+                   "score": 1.0 if kept else 0.0, "reason": "" if kept else "an existing to-do was changed or removed"})
     out(checks)
 
 

@@ -3,8 +3,8 @@
 argv[1]: JSON {"policy": {path: {"format": f, "require": {key: value}}}, "findings": {path: [keys]}}.
 For every file with findings, audit/fixed/<path> must exist, define each policy key of that file
 exactly once with the required value, and otherwise keep the original's lines (blank lines and
-new comment lines and commented-out definitions of the fixed keys aside). Files without findings must not get a fixed copy.
-Prints {"score", "checks"}.
+new comment lines and commented-out definitions of the fixed keys aside). Files without findings must not get a fixed copy:
+each such copy halves the score (leaving them out earns nothing on its own). Prints {"score", "checks"}.
 """
 import json
 import os
@@ -52,7 +52,8 @@ def main() -> None:
         fixed = os.path.join(work, "audit", "fixed", path)
         if not keys:
             ok = not os.path.exists(fixed)
-            checks.append({"name": f"no fixed copy of {path}", "score": 1.0 if ok else 0.0,
+            checks.append({"name": f"no fixed copy of {path} (halves the score)", "score": 1.0 if ok else 0.0,
+                           "factor": 1.0 if ok else 0.5,
                            "reason": "" if ok else "file has no findings but a fixed copy was written"})
             continue
         if not os.path.isfile(fixed):
@@ -101,7 +102,10 @@ def main() -> None:
             gone = [x for x in a if x not in b][:2]
             reason = f"other lines changed: added {extra}, removed {gone}"
         checks.append({"name": f"{path} rest unchanged", "score": 1.0 if same else 0.0, "reason": reason})
-    score = sum(c["score"] for c in checks) / len(checks)
+    graded = [c for c in checks if "factor" not in c]
+    score = sum(c["score"] for c in graded) / len(graded) if graded else 0.0
+    for c in checks:
+        score *= c.pop("factor", 1.0)
     print(json.dumps({"score": score, "checks": checks}))
 
 
