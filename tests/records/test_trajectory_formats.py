@@ -326,7 +326,9 @@ def test_real_run_round_trips_through_the_command_line(real_run, tmp_path, fmt):
         assert got.task == {k: orig.task[k] for k in ("name", "id", "hash", "seed", "category")}
         assert (reward_of(got), status_of(got)) == (reward_of(orig), status_of(orig))
         assert got.verdict["trial_id"] == orig.verdict["trial_id"] and got.agent["type"] == "claw"
-    assert status_of(back["claw-good"]) == "passed" and reward_of(back["claw-bad"]) == 0.5
+    assert (
+        status_of(back["claw-good"]) == "passed" and reward_of(back["claw-bad"]) == 0.0
+    )  # a wrong total: existence earns nothing
     assert [len(m.get("tool_calls") or []) for m in back["claw-good"].messages] == [0, 0, 2, 0, 0, 1, 0, 0]
 
 

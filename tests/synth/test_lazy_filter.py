@@ -24,7 +24,17 @@ def compiled(lib: Path, name: str, checks: list[dict]):
 def test_a_lazy_proof_task_passes_and_records_its_best_lazy_score(lib):
     report = run_filters(compiled(lib, "north-good", lt.GOOD), FilterSettings())
     assert report.passed, report.to_dict()
-    assert list(report.results) == ["paths", "oracle", "determinism", "nop", "tamper", "tamper_by", "lazy", "lazy_by"]
+    assert list(report.results) == [
+        "paths",
+        "oracle",
+        "determinism",
+        "nop",
+        "tamper",
+        "tamper_by",
+        "lazy",
+        "lazy_by",
+        "mutations",
+    ]
     assert report.results["lazy"] == 0.0 and report.results["lazy_by"] == "empty"
 
 
@@ -53,3 +63,18 @@ def test_the_synth_spec_sets_the_lazy_filter():
     jsonschema.validate({"lazy": True, "lazy_max": 0.1}, filters)
     with pytest.raises(jsonschema.ValidationError, match="greater than the maximum of 1"):
         jsonschema.validate({"lazy_max": 2}, filters)
+
+
+def test_a_check_named_for_an_order_it_does_not_check_fails_the_mutations_filter(lib):
+    named = [
+        {**c, "name": "north orders, in order"} if c is lt.NORTH_ROWS or c.get("name") == "north orders" else c
+        for c in lt.GOOD
+    ]
+    task = compiled(lib, "north-named-order", named)
+    report = run_filters(task, FilterSettings())
+    assert not report.passed and report.failed == "mutations", report.to_dict()
+    assert "north orders, in order" in report.reason and "reordered" in report.reason
+    # the same task passes once the check grades the order it names, or with the filter off
+    ordered = [{**c, "ignore_order": False} if c.get("name") == "north orders, in order" else c for c in named]
+    assert run_filters(compiled(lib, "north-ordered", ordered), FilterSettings()).passed
+    assert run_filters(task, FilterSettings(mutations=False)).passed
