@@ -160,7 +160,7 @@ def _availability(i: Content) -> list[str]:
 
 
 def _blog_post(i: Content) -> list[str]:
-    check = i.check("kept sections and Sources")
+    check = i.check("kept sections")
     sections = [h for h in check["headings"] if h != "Sources"]
     return [
         f"Each kept section of {check['path']} ({_list(sections)}) is developed into at least a short paragraph "
