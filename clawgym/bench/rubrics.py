@@ -20,6 +20,7 @@ from ..errors import ClawgymError
 
 RUBRIC_WEIGHT = 0.3
 _ALT = re.compile(r"\(\?m\)\^##\\s\+\((.*)\)\\s\*\$")
+_NOT_HEADED = re.compile(r"\(\?!\.\*\^##\\s\+\(\?:(.*?)\)\\s\*\$\)")  # (?!.*^##\s+(?:a|b)\s*$)
 
 
 class Content:
@@ -43,9 +44,28 @@ class Content:
         return str(self.check(name)["path"])
 
     def excluded(self, name: str) -> list[str]:
-        """Names a `max_count: 0` check forbids as `## <name>` headings."""
-        m = _ALT.match(str(self.check(name).get("pattern", "")))
+        """Names a check forbids as `## <name>` headings (a `max_count: 0` alternation, or a negative
+        lookahead `(?!.*^##\\s+(?:a|b)\\s*$)` in an all-or-nothing pattern)."""
+        pattern = str(self.check(name).get("pattern", ""))
+        m = _ALT.match(pattern) or _NOT_HEADED.search(pattern)
         return [re.sub(r"\\(.)", r"\1", n) for n in m.group(1).split("|")] if m else []
+
+
+_ITEM = re.compile(r"\(\?<!\[\\w-\]\)(.+?)\(\?!\[\\w-\]\)|\\b([^\\]+?)\\b\Z")
+
+
+def _listed(check: dict[str, Any]) -> list[str]:
+    """What a section check requires to be listed: its `contains`, or the item each of its patterns
+    ends on (`...^[-*+]...(?<![\\w-])NAME(?![\\w-])` or `...\\bID\\b`)."""
+    if check.get("contains"):
+        return [str(c) for c in check["contains"]]
+    patterns = check.get("pattern") or []
+    out = []
+    for p in patterns if isinstance(patterns, list) else [patterns]:
+        m = _ITEM.search(str(p))
+        if m and "#" in str(p):
+            out.append(re.sub(r"\\(.)", r"\1", m.group(1) or m.group(2)))
+    return out
 
 
 def _list(items: list[str], limit: int = 8) -> str:
@@ -58,7 +78,7 @@ def _list(items: list[str], limit: int = 8) -> str:
 
 def _invoice_reminders(i: Content) -> list[str]:
     sections = i.check("one reminder per late client")
-    current = i.excluded("no reminder for clients who are only current")
+    current = i.excluded("none for clients who are only current")
     return [
         f"Each reminder in {sections['path']} is polite and professional: it addresses the client, states what is "
         f"owed without blame or threats, and is signed off by {i.first}.",
@@ -73,7 +93,7 @@ def _invoice_reminders(i: Content) -> list[str]:
 
 def _meeting_followups(i: Content) -> list[str]:
     sections = i.check("one follow-up per person")
-    idle = i.excluded("no follow-up for people without open items")
+    idle = i.excluded("none for the others")
     return [
         f"Each draft in {sections['path']} is a short, friendly follow-up addressed to one person by first name, "
         f"ready to send as written.",
@@ -112,13 +132,13 @@ def _shift_message(i: Content) -> list[str]:
 
 
 def _support_update(i: Content) -> list[str]:
-    urgent = i.check("tickets needing attention")
-    unassigned = i.check("unassigned tickets").get("contains", [])
+    urgent = i.check("ticket needing attention")
+    unassigned = _listed(i.check("unassigned ticket"))
     return [
         f"{urgent['path']} leads with the week's numbers under `## This week` (opened, solved, backlog), and they "
         f"agree with {i.path('week counts')}.",
         "`## Needs attention` names every urgent backlog ticket with its id and subject"
-        + (f" ({_list(urgent['contains'])})" if urgent.get("contains") else ", or says plainly that there is none")
+        + (f" ({_list(_listed(urgent))})" if _listed(urgent) else ", or says plainly that there is none")
         + ".",
         f"`## Unassigned` lists the unassigned tickets ({_list(unassigned)}) and nothing else.",
         "The update is concise and can be pasted into a team channel as it is (no raw JSON or CSV).",
@@ -126,9 +146,9 @@ def _support_update(i: Content) -> list[str]:
 
 
 def _access_actions(i: Content) -> list[str]:
-    suspend = i.check("suspend list")
-    mfa = i.check("MFA list").get("contains", [])
-    names = suspend.get("contains", [])
+    suspend = i.check("every account to suspend")
+    mfa = _listed(i.check("every admin without MFA"))
+    names = _listed(suspend)
     return [
         f"{suspend['path']} is written for the system's administrator: a short, professional note saying what to "
         f"do with each account, without review details they do not need.",
@@ -142,8 +162,8 @@ def _access_actions(i: Content) -> list[str]:
 
 
 def _availability(i: Content) -> list[str]:
-    check = i.check("services below target listed")
-    below = check.get("contains", [])
+    check = i.check("service below target listed")
+    below = _listed(check)
     return [
         f"{check['path']} opens with two or three sentences stating the month, the availability target and how "
         f"the services did overall, fit to paste into the monthly update.",

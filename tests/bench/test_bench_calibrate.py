@@ -200,7 +200,7 @@ def test_calibrate_passes_good_instances_and_fails_broken_ones_with_reasons(tmp_
     assert code == 1
     lines = [" ".join(line.split()) for line in out.splitlines()]
     assert "FAIL analysis/bad-nop-1" in lines
-    assert "- nop: doing nothing scores 1.000 > 0.1 (passing: unchanged data/**)" in lines
+    assert "- nop: doing nothing scores 1.000 > 0.1 (passing: text_contains data/list.csv)" in lines
     assert "FAIL analysis/bad-tamper-1" in lines
     assert (
         "- tamper: truncating the inputs and answering for what is left scores 1.000, more than doing nothing "

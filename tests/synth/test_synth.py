@@ -80,7 +80,7 @@ def test_good_family_becomes_a_concrete_reviewable_spec(dataset, bwrap):
 @pytest.mark.parametrize(
     "family, failed, reason",
     [
-        ("bad-nop", "nop", "doing nothing scores 1.000 > 0.1 (passing: unchanged data/**)"),
+        ("bad-nop", "nop", "doing nothing scores 1.000 > 0.1 (passing: text_contains data/list.csv)"),
         (
             "bad-tamper",
             "tamper",
