@@ -19,12 +19,17 @@ import pytest
 
 from clawgym.checks.context import CheckContext
 from clawgym.errors import SpecError
-from clawgym.synth.compose import build
+from clawgym.synth.compose import build, route, scenarios
 from clawgym.synth.compose.catalog import load_catalog
 from clawgym.synth.compose.deliver import DELIVERABLES, MESSAGE
 from clawgym.synth.compose.delivered import number_rx
 from clawgym.synth.compose.model import NUMBER_TYPES, ROLES
+from clawgym.synth.compose.heldout import Region
 from clawgym.synth.compose.ops import OPERATIONS
+from clawgym.synth.dedup import DedupSettings
+from clawgym.synth.filters import FilterSettings
+from clawgym.synth.mutations.steps import declared_steps, without_step
+from clawgym.synth.sample import Candidate
 from clawgym.verify.grade import run_checks
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -311,3 +316,114 @@ def test_a_number_without_a_role_is_refused_with_its_line(tmp_path):
     assert (
         "domains.yaml:16: domains.pets.fields.born.role: field 'born': a money field cannot have the role year" in text
     )
+
+
+def test_a_scenario_no_chain_over_the_domain_can_serve_is_refused_with_its_line(tmp_path):
+    """'time tracking' promises a figure of time logged: a domain with no column of time is refused."""
+    shutil.copy(CATALOG / "operations.yaml", tmp_path / "operations.yaml")
+    (tmp_path / "domains.yaml").write_text(
+        "apiVersion: clawgym/v1\nkind: ComposeDomains\nname: trips\ndomains:\n  trips:\n    noun: [trip, trips]\n"
+        "    files: [trips]\n    folders: [data]\n    scenarios: [analysis/budget analysis, analysis/time tracking]\n"
+        "    personas: [wedding-planner]\n    rows: [8, 12]\n    key: trip_id\n"
+        "    fields:\n      trip_id: {type: id, prefix: T}\n      miles: {type: int, min: 1, max: 40, role: quantity}\n"
+        "      parking: {type: money, min: 1, max: 9, role: quantity}\n",
+        encoding="utf-8",
+    )
+    load_catalog.cache_clear()
+    with pytest.raises(SpecError) as err:
+        load_catalog(str(tmp_path))
+    text = "\n".join(p.format() for p in err.value.problems)
+    assert (
+        "domains.yaml:9: domains.trips.scenarios[1]: scenario analysis/time tracking: 'time tracking' promises" in text
+    )
+    assert "no column of the domain holds one" in text and "budget analysis" not in text.split("promises")[0]
+    load_catalog.cache_clear()
+
+
+# ---------------------------------------------------------------------------------------------
+# What the task says it is
+
+
+def test_every_composed_task_does_what_its_subcategory_promises(cases):
+    """A subcategory that promises an activity (data quality: validating or cleaning; financial
+    reconciliation: matching another copy; budget analysis: a figure of money, ...) is only given to
+    a chain that does it, and the subcategory is one of the domain's scenarios in the drawn category."""
+    cat = load_catalog(str(CATALOG))
+    promised = 0
+    for case in cases:
+        spec = case.spec
+        domain = cat.domains[spec["tags"][1]]
+        assert (spec["category"], spec["subcategory"]) in domain.scenarios, spec["name"]
+        final = case.final()
+        work = build._work(final, case.steps, [(n, None, p) for n, p in case.deliveries])
+        assert scenarios.keeps(spec["subcategory"], work), (spec["name"], spec["subcategory"], work)
+        promised += spec["subcategory"] in scenarios.PROMISES
+    assert promised >= 100
+
+
+def test_a_chain_is_filed_under_a_scenario_it_serves_or_drawn_again():
+    cleaning = scenarios.Work(frozenset({"dedupe", "write_rows"}), frozenset({"list"}), frozenset())
+    listing = scenarios.Work(frozenset({"filter_equals", "write_rows"}), frozenset({"list"}), frozenset())
+    money = scenarios.Work(frozenset({"group_aggregate"}), frozenset({"summary"}), frozenset({"money"}))
+    survey = (("analysis", "survey analysis"), ("analysis", "data quality"))
+    assert scenarios.file_under(("analysis", "data quality"), survey, cleaning) == ("data quality", "")
+    sub, why = scenarios.file_under(("analysis", "data quality"), survey, money)
+    assert sub == "survey analysis" and "promises validating or cleaning the records" in why and "filed under" in why
+    with pytest.raises(ValueError, match="^scenario: analysis/data quality promises"):
+        scenarios.file_under(("analysis", "data quality"), survey, listing)
+    # another category's scenario is never taken: the category balance holds
+    mixed = (("analysis", "budget analysis"), ("planning", "travel itineraries"))
+    with pytest.raises(ValueError):
+        scenarios.file_under(("analysis", "budget analysis"), mixed, listing)
+    assert scenarios.file_under(("planning", "travel itineraries"), mixed, listing) == ("travel itineraries", "")
+
+
+def test_the_route_records_why_a_scenario_was_not_kept(tmp_path, monkeypatch):
+    """A draw whose chain breaks its scenario's promise is drawn again, and the manifest says why
+    (`source.rescoped`), as it does for the wording."""
+    fam = route.ComposeFamily("survey", "analysis", "data quality", ("data-journalist",), "csv", str(CATALOG))
+    real = route.compose
+    calls = []
+
+    def once(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise ValueError("scenario: analysis/data quality promises validating or cleaning the records, which not")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(route, "compose", once)
+    persona = load_catalog(str(CATALOG)).domains["survey"].personas[0]
+    c = Candidate("persona", fam.name, persona, 5, "analysis", "data quality")
+    made = route.make_from_compose(
+        c, fam, Region(), "train", tmp_path, "tasks", FilterSettings(trials=False), DedupSettings()
+    )
+    assert made.error is None, made.error
+    rescoped = made.meta["source"]["rescoped"]
+    assert rescoped[0].endswith(": drawn again") and "promises validating or cleaning" in rescoped[0]
+    assert made.meta["subcategory"] in ("data quality", "survey analysis")
+
+
+# ---------------------------------------------------------------------------------------------
+# The reference declares its steps
+
+
+def test_every_reference_declares_its_steps_in_either_layout(cases):
+    """The step-mutation gate finds every step of a composed reference: a `# step: <operation>` line
+    before each block of a script, a function per step called from main() otherwise; removing a
+    script's step leaves code that still parses."""
+    scripts = 0
+    for case in cases:
+        code = case.spec["solution"][0]["python"]
+        found, why = declared_steps(code)
+        assert found, (case.spec["name"], why)
+        chain = [n for n, _ in case.steps if n != "merge_inputs"] + [n for n, _ in case.deliveries]
+        if "def main():" in code:
+            assert len(found) == len(chain), (case.spec["name"], [s.name for s in found], chain)
+            continue
+        scripts += 1
+        assert [s.name for s in found] == chain, case.spec["name"]
+        reader = code.splitlines()[: found[0].first]
+        assert not any(ln.startswith("# step") for ln in reader)
+        for step in found:
+            compile(without_step(code, step), "reference", "exec")
+    assert scripts >= 100

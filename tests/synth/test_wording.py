@@ -52,6 +52,16 @@ REJECTED = [
     ("citations", "Keep the ones with a added on date after May.", "article"),
     ("expenses", "Keep only the expenses whose {field} is travel.", "unfilled-slot"),
     ("itinerary", "Give me the total per booked.", "per-adjective"),
+    # headings and subject lines asked for word for word: the output carries them, so they must read right
+    ("mileage_log", "Write out/r.md with a '# Reimbursed breakdown' heading.", "title-name"),
+    ("purchase_orders", "A note titled '# Po status breakdown': a bullet per order status.", "title-name"),
+    ("backups", "Write a short report with a '# Backup runs by status' heading.", "title-name"),
+    ("expenses", "Make a Markdown page with the heading '# Claims by claim_status'.", "raw-name"),
+    (
+        "podcast_episodes",
+        "Work out each band of the number of downloads in the last 30 days's total runtime.",
+        "possessive-phrase",
+    ),
 ]
 # what the generator writes instead: none of these may be caught
 ACCEPTED = [
@@ -70,6 +80,10 @@ ACCEPTED = [
     ("citations", "Cross-tabulate the reading status against the journal: first column reading_status."),
     ("expenses", "Add an age_days column, then save them with the columns claim_id, amount, status."),
     ("ci_builds", "Then write Ann Lee a note with the number of builds and their total duration in seconds."),
+    ("mileage_log", "Write out/r.md with a '# Claim status breakdown' heading."),
+    ("purchase_orders", "A note titled '# Purchase orders by supplier': a bullet per supplier."),
+    ("podcast_episodes", "Work out the total runtime in minutes for each sponsor and its share of the overall total."),
+    ("chores", "Count the days from each one's due date to 2026-05-06 in a days_since column."),
 ]
 
 
@@ -204,6 +218,12 @@ def test_a_reason_fits_only_the_chains_it_serves():
     assert fits(kids, _facts(persona="family-organizer")) and not fits(kids, _facts(persona="retired-traveler"))
     slow = Reason("I'm deciding which slow tests to split up", uses=("duration_ms",))
     assert not fits(slow, _facts(kinds=("reconcile",), uses=("duration_ms",)))  # a reconciliation serves its own
+    # "the ferry times changed" is about a chain that works on the transport, not any chain with a ferry in it
+    ferry = Reason("the ferry times changed", some={"transport": "ferry"})
+    stops = {"transport": {"ferry", "train"}}
+    assert fits(ferry, _facts(uses=("transport",), values=stops))
+    assert not fits(ferry, _facts(kinds=("summary", "total"), uses=("cost", "city"), values=stops))
+    assert not fits(ferry, _facts(kinds=("reconcile",), uses=("transport",), values=stops))
 
 
 def test_the_generated_story_fits_the_chain():
@@ -319,3 +339,53 @@ def test_the_catalog_words_are_checked_with_file_and_line(tmp_path):
     assert "say: field 'vaccinated' holds yes/no values: give the clause each value states about a record" in text
     assert "a domain whose columns go by other names needs `systems`" in text
     load_catalog.cache_clear()
+
+
+# -- what the outputs and the inputs are called -------------------------------------------------
+def test_headings_and_check_names_use_the_catalog_words():
+    """A report's heading (which the output must carry word for word) and the checks' names name
+    each column by the catalog's phrase, never by its file name ("# Reimbursed breakdown")."""
+    headings = 0
+    for dom, c, vocab in _requests(300):
+        for check_ in c.spec["checks"]:
+            heading = check_.get("heading")
+            if heading:
+                headings += 1
+                assert heading in c.spec["instruction"]
+                assert check(f"Write it under a '# {heading}' heading.", vocab) == [], (dom, heading)
+            name = str(check_.get("name") or "")
+            assert not re.search(r"\b[a-z]+_[a-z_]+\b", name), (dom, name)  # no raw column names
+    assert headings >= 20
+
+
+def test_two_input_files_are_described_once_and_read_in_the_order_asked():
+    """A request over an input split in two says the files' format once ("A and B (plain CSV
+    exports)"), never names a program the domain does not use, and the merge step names the files in
+    the order the reference reads them."""
+    cat = _catalog()
+    merged = 0
+    for seed in range(900):
+        dom = sorted(cat.domains)[seed % len(cat.domains)]
+        d = cat.domains[dom]
+        try:
+            c = compose(
+                cat, dom, d.scenarios[seed % len(d.scenarios)], d.personas[seed % len(d.personas)], seed, ROOT, "t"
+            )
+        except ValueError:
+            continue
+        text = c.spec["instruction"]
+        assert "accounting tool writes" not in text
+        if "merge_inputs" not in c.chain:
+            continue
+        merged += 1
+        for said in ("decimal comma", "decimal mark", "one JSON object per line", "plain CSV export", "Markdown table"):
+            assert text.count(said) <= 1, (said, text)
+        m = re.search(
+            r"split over two files, (\S+) and (\S+);|ombine (\S+) with (\S+) \(in that order\)|oth (\S+) and (\S+) count",
+            text,
+        )
+        assert m is not None, text
+        first, second = [g for g in m.groups() if g]
+        code = c.spec["solution"][0]["python"]
+        assert code.index(first) < code.index(second), (first, second)  # the order asked is the order read
+    assert merged >= 15

@@ -24,8 +24,9 @@ from .deliver import DELIVERABLES, MESSAGE
 from .delivered import Delivered
 from .formats import FORMATS
 from ...checks.base import parse_number
-from . import guessable
+from . import guessable, scenarios
 from .ops import CLEANING, ENRICHING, FILTERS, OPERATIONS, SELECTING
+from .lexicon import DELIVER_KINDS, Lexicon
 from .request import instruction_text, persona_of
 from .solution import reference_solution, row_names, snake
 from .state import State
@@ -50,6 +51,7 @@ class Composed:
     chain: list[str]
     skills: list[str]
     fmt: str
+    rescoped: str = ""  # why the task is filed under another scenario than the one drawn (scenarios.py)
 
 
 def _join_plan(s: State, catalog: Catalog, rng: random.Random, folder: str) -> tuple[dict[str, Any], str, str] | None:
@@ -111,10 +113,15 @@ def compose(
         domain, copy.deepcopy(rows), list(columns), {f.name: f.type for f in domain.fields}, var, it, "", out_dir, fmt
     )
     budget = rng.choice((2, 3, 3, 4, 4, 5, 5, 6, 6))
+    promise = scenarios.favours(scenario[1])  # what the scenario says the task does: drawn first
+    wanted = set(promise.ops) if promise is not None else set()
     steps: list[tuple[str, dict[str, Any]]] = []
     order = [n for n in rng.sample(CLEANING, len(CLEANING)) if n != "drop_invalid"] + ["drop_invalid"]
     for op_name in order:  # drop_invalid planned last, so it breaks none of the fields the others clean
-        if len(steps) >= max(1, budget - 2) or rng.random() > 0.3 or not _usable(op_name, fmt):
+        # data quality promises validation: the rows are checked there even past the budget
+        forced = bool(wanted & set(CLEANING)) and op_name == "drop_invalid"
+        chance = 1.0 if forced else 0.3
+        if (len(steps) >= max(1, budget - 2) and not forced) or rng.random() > chance or not _usable(op_name, fmt):
             continue
         if (p := OPERATIONS[op_name].plan(clean, rng)) is not None:
             steps.append((op_name, p))
@@ -126,7 +133,7 @@ def compose(
     if fmt != "records" and len(written) >= 10 and rng.random() < 0.2:
         broken = {i for i, r in enumerate(written) for n, p in steps if n == "drop_invalid" and r[p["key"]] in p["bad"]}
         rendered, texts = _two_parts(domain, written, columns, folder, stem, var, it, fmt, rng, style, broken)
-        steps.insert(0, ("merge_inputs", {"paths": [p for p in sorted(rendered.files)]}))
+        steps.insert(0, ("merge_inputs", {"paths": list(rendered.files)}))  # in the order they are read
     else:
         rendered = FORMATS[fmt].render(domain, written, columns, folder, stem, var, it, rng, style)
         texts = [(len(rendered.rows), rendered.files.get(rendered.path, ""))]
@@ -135,6 +142,8 @@ def compose(
     ]  # each input file: its rows, whether it is a table
     if len(rendered.rows) != len(written):
         raise ValueError(f"the {fmt} input does not read back")
+
+    lexicon: dict[str, Lexicon] = {}  # the task's words, once the chain's columns are known
 
     def fresh() -> State:
         """The state right after reading the input (each replay starts from it)."""
@@ -151,6 +160,7 @@ def compose(
             unique=rendered.unique,
             style=style,
             read_rows=len(rendered.rows),
+            words=lexicon.get("words"),
         )
         if fmt == "records":
             st.record_files = [(path, row) for path, row in zip(sorted(rendered.files), st.rows)]
@@ -174,6 +184,10 @@ def compose(
     middle += rng.sample(FILTERS, k=rng.choice([0, 1, 1, 2]))
     if rng.random() < 0.3:
         middle.append(rng.choice(SELECTING))
+    if "reconcile" in wanted and rng.random() < 0.8:  # a reconciliation compares the whole copy
+        middle = [n for n in middle if n not in FILTERS and n not in SELECTING]
+    elif promise is not None and (promise.measure or promise.kinds) and rng.random() < 0.8:
+        middle = [n for n in middle if n not in SELECTING]  # ranked rows are listed, never summarised
     rank = {"join": 0, **{n: 1 for n in ENRICHING}, **{n: 2 for n in FILTERS}, **{n: 3 for n in SELECTING}}
     room = max(0, budget - len(steps) - 1)
     chosen = sorted(rng.sample(middle, len(middle))[:room], key=lambda n: rank[n])
@@ -193,14 +207,16 @@ def compose(
         steps.append((op_name, p))
     if not state.rows:
         raise ValueError("the chain leaves no rows")
+    lexicon["words"] = state.words = Lexicon(catalog, domain, steps)  # headings and check names in words
     workspace = guessable.workspace_tables(library_root, WORKSPACES.get(scenario[0], "home-office"))
     known = guessable.known_of(fresh, parts, steps, [], workspace)
-    planned = _deliver(state, steps, rng, guessable.answers(fresh, steps, parts), known)
+    planned = _deliver(state, steps, rng, guessable.answers(fresh, steps, parts), known, promise)
     delivered = [(n, d) for n, d, _ in planned]
     kept = _observed(fresh, steps, [(n, p) for n, _, p in planned])
     for _, p in [(n, p) for n, p in steps if n == "join" and all(p is not q for _, q in kept)]:
         files.pop(p["path"], None)  # a lookup table no output needs is not handed over either
     steps = kept
+    subcategory, rescoped = scenarios.file_under(scenario, domain.scenarios, _work(state, steps, planned))
     side = [
         (n, Delivered(p["path"], OPERATIONS[n].checks(state, p), [], {}))
         for n, p in steps
@@ -239,7 +255,7 @@ def compose(
         "title": f"{domain.noun[1].capitalize()}: {', '.join(c.replace('_', ' ') for c in chain)}",
         "description": f"Composed from the {domain.name} domain ({fmt} input): {' -> '.join(chain)}.",
         "category": scenario[0],
-        "subcategory": scenario[1],
+        "subcategory": subcategory,
         "difficulty": "easy" if len(chain) <= 2 else "medium" if len(chain) <= 4 else "hard",
         "tags": ["composed", domain.name, fmt],
         "persona": persona,
@@ -251,7 +267,20 @@ def compose(
         "solution": [{"python": "\n".join(code) + "\n"}],
         "checks": checks,
     }
-    return Composed(spec, chain, skills, fmt)
+    return Composed(spec, chain, skills, fmt, rescoped)
+
+
+def _work(s: State, steps: list, planned: list) -> scenarios.Work:
+    """What the chain does, as a scenario's promise reads it: its operations, its deliverables'
+    kinds, and the measures of the columns its figures sum or average."""
+    kinds = {k for n, _, _ in planned for k in DELIVER_KINDS.get(n, ())}
+    measures = {
+        scenarios.measure_of(s.types.get(p["col"], ""), s.units.get(p["col"], ""))
+        for n, _, p in planned
+        if n in SUMMARIES + (MESSAGE.name,) and p.get("col") and p.get("how", "sum") != "distinct"
+    }
+    ops = frozenset([n for n, _ in steps] + [n for n, _, _ in planned])
+    return scenarios.Work(ops, frozenset(kinds), frozenset(measures - {""}))
 
 
 def _two_parts(
@@ -268,20 +297,24 @@ def _two_parts(
     broken: set[int],
 ):
     """The input split over two files of the same format, read one after the other; the second
-    does not start with a broken row (the first rows of a file are the ones anybody looks at)."""
+    does not start with a broken row (the first rows of a file are the ones anybody looks at). Both
+    are written the same way (the second drawn as the first was), and the request says it once."""
     from .formats import Rendered
 
     cuts = range(len(rows) // 3, 2 * len(rows) // 3 + 1)
     cut = rng.choice([c for c in cuts if not {c, c + 1} & broken] or list(cuts))
     suffixes = rng.choice([("1", "2"), ("old", "new"), ("part1", "part2"), ("a", "b")])
+    twin = random.Random()
+    twin.setstate(rng.getstate())
     first = FORMATS[fmt].render(
         domain, rows[:cut], columns, folder, f"{stem}_{suffixes[0]}", f"{var}_{suffixes[0]}", it, rng, style
     )
     second = FORMATS[fmt].render(
-        domain, rows[cut:], columns, folder, f"{stem}_{suffixes[1]}", f"{var}_{suffixes[1]}", it, rng, style
+        domain, rows[cut:], columns, folder, f"{stem}_{suffixes[1]}", f"{var}_{suffixes[1]}", it, twin, style
     )
     code = first.code + second.code + [f"{var} = {var}_{suffixes[0]} + {var}_{suffixes[1]}"]
-    phrase = f"{first.phrase} and {second.phrase}"
+    paths = f"{first.path} and {second.path}"
+    phrase = first.both.replace("{paths}", paths) if first.both else f"{first.phrase} and {second.phrase}"
     both = Rendered({**first.files, **second.files}, first.path, first.columns, first.rows + second.rows, code, phrase)
     return both, [(len(part.rows), part.files.get(part.path, "")) for part in (first, second)]
 
@@ -337,11 +370,29 @@ def _observed(fresh: Any, steps: list, deliveries: list) -> list:
     return [step for i, step in enumerate(steps) if i not in skip]
 
 
+def _plan(s: State, d_name: str, rng: random.Random, measure: str) -> dict[str, Any] | None:
+    """A deliverable's plan; where the scenario promises a figure of a measure (budget analysis:
+    money), a few more draws for one over a column of that measure."""
+    p = DELIVERABLES[d_name].plan(s, rng)
+    for _ in range(4 if measure and d_name in SUMMARIES else 0):
+        col = (p or {}).get("col")
+        if p is None or (col and scenarios.measure_of(s.types.get(col, ""), s.units.get(col, "")) == measure):
+            break
+        p = DELIVERABLES[d_name].plan(s, rng)
+    return p
+
+
 def _deliver(
-    state: State, steps: list, rng: random.Random, lazy: tuple, known: guessable.Known
+    state: State,
+    steps: list,
+    rng: random.Random,
+    lazy: tuple,
+    known: guessable.Known,
+    promise: scenarios.Promise | None = None,
 ) -> list[tuple[str, Delivered, dict]]:
     """One or two deliverables that fit the rows the chain ends with, maybe a message after; one
-    whose figures need no work (`guessed`) is passed over for the next."""
+    whose figures need no work (`guessed`) is passed over for the next. Those the scenario
+    promises (`promise`: a reconciliation, a summary) are tried first."""
     narrowed = any(n in FILTERS or n in SELECTING for n, _ in steps)
     if state.order is not None:
         options = ["write_rows", "write_rows", "markdown_table", "write_json"]
@@ -352,13 +403,18 @@ def _deliver(
     delivered: list[tuple[str, Delivered, dict]] = []
     passed: list[str] = []
     rng.shuffle(options)
+    if promise is not None:
+        first = set(promise.ops) | {n for n in options if set(DELIVER_KINDS.get(n, ())) & set(promise.kinds)}
+        if promise.measure:
+            first |= set(SUMMARIES)
+        options.sort(key=lambda n: n not in first)  # stable: the shuffled order within each part
     wanted = 2 if rng.random() < 0.25 else 1
     for d_name in options:
         if len(delivered) >= wanted or any(n == d_name for n, _, _ in delivered):
             continue
         if delivered and (d_name in ("organise", "reconcile") or delivered[0][0] in ("organise", "reconcile")):
             continue
-        p = DELIVERABLES[d_name].plan(state, rng)
+        p = _plan(state, d_name, rng, promise.measure if promise is not None else "")
         if p is None:
             continue
         d = DELIVERABLES[d_name].deliver(state, copy.deepcopy(p))

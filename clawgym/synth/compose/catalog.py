@@ -21,6 +21,7 @@ from typing import Any
 from ...errors import Problem, SpecError
 from ...spec.load import Document, load_file
 from .lexicon import read_words
+from .scenarios import unkeepable
 from .model import (
     CATEGORY_TYPES,
     FIELD_TYPES,
@@ -132,7 +133,7 @@ def _domain(name: str, d: dict, doc: Document, path: tuple) -> tuple[Domain | No
     problems += why_words
     if problems:
         return None, problems
-    return Domain(
+    domain = Domain(
         name,
         (str(noun[0]), str(noun[1])),
         tuple(map(str, need("files", list))),
@@ -150,7 +151,18 @@ def _domain(name: str, d: dict, doc: Document, path: tuple) -> tuple[Domain | No
         tuple(derived),
         say=says,
         systems=systems,
-    ), problems
+    )
+    for i, (cat, sub) in enumerate(scenarios):  # a scenario promising work no chain over the domain can do
+        why = unkeepable(sub, domain)
+        if why is not None:
+            problems.append(
+                Problem(
+                    f"scenario {cat}/{sub}: {why}",
+                    **doc.where(path + ("scenarios", i)),
+                    hint="file the domain under a scenario its chains serve, or give it such a column",
+                )
+            )
+    return (None if problems else domain), problems
 
 
 _ROLE_HINT = "roles: " + "; ".join(f"{name}: {meaning}" for name, meaning in ROLES.items())

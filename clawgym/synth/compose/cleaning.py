@@ -362,7 +362,7 @@ class DropInvalid(Op):
             "int": "a number",
             "hours": "a number",
         }
-        said = [f"{label(c)} must be {rules.get(p['kinds'][c], 'filled in')}" for c in p["fields"]]
+        said = [f"the {s.noun(c)} must be {rules.get(p['kinds'][c], 'filled in')}" for c in p["fields"]]
         return {"path": p["path"], "rules": " and ".join(said), "key": p["key"]}
 
 

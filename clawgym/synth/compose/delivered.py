@@ -116,7 +116,7 @@ def lookup_checks(fields: dict[str, Any], data: dict[str, Any], path: str, one: 
     return [
         {
             "type": "json_field_equals",
-            "name": f"each {one}'s entry",
+            "name": f"the entry for each {one}",
             "path": path,
             "fields": fields,
             "tolerance": 0.01,
@@ -125,7 +125,7 @@ def lookup_checks(fields: dict[str, Any], data: dict[str, Any], path: str, one: 
         },
         {
             "type": "json_field_equals",
-            "name": f"every {one}'s entry right, and no other",
+            "name": f"the entry for every {one} right, and no other",
             "path": path,
             "field": "",
             "expected": data,

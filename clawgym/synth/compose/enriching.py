@@ -27,7 +27,9 @@ class Join(Op):
         for c in p["columns"]:
             s.columns.append(c)
             s.types[c] = p["other_types"][c]
-            s.roles[c] = p.get("other_roles", {}).get(c, "")
+            role = p.get("other_roles", {}).get(c, "")
+            # a figure of the looked-up record repeats on each of its rows: summing it counts it again per row
+            s.roles[c] = "measure" if role == "quantity" else role
             s.units[c] = p.get("other_units", {}).get(c, "")
 
     def code(self, s, p):
@@ -166,7 +168,8 @@ class DeriveDays(Op):
         col = rng.choice(cols)
         latest = max(dt.date.fromisoformat(r[col]) for r in s.rows)
         ref = (latest + dt.timedelta(days=rng.randint(1, 20))).isoformat()
-        new = rng.choice([n for n in ("days_ago", "age_days", "days_since", "days_open") if n not in s.columns])
+        # a name any dated record can carry ("days_open" only fits what is open: a ticket, not a trip)
+        new = rng.choice([n for n in ("days_ago", "age_days", "days_since", "days_elapsed") if n not in s.columns])
         return {"field": col, "ref": ref, "new": new}
 
     def apply(self, s, p):

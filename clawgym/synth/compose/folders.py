@@ -38,7 +38,7 @@ class SplitByGroup(Deliver):
         checks: list[dict[str, Any]] = [
             {
                 "type": "files_count",
-                "name": f"one file per {label(g)}",
+                "name": f"one file per {s.noun(g)}",
                 "pattern": f"{folder}/*.csv",
                 "min": len(buckets),
                 "max": len(buckets),
@@ -51,11 +51,12 @@ class SplitByGroup(Deliver):
         for value, rows in sorted(buckets.items()):
             path = f"{folder}/{_slug(value)}.csv"
             keys = [r[s.domain.key] for r in rows]
-            checks.append(key_set_gate(path, s.domain.key, keys, f"{s.domain.noun[1]} of {label(g)} {value}"))
+            those = f"{s.domain.noun[1]} {s.which(g, value)}"  # "journeys that have not been claimed yet"
+            checks.append(key_set_gate(path, s.domain.key, keys, those))
             checks.append(
                 {
                     "type": "csv_rows_equal",
-                    "name": f"{label(g)} {value}",
+                    "name": f"the {those}",
                     "path": path,
                     "expected": [{c: r[c] for c in cols} for r in rows],
                     "key": s.domain.key,
@@ -65,7 +66,7 @@ class SplitByGroup(Deliver):
             )
             figures.append(
                 Figure(
-                    f"the {s.domain.noun[1]} of {label(g)} {value}",
+                    f"the {those}",
                     {r[s.domain.key]: tuple(r[c] for c in rest) for r in rows},
                     tuple(rest),
                     gated=True,

@@ -36,6 +36,13 @@ class Rendered:
     code: list[str]  # the reader lines (assign the rows variable)
     phrase: str  # how the request refers to it
     unique: bool = False  # the format cannot hold repeated keys (one file per record)
+    both: str = ""  # how it refers to two such files, "{paths}" naming them: the format said once
+
+
+def _said(rng: random.Random, path: str, *ways: tuple[str, str]) -> tuple[str, str]:
+    """One way of naming the input (`{path}`), and the same way for two files of it (`{paths}`)."""
+    one, two = rng.choice(ways)
+    return one.replace("{path}", path), two
 
 
 def label_of(field: str) -> str:
@@ -73,8 +80,14 @@ class Csv(Format):
         text = to_csv(rows, columns)
         parsed = list(csv.DictReader(io.StringIO(text, newline="")))
         code = style.reading(path, [f"{var} = list(csv.DictReader(fh))"], newline=True)
-        phrase = rng.choice([f"{path}", f"the CSV export {path}", f"{path} (a plain CSV export)"])
-        return Rendered({path: text}, path, columns, parsed, code, phrase)
+        phrase, both = _said(
+            rng,
+            path,
+            ("{path}", "{paths}"),
+            ("the CSV export {path}", "the CSV exports {paths}"),
+            ("{path} (a plain CSV export)", "{paths} (plain CSV exports)"),
+        )
+        return Rendered({path: text}, path, columns, parsed, code, phrase, both=both)
 
 
 class Semicolon(Format):
@@ -103,13 +116,20 @@ class Semicolon(Format):
             f"    for col in {decimal!r}:",
             f"        {it}[col] = {it}[col].replace(',', '.')",
         ]
-        phrase = rng.choice(
-            [
-                f"{path} (exported from a spreadsheet set to semicolons and decimal commas)",
-                f"{path}, which the accounting tool writes with ';' between fields and commas as the decimal mark",
-            ]
+        # what the file is, not which program wrote it: that would be the same tool in every domain
+        phrase, both = _said(
+            rng,
+            path,
+            (
+                "{path} (exported from a spreadsheet set to semicolons and decimal commas)",
+                "{paths} (both exported from a spreadsheet set to semicolons and decimal commas)",
+            ),
+            (
+                "{path} (';' between fields, commas as the decimal mark)",
+                "{paths} (both with ';' between fields and commas as the decimal mark)",
+            ),
         )
-        return Rendered({path: text}, path, columns, parsed, code, phrase)
+        return Rendered({path: text}, path, columns, parsed, code, phrase, both=both)
 
 
 class Json(Format):
@@ -146,9 +166,14 @@ class Json(Format):
             code = style.reading(
                 path, [f"{var} = [{{k: str(v) for k, v in {it}.items()}} for {it} in json.load(fh){pick}]"]
             )
-        where = "" if wrap is None else f' (under "{wrap}")'
-        phrase = rng.choice([f"{path}{where}", f"the JSON export {path}{where}"])
-        return Rendered({path: text}, path, columns, parsed, code, phrase)
+        where, each = ("", "") if wrap is None else (f' (under "{wrap}")', f' (each under "{wrap}")')
+        phrase, both = _said(
+            rng,
+            path,
+            ("{path}" + where, "{paths}" + each),
+            ("the JSON export {path}" + where, "the JSON exports {paths}" + each),
+        )
+        return Rendered({path: text}, path, columns, parsed, code, phrase, both=both)
 
 
 class JsonLines(Json):
@@ -170,8 +195,13 @@ class JsonLines(Json):
             code = style.reading(
                 path, [f"{var} = [{{k: str(v) for k, v in json.loads(line).items()}} for line in fh if line.strip()]"]
             )
-        phrase = rng.choice([f"{path} (one JSON object per line)", f"the JSON-lines file {path}"])
-        return Rendered({path: text}, path, columns, parsed, code, phrase)
+        phrase, both = _said(
+            rng,
+            path,
+            ("{path} (one JSON object per line)", "{paths} (one JSON object per line)"),
+            ("the JSON-lines file {path}", "the JSON-lines files {paths}"),
+        )
+        return Rendered({path: text}, path, columns, parsed, code, phrase, both=both)
 
 
 class MarkdownTable(Format):
@@ -212,8 +242,13 @@ class MarkdownTable(Format):
             "header = [cell.strip() for cell in table[0].strip('|').split('|')]",
             f"{var} = [dict(zip(header, [cell.strip() for cell in line.strip('|').split('|')])) for line in table[2:]]",
         ]
-        phrase = rng.choice([f"the table in {path}", f"{path} (a Markdown table under the heading)"])
-        return Rendered({path: text}, path, columns, parsed, code, phrase)
+        phrase, both = _said(
+            rng,
+            path,
+            ("the table in {path}", "the tables in {paths}"),
+            ("{path} (a Markdown table under the heading)", "{paths} (each a Markdown table under a heading)"),
+        )
+        return Rendered({path: text}, path, columns, parsed, code, phrase, both=both)
 
 
 class Records(Format):
@@ -315,8 +350,13 @@ class Lines(Format):
                 path, [f"{var} = [m.groupdict() for m in (pattern.match(line.rstrip('\\n')) for line in fh) if m]"]
             )
         example = template.format(**rows[0])
-        phrase = rng.choice([f"{path} (lines like `{example}`)", f"the log {path}; a line reads `{example}`"])
-        return Rendered({path: text}, path, cols, parsed, code, phrase)
+        phrase, both = _said(
+            rng,
+            path,
+            ("{path} (lines like `" + example + "`)", "{paths} (lines like `" + example + "`)"),
+            ("the log {path}; a line reads `" + example + "`", "the logs {paths}; a line reads `" + example + "`"),
+        )
+        return Rendered({path: text}, path, cols, parsed, code, phrase, both=both)
 
 
 FORMATS: dict[str, Format] = {

@@ -168,6 +168,12 @@ class Said:
     def __format__(self, spec: str) -> str:
         return format(self.noun, spec)
 
+    @property
+    def columns(self) -> str:
+        """The column(s) as the file writes them, named as columns: "a manager column", "columns
+        email and manager"."""
+        return f"a {self.col} column" if " and " not in self.col else f"columns {self.col}"
+
     def which(self, values: list[str]) -> str:
         """The clause picking the records whose column holds one of `values`."""
         said = [self.clauses.get(v.strip().lower()) for v in values]
@@ -330,7 +336,7 @@ def fits(reason: Reason, facts: "Facts") -> bool:
     """Whether a reason fits what the chain does (every condition it gives holds)."""
     if reason.deliver and not set(reason.deliver) & facts.kinds:
         return False
-    if not reason.deliver and (facts.kinds & {"reconcile", "organise"}) and (reason.uses or reason.ops):
+    if not reason.deliver and (facts.kinds & {"reconcile", "organise"}) and _conditional(reason):
         return False  # a comparison with another copy, or files moved into folders, serves its own reasons
     if reason.uses and not set(reason.uses) & facts.uses:
         return False
@@ -345,7 +351,15 @@ def fits(reason: Reason, facts: "Facts") -> bool:
     for col, value in reason.some.items():
         if value.lower() not in facts.values.get(col, set()):
             return False
+    if reason.some and not reason.keeps and not set(reason.some) & facts.uses:
+        return False  # "the ferry times changed" is about a chain that works on the transport, not any that has a ferry
     return True
+
+
+def _conditional(reason: Reason) -> bool:
+    """Whether a reason is about some of the records ("the ferry times changed": the ferry stops),
+    not the whole set."""
+    return bool(reason.uses or reason.ops or reason.keeps or reason.some)
 
 
 @dataclass

@@ -55,7 +55,8 @@ class DraftEmail(Deliver):
             )
             summed = f"sum(float({s.it}[{p['col']!r}]) for {s.it} in {s.var})"
             code.append(f"total = {form_code(kind, summed)}")
-            body = "f'There are {how_many} " + many + f", {label(p['col'])} {{total}} in all.'"
+            noun = s.noun(p["col"]).replace("\\", "").replace("'", "\\'").replace("{", "").replace("}", "")
+            body = "f'There are {how_many} " + many + f"; the total {noun} is {{total}}.'"
             patterns.append(number_rx(total))
             shown["total"] = (total,)
         head = f"To: {p['name']} <{p['email']}>\\nSubject: {p['subject']}\\n\\n"
@@ -90,7 +91,7 @@ class DraftEmail(Deliver):
             ["email-draft"],
             figures=[
                 Figure(
-                    f"the number of {many}" + (f" and the total {label(p['col'])}" if p["col"] else ""),
+                    f"the number of {many}" + (f" and the total {s.noun(p['col'])}" if p["col"] else ""),
                     shown,
                     (),
                     "text",

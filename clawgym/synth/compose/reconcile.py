@@ -42,10 +42,15 @@ class Reconcile(Deliver):
         rng.shuffle(theirs)
         folder, _, base = s.input_path.rstrip("/").rpartition("/")
         stem = re.sub(r"[^a-z0-9]+", "_", base.split(".")[0].lower()).strip("_") or "records"
-        source = rng.choice(["head_office", "the_partner", "the_portal", "accounts"])
-        names = [f"{stem}_their_copy", f"{stem}_system_export", f"{stem}_reported", f"{stem}_from_{source}"]
+        stem = re.sub(r"_(?:part)?(?:1|2|a|b|old|new)$", "", stem)  # the other copy is of all of it, not of one part
+        # the other copy comes from a system the domain's records live in, not another trade's
+        sources = [
+            re.sub(r"[^a-z0-9]+", "_", re.sub(r"^(?:the|my) ", "", x.lower())).strip("_") for x in s.domain.systems
+        ]
+        names = [f"{stem}_their_copy", f"{stem}_system_export", f"{stem}_reported"]
+        names += [f"{stem}_from_{x}" for x in sources if x]
         if s.domain.type_of(col) == "money":  # money is reconciled against a statement or a ledger
-            names += ["statement", "bank_export", "ledger"]
+            names += ["statement", "bank_export", "ledger", f"{stem}_from_accounts"]
         other = rng.choice([n for n in names if n != stem])
         return {
             "col": col,

@@ -28,7 +28,7 @@ _GENERIC = {
     "total": ("I need the totals for a report", "I have to report the figures this week"),
     "summary": ("I need the overall picture for a report", "I want to see how it breaks down"),
     "list": ("I need a clean list to work from", "I want a short list I can work through"),
-    "reconcile": ("the two copies should agree and I doubt they do",),
+    "reconcile": ("I doubt our records match the other copy", "our records and the other copy should agree"),
     "organise": ("the folder has become hard to find anything in",),
 }
 
@@ -238,13 +238,20 @@ def instruction_text(
         if "order" in said:
             said["order"] = order
         parts.append(_ask(catalog, d_name, rng, {**base, **said}))
-    # "before anything else" only where it is first; a step after others carries no "and"/"then" of its own
+    # "before anything else" and a cleaning step's "... first" only where it is first ("Then trim it first"
+    # reads both ways); a step after others carries no "and"/"then" of its own
     parts = [parts[0]] + [
-        re.sub(r"^(?:and|then|also) ", "", p.replace(" before anything else", ""), flags=re.I) for p in parts[1:]
+        re.sub(
+            r"^(?:and|then|also) ", "", _not_first(p, i + 1 < len(steps) and steps[i + 1][0] in CLEANING), flags=re.I
+        )
+        for i, p in enumerate(parts[1:])
     ]
     reason = reason_for(domain, facts(lex, steps, delivered, s, str(who.get("name", ""))), rng)
     intro = rng.choice(_INTROS).format(Reason=_cap(reason), reason=reason, input=phrase, noun=noun)
-    greeting = rng.choice(_GREETINGS).format(first=who["first"])
+    greetings = [
+        g for g in _GREETINGS if "quick" not in g or "quick" not in intro.lower()
+    ]  # not "quick one. Quick job"
+    greeting = rng.choice(greetings).format(first=who["first"])
     notes = rng.choice(_MOVED if moved else _PROTECT).format(folder=folder)
     closing = rng.choice(_CLOSINGS)
     style = rng.choice(["list", "prose", "prose", "bullets"])
@@ -259,6 +266,13 @@ def instruction_text(
         sentences = [_cap(parts[0]) + "."] + [f"{rng.choice(CONNECT)} {p}." for p in parts[1:]]
         text = f"{head} {' '.join(sentences)} {notes} {closing}"
     return articles(text.strip()) + "\n"
+
+
+def _not_first(part: str, cleaning: bool) -> str:
+    """A step's words once other steps come before it: no "before anything else", and a cleaning
+    step's closing "first" ("de-duplicate on the trip ID first", "check the rows first:") dropped."""
+    part = part.replace(" before anything else", "")
+    return re.sub(r" first(?=$|:| \()", "", part) if cleaning else part
 
 
 def articles(text: str) -> str:

@@ -101,6 +101,7 @@ def make_from_compose(
     vocab = Vocabulary.of(catalog, fam.domain)
     why = "no chain fits"
     reworded: list[str] = []  # why earlier draws' requests were turned away (wording.py)
+    rescoped: list[str] = []  # chains whose scenario promised other work (scenarios.py)
     for attempt in range(ATTEMPTS):
         try:
             composed = compose(
@@ -114,6 +115,8 @@ def make_from_compose(
             )
         except ValueError as exc:
             why = str(exc)
+            if why.startswith("scenario: "):  # the chain does not do what the scenario promises: drawn again
+                rescoped.append(why.removeprefix("scenario: ") + ": drawn again")
             continue
         if region.chain_side(fam.domain, composed.chain) != side:
             why = "every chain tried lies in the other side of the held-out region"
@@ -123,6 +126,8 @@ def make_from_compose(
             why = f"the request's wording ({hits[0]})"
             reworded.append(str(hits[0]))
             continue
+        if composed.rescoped:
+            rescoped.append(composed.rescoped)
         break
     else:
         worded = f"; {len(reworded)} drawn again for their wording, e.g. {reworded[0]}" if reworded else ""
@@ -140,7 +145,7 @@ def make_from_compose(
     made.text = dump_spec(spec, comment)
     made.meta = {
         "category": fam.category,
-        "subcategory": fam.subcategory,
+        "subcategory": spec["subcategory"],  # what the chain does (scenarios.py), maybe not the drawn one
         "persona": c.persona,
         "skills": composed.skills,
         "operations": list(spec["operations"]),
@@ -156,6 +161,7 @@ def make_from_compose(
             "try": attempt,
             "catalog_sha256": sha,
             **({"reworded": reworded} if reworded else {}),
+            **({"rescoped": rescoped} if rescoped else {}),
         },
     }
     return finish(made, spec, None, out, settings, dedup, sandbox)

@@ -171,14 +171,18 @@ _IMPORTS = (
 
 def reference_solution(s: State, reader: list[str], steps: list, delivered: list) -> list[str]:
     """The reference solution: the reader, each operation's lines, each deliverable's lines; as one
-    script, or (style `functions`) a function per step called from main()."""
+    script whose every step opens with a `# step: <operation>` line (the step-mutation gate removes
+    each in turn, mutations/steps.py), or (style `functions`) a function per step called from main()."""
     blocks: list[tuple[str, list[str], bool]] = [(f"load_{s.var}", list(reader), True)]
+    ops: list[str] = [""]  # the operation of each block ("": the reader, or setup that is no step)
     for op_name, p in steps:
         lines = OPERATIONS[op_name].code(s, p)
         if lines:
             blocks.append((_step_name(op_name, p), lines, True))
+            ops.append(op_name)
     if any(not d.moves_input for _, d in delivered):
         blocks.append(("", [s.style.mkdir(s.out_dir)], False))
+        ops.append("")
     for d_name, d in delivered:
         blocks.append(
             (
@@ -189,7 +193,8 @@ def reference_solution(s: State, reader: list[str], steps: list, delivered: list
                 False,
             )
         )
-    body = _as_functions(s.var, blocks) if s.style.layout == "functions" else [ln for _, b, _ in blocks for ln in b]
+        ops.append(d_name)
+    body = _as_functions(s.var, blocks) if s.style.layout == "functions" else _as_script(blocks, ops)
     text = "\n".join(body)
     imports = [line for token, line in _IMPORTS if re.search(r"(?<![\w.])" + re.escape(token), text)]
     names = [n for n in ("date", "datetime", "timedelta") if re.search(rf"(?<![\w.]){n}[.(]", text)]
@@ -200,3 +205,15 @@ def reference_solution(s: State, reader: list[str], steps: list, delivered: list
     if re.search(r"(?<![\w.])Path\(", text):
         imports.append("from pathlib import Path")
     return imports + [""] + body
+
+
+def _as_script(blocks: list[tuple[str, list[str], bool]], ops: list[str]) -> list[str]:
+    """One script: the reader and the setup that is no step (making the output folder) first, then
+    each step's lines under a `# step: <operation>` line, so that removing a step's block (up to the
+    next mark) removes that step and nothing else."""
+    out = list(blocks[0][1])
+    out += [ln for (name, lines, _), op in zip(blocks[1:], ops[1:]) if not op for ln in lines]
+    for (_, lines, _), op in zip(blocks[1:], ops[1:]):
+        if op:
+            out += [f"# step: {op}", *lines]
+    return out

@@ -4,12 +4,15 @@
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from .model import CATEGORY_TYPES, NUMBER_TYPES, Domain, allows, numeric_values
 from .data import Row
 from .style import Style
+
+_CLOCK = re.compile(r"\d{1,2}:\d{2}(?::\d{2})?")
 
 
 @dataclass
@@ -35,6 +38,20 @@ class State:
     roles: dict[str, str] = field(default_factory=dict)  # column -> what its number is (model.ROLES)
     units: dict[str, str] = field(default_factory=dict)
     read_rows: int = 0  # how many rows the input reads back as (before any step)
+    words: Any = None  # the task's Lexicon (lexicon.py): how its text names each column
+
+    def noun(self, column: str) -> str:
+        """The column as a person names it ("claim status" for `reimbursed`), for every text the
+        outputs or the checks hold (a report's heading, a check's name); its name in words when the
+        task has no lexicon."""
+        return str(self.words.said(column)) if self.words is not None else label(column)
+
+    def which(self, column: str, value: str) -> str:
+        """The clause picking the records whose column holds `value` ("that have been claimed",
+        "whose host is nas")."""
+        if self.words is not None:
+            return str(self.words.said(column).which([value]))
+        return f"whose {label(column)} is {value}"
 
     def __post_init__(self) -> None:
         for f in self.domain.fields:
@@ -57,6 +74,8 @@ class State:
         ]
 
     def categories(self, present: int = 2, fresh: bool = True) -> list[str]:
+        """The label columns with `present` to 12 values (never a time of day: "per 02:14:07" sorts
+        nothing into groups)."""
         return [
             c
             for c in self.columns
@@ -64,6 +83,7 @@ class State:
             and present <= len({r[c] for r in self.rows}) <= max(present, 12)
             and not (fresh and c in self.used)
             and c != self.domain.key
+            and not all(_CLOCK.fullmatch(r[c].strip()) for r in self.rows)
         ]
 
     def dates(self) -> list[str]:

@@ -116,8 +116,8 @@ def _table(s: State, p: dict[str, Any]) -> list[tuple[str, str]]:
     return [(g, fmt(_aggregate(v, p["how"]), _group_kind(s, p))) for g, v in sorted(buckets.items())]
 
 
-def _figure(p: dict[str, Any], rows: list[tuple[str, str]], kind: str = "table") -> Figure:
-    return Figure(f"{p['name']} per {label(p['group'])}", {g: (v,) for g, v in rows}, (p["name"],), kind)
+def _figure(s: State, p: dict[str, Any], rows: list[tuple[str, str]], kind: str = "table") -> Figure:
+    return Figure(f"the {_measure_said(s, p)} per {s.noun(p['group'])}", {g: (v,) for g, v in rows}, (p["name"],), kind)
 
 
 def _group_code(s: State, p: dict[str, Any]) -> list[str]:
@@ -133,7 +133,18 @@ def _group_code(s: State, p: dict[str, Any]) -> list[str]:
 
 
 def _measure_words(s: State, p: dict[str, Any]) -> str:
+    """The measure with its column's name in words (the request's slot: request.py names it)."""
     return _words(s, p["how"], p["col"])[1].format(col=label(p["col"] or ""), noun=s.domain.noun[1])
+
+
+def _measure_said(s: State, p: dict[str, Any]) -> str:
+    """The measure as a person names it ("total distance in miles", "number of different sponsors"),
+    for the text of outputs and checks."""
+    col = p["col"] or ""
+    if p["how"] == "distinct":
+        many = s.words.said(col).plural if s.words is not None else f"{label(col)} values"
+        return f"number of different {many}"
+    return _words(s, p["how"], col)[1].format(col=s.noun(col), noun=s.domain.noun[1])
 
 
 class GroupAggregate(Deliver):
@@ -159,7 +170,7 @@ class GroupAggregate(Deliver):
             exists_check(path),
             {
                 "type": "csv_rows_equal",
-                "name": f"{name} per {label(g)}",
+                "name": f"the {_measure_said(s, p)} per {s.noun(g)}",
                 "path": path,
                 "expected": [{g: k, name: v} for k, v in rows],
                 "key": g,
@@ -173,7 +184,7 @@ class GroupAggregate(Deliver):
             code,
             {"path": path, "group": label(g), "measure": _measure_words(s, p), "name": name, "gcol": g},
             ["csv"],
-            figures=[_figure(p, rows)],
+            figures=[_figure(s, p, rows)],
         )
 
 
@@ -197,14 +208,14 @@ class GroupJson(Deliver):
             *s.style.write_json(path, "result"),
         ]
         fields = {field_key(k): float(v) for k, v in rows}
-        checks = [exists_check(path), *lookup_checks(fields, {k: float(v) for k, v in rows}, path, label(g))]
+        checks = [exists_check(path), *lookup_checks(fields, {k: float(v) for k, v in rows}, path, s.noun(g))]
         return Delivered(
             path,
             checks,
             code,
             {"path": path, "group": label(g), "measure": _measure_words(s, p)},
             ["json-data"],
-            figures=[_figure(p, rows)],
+            figures=[_figure(s, p, rows)],
         )
 
 
@@ -251,7 +262,7 @@ class ShareOfTotal(Deliver):
             exists_check(path),
             {
                 "type": "csv_rows_equal",
-                "name": f"total and share per {label(g)}",
+                "name": f"the total {s.noun(col)} and its share per {s.noun(g)}",
                 "path": path,
                 "expected": expected,
                 "key": g,
@@ -261,7 +272,7 @@ class ShareOfTotal(Deliver):
         ]
         figures = [
             Figure(
-                f"total {label(col)} and share per {label(g)}",
+                f"the total {s.noun(col)} and its share per {s.noun(g)}",
                 {row[g]: (row[f"total_{col}"], row["share_pct"]) for row in expected},
                 (f"total_{col}", "share_pct"),
             )
@@ -312,7 +323,7 @@ class Pivot(Deliver):
             exists_check(path),
             {
                 "type": "csv_rows_equal",
-                "name": f"{label(a)} by {label(b)} counts",
+                "name": f"the counts per {s.noun(a)} and {s.noun(b)}",
                 "path": path,
                 "expected": expected,
                 "key": a,
@@ -326,7 +337,7 @@ class Pivot(Deliver):
             code,
             {"path": path, "rows": label(a), "cols": label(b), "a": a, "values": ", ".join(across)},
             ["csv"],
-            figures=[Figure(f"{label(a)} by {label(b)} counts", cells, tuple(across))],
+            figures=[Figure(f"the counts per {s.noun(a)} and {s.noun(b)}", cells, tuple(across))],
         )
 
 
@@ -359,6 +370,8 @@ class TotalsJson(Deliver):
         said: list[str] = []
         shown: dict[str, tuple[str, ...]] = {}
         code = [f"{col}_values = [float({s.it}[{col!r}]) for {s.it} in {s.var}]", "figures = {}"]
+        unit = unit_words(s, col)  # not where the column's phrase says it ("duration in minutes, in minutes")
+        unit = "" if unit.removeprefix(", in ").lower() in s.noun(col).lower() else unit
         if counted:
             expected[ck] = len(vals)
             said.append(f'"{ck}" (how many {s.domain.noun[1]}, a whole number)')
@@ -366,7 +379,7 @@ class TotalsJson(Deliver):
             code.append(f"figures[{ck!r}] = len({col}_values)")
         if p.get("total", True):
             expected[f"total_{col}"] = round(sum(vals), 2)
-            said.append(f'"total_{col}" (the total {label(col)}{unit_words(s, col)})')
+            said.append(f'"total_{col}" (the total {label(col)}{unit})')  # in words by request.relabel
             shown[f"total_{col}"] = (fmt(sum(vals), "money"),)
             code.append(f"figures['total_{col}'] = round(sum({col}_values), 2)")
         if p["average"] or not expected:
@@ -387,7 +400,7 @@ class TotalsJson(Deliver):
             },
         ]
         keys = ", ".join(said[:-1]) + (" and " if len(said) > 1 else "") + said[-1]
-        figures = [Figure(f"the {label(col)} figures", shown)]
+        figures = [Figure(f"the {s.noun(col)} figures", shown)]
         return Delivered(
             path, checks, code, {"path": path, "keys": f"{keys}, as JSON numbers"}, ["json-data"], figures=figures
         )
@@ -401,9 +414,8 @@ class ReportMd(Deliver):
         if p is None:
             return None
         stem = output_stem(s, rng, "report", "summary", "{file}_note", "{noun}_update")
-        title = rng.choice(
-            [f"{s.domain.noun[1].capitalize()} by {label(p['group'])}", f"{label(p['group']).capitalize()} breakdown"]
-        )
+        group = s.noun(p["group"])  # a heading names the group as a person does ("Claim status breakdown")
+        title = rng.choice([f"{s.domain.noun[1].capitalize()} by {group}", f"{group[:1].upper()}{group[1:]} breakdown"])
         final = "Overall" if p["how"] == "mean" else "Total"
         return {**p, "path": f"{s.out_dir}/{stem}.md", "title": title, "final": final}
 
@@ -442,16 +454,16 @@ class ReportMd(Deliver):
             },
             {
                 "type": "text_matches",
-                "name": f"a line per {label(g)} with its {_measure_words(s, p)}, and the {p['final'].lower()}",
+                "name": f"a line per {s.noun(g)} with its {_measure_said(s, p)}, and the {p['final'].lower()}",
                 "path": p["path"],
                 "pattern": patterns,
                 "weight": 3,
             },
         ]
-        figures = [_figure(p, rows, "lines")]
+        figures = [_figure(s, p, rows, "lines")]
         if p["how"] != "count":  # a count's total is the number of rows, already graded per group
             figures.append(
-                Figure(f"the {p['final'].lower()} {_measure_words(s, p)}", {p["final"]: (total,)}, (), "lines")
+                Figure(f"the {p['final'].lower()} {_measure_said(s, p)}", {p["final"]: (total,)}, (), "lines")
             )
         return Delivered(
             p["path"],

@@ -20,7 +20,13 @@ The rules (each `Hit` names its rule and quotes the words):
   to send the emails)");
 - unfilled-slot: a template slot left in the text ("{field}");
 - stated-count: a count given away ("(8 here)", "there are 12 of them");
-- given-answer: a graded figure (a total, an average, a count in a message) written in the request.
+- given-answer: a graded figure (a total, an average, a count in a message) written in the request;
+- possessive-phrase: a possessive on a phrase ("each band of the number of downloads in the last 30
+  days's total");
+- title-name: a heading or subject line the request asks for in quotes ('# Is returned breakdown',
+  'Subject: Po status update') that names a column by its file name where the catalog gives it a
+  phrase: the output must carry that title, so it has to read right too (raw names with
+  underscores in it are raw-name hits).
 """
 
 from __future__ import annotations
@@ -85,9 +91,26 @@ class Vocabulary:
     def rules(self) -> list[tuple[str, re.Pattern]]:
         return _rules(self)
 
+    @cached_property
+    def file_names(self) -> re.Pattern | None:
+        """The column names (in words) that are not how the catalog names the column: "is returned"
+        where it says "return status", "status" where it says "run result"."""
+        words = [
+            label(raw)
+            for raw, ps in self.names.items()
+            if ps
+            and label(raw).lower() not in _FUNCTION_WORDS  # a column called "by" is no word of a title
+            and not re.search(rf"(?<![\w-]){re.escape(label(raw))}(?![\w-])", " | ".join(ps[:2]), re.I)
+        ]
+        return re.compile(rf"(?<![\w-])(?:{_alternation(words)})(?![\w-])", re.I) if words else None
+
 
 # columns operations add, with the phrase the request gives them (lexicon.py)
-_ADDED = {name: ("number of days since",) for name in ("days_ago", "age_days", "days_since", "days_open")}
+_ADDED = {
+    name: ("number of days since",) for name in ("days_ago", "age_days", "days_since", "days_open", "days_elapsed")
+}
+_ADDED["weekday"] = ("day of the week", "days of the week")
+_FUNCTION_WORDS = frozenset({"by", "of", "in", "on", "at", "to", "for", "from", "with", "per", "and", "or", "the", "a"})
 
 # where a column is named as such (its label), not used as a word
 _QUOTED = r"(?<!\w)'[^'\n]*'(?!\w)|\"[^\"\n]*\"|`[^`\n]*`"
@@ -126,6 +149,11 @@ _ASIDE = re.compile(
     r"\)\s+\([^)]*\)|(?:\S+/\S*|\S+\.(?:csv|json|jsonl|md|txt|log))\s+\((?:I|I'm|I've|we|we're|my|our)\b[^)]*\)"
 )
 _SLOT = re.compile(r"\{[a-z_.]+\}")
+_POSSESSIVE = re.compile(
+    r"\b(?:each|every)\s+(?:[\w-]+\s+){1,8}?(?:of|in|for|since|from|per)\s+(?:[\w-]+\s+){0,8}?[\w-]+'s\b", re.I
+)
+# a heading or subject line asked for word for word: '# Title', "## Title", 'Subject: Title'
+_TITLE = re.compile(r"(?<!\w)'(?:#{1,6}\s+|Subject:\s*)([^'\n]+)'|\"(?:#{1,6}\s+|Subject:\s*)([^\"\n]+)\"")
 
 
 def _blank(text: str, rx: re.Pattern) -> str:
@@ -168,7 +196,24 @@ def check(text: str, vocab: Vocabulary | None = None, answers: Iterable[str] = (
         hits.append(Hit("unfilled-slot", _around(text, m)))
     for m in _STATED.finditer(text):
         hits.append(Hit("stated-count", _around(text, m)))
+    for m in _POSSESSIVE.finditer(unquoted):
+        hits.append(Hit("possessive-phrase", _around(text, m)))
+    hits += _titles(text, vocab)
     hits += _given(text, answers)
+    return hits
+
+
+def _titles(text: str, vocab: Vocabulary | None) -> list[Hit]:
+    """The rules a quoted heading or subject line must pass: no raw column name, and no column
+    named by its file name where the catalog gives it a phrase."""
+    hits = []
+    for m in _TITLE.finditer(text):
+        title = m.group(1) or m.group(2) or ""
+        for n in _SNAKE.finditer(title):
+            hits.append(Hit("raw-name", f"{title} ({n.group(0)})"))
+        if vocab is not None and vocab.file_names is not None:
+            for n in vocab.file_names.finditer(_blank(title, vocab.phrases)):
+                hits.append(Hit("title-name", f"{title} ({n.group(0)})"))
     return hits
 
 
