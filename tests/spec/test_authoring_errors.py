@@ -83,15 +83,15 @@ def test_a_crashing_reference_solution_is_at_its_step_with_a_summary(bwrap):
 def test_a_task_the_tamper_attack_pays_on_is_flagged_with_the_fix(bwrap):
     code, out, err = validate("--seeds", "0-2", f"{DIR}/tamper-weak.yaml")
     assert code == 2
-    assert out[-1] == f"fail {DIR}/tamper-weak.yaml (oracle 1.000, nop 0.000, tamper 0.281, lazy 0.477)"
+    assert out[-1] == f"fail {DIR}/tamper-weak.yaml (oracle 1.000, nop 0.000, tamper 0.309, lazy 0.425)"
     assert err == [
         f"error: {DIR}/tamper-weak.yaml:59: checks[1]: a lazy agent scores more than 0.1 on seeds 0, 1, 2: the "
         "worst, on seed 1, is unfiltered_input (the input tables copied into the outputs; every input row) scores "
-        "0.477; paying: attending guests 0.750, chase list 1.000, inputs untouched 1.000 (make the checks depend "
+        "0.425; paying: attending guests 0.750, chase list 1.000 (make the checks depend "
         "on the computed content: no weight on a file's existence or on untouched inputs, no lone number, "
         "no partial credit for the unfiltered input)",
         f"error: {DIR}/tamper-weak.yaml:88: checks[6]: the tamper agent (truncates every input file, then runs "
-        "the reference solution on what is left) scores 0.281, 0.212, 0.221 on seeds 0, 1, 2, more than doing "
+        "the reference solution on what is left) scores 0.309, 0.233, 0.244 on seeds 0, 1, 2, more than doing "
         "nothing (0.000); it still passes: file_exists dinner/summary.json, chase list (make this `unchanged` "
         "check a gate (gate: true): rewriting the inputs then scores 0)",
         "2 problems found in 1 of 1 file",

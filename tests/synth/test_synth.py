@@ -61,6 +61,9 @@ def test_good_family_becomes_a_concrete_reviewable_spec(dataset, bwrap):
         "nop": 0.0,
         "tamper": 0.0,
         "tamper_by": "input gate",
+        "lazy": 0.0,
+        "lazy_by": "empty",
+        "mutations": True,
     }
     spec = yaml.safe_load(made.text)
     assert "params" not in spec and "vars" not in spec
@@ -373,7 +376,7 @@ skills: [csv]
 operations: [csv.read_rows]
 workspace: home-office
 files:
-  - {path: data/list.csv, content: "name,score\\nann,3\\nbob,4\\ncid,5\\n"}
+  - {path: data/list.csv, content: "name,score\\nann,7\\nbob,8\\ncid,9\\n"}
 instruction: Count the data rows of data/list.csv and write the number to out/count.txt; leave data/ alone.
 solution:
   - exec: mkdir -p out && tail -n +2 data/list.csv | wc -l > out/count.txt

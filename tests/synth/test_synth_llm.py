@@ -69,6 +69,9 @@ def test_good_spec_is_accepted_and_passes_every_filter(dataset, bwrap):
         "nop": 0.0,
         "tamper": 0.0,
         "tamper_by": "input gate",
+        "lazy": 0.085714,  # the first rows copied match one expected row of seven, and nothing else
+        "lazy_by": "first_rows",
+        "mutations": True,
     }
     assert made.signature is not None and made.path == f"{REL_DIR}/{REQUEST.name}.yaml"
     assert made.candidate == Candidate(
@@ -79,7 +82,7 @@ def test_good_spec_is_accepted_and_passes_every_filter(dataset, bwrap):
     assert made.text.startswith("# Synthesized by clawgym synth (llm route)")
     meta = made.meta
     assert meta["route"] == "llm" and meta["persona"] == "bakery-owner" and meta["skills"] == ["csv", "json-data"]
-    assert meta["operations"][0] == "csv.read_rows" and meta["checks"] == 5 and meta["expected_steps"] == 3
+    assert meta["operations"][0] == "csv.read_rows" and meta["checks"] == 4 and meta["expected_steps"] == 3
     assert meta["source"]["model"] == {"type": "scripted"} and meta["source"]["repair_rounds"] == 0
     assert len(meta["source"]["prompt_sha256"]) == 64
     prompt = w.policy.calls[0]["messages"][0]["content"]

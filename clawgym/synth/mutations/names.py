@@ -154,12 +154,19 @@ def check_name_mutations(
         for i, check in enumerate(grading.checks):
             name = _check_name(check, i)
             props = promises(name)
-            base = grading.verdict(workspace, [check]).reward if props else 1.0
+            alone = _alone(check)
+            base = grading.verdict(workspace, [alone]).reward if props else 1.0
             for prop in props:
-                out.append(_one_promise(grading, check, name, prop, base, workspace, inputs, records))
+                out.append(_one_promise(grading, alone, name, prop, base, workspace, inputs, records))
     finally:
         safefs.remove_tree(root)
     return out
+
+
+def _alone(check: dict) -> dict:
+    """`check` scored on its own: weight 1 and no gate, so a gate that weighs 0 (an `unchanged`
+    gate, say) still shows whether it tests what its name promises."""
+    return {**check, "weight": 1, "gate": False}
 
 
 def _one_promise(
