@@ -198,8 +198,8 @@ def test_the_route_draws_again_when_a_request_reads_wrong(tmp_path, monkeypatch)
 
 
 # -- the story ----------------------------------------------------------------------------------
-def _facts(kinds=("list",), uses=(), ops=(), persona="devops-engineer", values=None) -> Facts:
-    return Facts(set(kinds), set(uses), set(ops), persona, values or {})
+def _facts(kinds=("list",), uses=(), ops=(), persona="devops-engineer", values=None, selects=(), groups=()) -> Facts:
+    return Facts(set(kinds), set(uses), set(ops), persona, values or {}, set(selects), set(groups))
 
 
 def test_a_reason_fits_only_the_chains_it_serves():
@@ -389,3 +389,79 @@ def test_two_input_files_are_described_once_and_read_in_the_order_asked():
         code = c.spec["solution"][0]["python"]
         assert code.index(first) < code.index(second), (first, second)  # the order asked is the order read
     assert merged >= 15
+
+
+def test_a_story_accounts_for_every_selection_and_grouping():
+    """A reason with conditions names every column the chain selects rows by, its first `uses`
+    column is worked on and a summary groups only by columns it uses; a plain sentence fits any chain."""
+    audience = Reason("I want to see which episodes pulled the biggest audience", uses=("downloads_30d",))
+    assert fits(audience, _facts(uses=("downloads_30d",)))
+    assert not fits(audience, _facts(uses=("downloads_30d", "status"), selects={"status"}))  # kept: the unreleased
+    sponsor = Reason("the sponsor report is due on Monday", uses=("sponsor", "downloads_30d"))
+    assert not fits(sponsor, _facts(uses=("downloads_30d", "runtime_min")))  # nothing about sponsors
+    assert fits(sponsor, _facts(uses=("sponsor", "downloads_30d"), groups={"sponsor"}))
+    campaign = Reason("the trustees want the campaign totals", deliver=("total",), uses=("campaign",))
+    assert not fits(campaign, _facts(kinds=("total",), uses=("campaign", "receipted"), groups={"receipted"}))
+    books = Reason("I want to stop buying books I already own", deliver=("list",))
+    assert fits(books, _facts()) and not fits(books, _facts(selects={"genre"}))
+    assert fits(Reason("I'm tidying up before the audit"), _facts(selects={"genre"}))
+
+
+def test_composed_messages_go_to_the_personas_own_contacts():
+    cat = _catalog()
+    sent = 0
+    for name in ("chores", "donations", "podcast_episodes"):
+        dom = cat.domains[name]
+        for seed in range(60):
+            persona = dom.personas[seed % len(dom.personas)]
+            try:
+                c = compose(cat, name, dom.scenarios[seed % len(dom.scenarios)], persona, seed, ROOT, "t")
+            except ValueError:
+                continue
+            m = re.search(r"([A-Z][a-z]+ [A-Z][\w'-]+) <([^>]+@[^>]+)>", c.spec["instruction"])
+            if m:
+                sent += 1
+                data = yaml.safe_load((ROOT / "personas" / f"{persona}.yaml").read_text(encoding="utf-8"))
+                assert (m.group(1), m.group(2)) in {(p["name"], p["email"]) for p in data["contacts"]}, m.group(0)
+    assert sent >= 3
+
+
+def test_a_summary_over_records_with_no_value_says_they_are_a_group():
+    cat = _catalog()
+    dom = cat.domains["podcast_episodes"]
+    said = 0
+    for seed in range(200):
+        try:
+            c = compose(cat, dom.name, dom.scenarios[seed % len(dom.scenarios)], dom.personas[0], seed, ROOT, "t")
+        except ValueError:
+            continue
+        if 'make a group of their own, "none"' in c.spec["instruction"]:
+            said += 1
+            assert "none" in yaml.safe_dump(c.spec["checks"])  # the group the request names is the one graded
+    assert said >= 1
+
+
+def test_keys_numbered_in_varying_width_are_ordered_by_their_number():
+    from types import SimpleNamespace
+
+    from clawgym.synth.compose.delivered import ordered_by, sort_code
+
+    rows = [{"stop": s} for s in ("L10", "L7", "L1", "L9")]
+    state = SimpleNamespace(order=None, rows=rows, domain=SimpleNamespace(key="stop"), var="stops", it="s")
+    assert [r["stop"] for r in ordered_by(state)] == ["L1", "L7", "L9", "L10"]
+    stops = [dict(r) for r in rows]
+    exec("\n".join(sort_code(state)), {"stops": stops})
+    assert [r["stop"] for r in stops] == ["L1", "L7", "L9", "L10"]  # the reference sorts the same way
+    state.rows = [{"stop": s} for s in ("B2", "A10", "A3")]  # two prefixes: text order, as before
+    assert [r["stop"] for r in ordered_by(state)] == ["A10", "A3", "B2"]
+
+
+def test_content_scenarios_deliver_something_written_to_be_read():
+    from clawgym.synth.compose.scenarios import Work, keeps
+
+    csv_only = Work(frozenset({"dedupe", "write_rows"}), frozenset({"list"}), frozenset())
+    page = Work(frozenset({"dedupe", "markdown_table"}), frozenset({"list"}), frozenset())
+    for sub in ("newsletter assembly", "social media planning", "blog writing", "recipes and menus"):
+        assert not keeps(sub, csv_only) and keeps(sub, page), sub
+    listed = Work(frozenset({"filter_equals", "write_rows"}), frozenset({"list"}), frozenset())
+    assert keeps("contact management", csv_only) and not keeps("contact management", listed)  # nothing kept right

@@ -210,6 +210,7 @@ def compose(
     lexicon["words"] = state.words = Lexicon(catalog, domain, steps)  # headings and check names in words
     workspace = guessable.workspace_tables(library_root, WORKSPACES.get(scenario[0], "home-office"))
     known = guessable.known_of(fresh, parts, steps, [], workspace)
+    state.contacts = persona_of(library_root, persona)["contacts"]  # a message goes to someone the persona knows
     planned = _deliver(state, steps, rng, guessable.answers(fresh, steps, parts), known, promise)
     delivered = [(n, d) for n, d, _ in planned]
     kept = _observed(fresh, steps, [(n, p) for n, _, p in planned])

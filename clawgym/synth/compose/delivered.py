@@ -55,12 +55,32 @@ def output_stem(s: State, rng: random.Random, *options: str) -> str:
     return rng.choice(options).format(noun=noun, file=s.domain.files[0])
 
 
+def _numbered(s: State) -> bool:
+    """Whether the key is one prefix and a number of varying width (L1 ... L10): a person orders
+    such keys by their number (L7 before L10), which text order does not."""
+    keys = [str(r[s.domain.key]) for r in s.rows]
+    parts = [re.fullmatch(r"(\D*)(\d+)", k) for k in keys]
+    return all(parts) and len({m.group(1) for m in parts if m}) == 1 and len({len(m.group(2)) for m in parts if m}) > 1
+
+
 def ordered_by(s: State) -> list[Row]:
-    return s.rows if s.order else sorted(s.rows, key=lambda r: r[s.domain.key])
+    """The rows in the order a request that names no other order asks for: by the key, numbered
+    keys by their number."""
+    if s.order:
+        return s.rows
+    if _numbered(s):
+        return sorted(s.rows, key=lambda r: int(re.sub(r"\D", "", str(r[s.domain.key]))))
+    return sorted(s.rows, key=lambda r: r[s.domain.key])
 
 
 def sort_code(s: State) -> list[str]:
-    return [] if s.order else [f"{s.var}.sort(key=lambda {s.it}: {s.it}[{s.domain.key!r}])"]
+    """The reference solution's line putting the rows in `ordered_by`'s order."""
+    if s.order:
+        return []
+    if _numbered(s):
+        digits = f"''.join(c for c in {s.it}[{s.domain.key!r}] if c.isdigit())"
+        return [f"{s.var}.sort(key=lambda {s.it}: int({digits}))"]
+    return [f"{s.var}.sort(key=lambda {s.it}: {s.it}[{s.domain.key!r}])"]
 
 
 def order_words(s: State) -> str:

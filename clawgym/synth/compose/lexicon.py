@@ -333,13 +333,20 @@ class Lexicon:
 
 
 def fits(reason: Reason, facts: "Facts") -> bool:
-    """Whether a reason fits what the chain does (every condition it gives holds)."""
+    """Whether a reason fits what the chain does (every condition it gives holds). A reason with
+    conditions also names every column the chain selects rows by: a story about the biggest
+    audience does not front a chain that keeps the episodes still in editing, and one with only a
+    deliverable ("I want to stop buying books I already own") fronts no selection at all. A plain
+    sentence is written to fit any chain over its domain."""
     if reason.deliver and not set(reason.deliver) & facts.kinds:
         return False
     if not reason.deliver and (facts.kinds & {"reconcile", "organise"}) and _conditional(reason):
         return False  # a comparison with another copy, or files moved into folders, serves its own reasons
-    if reason.uses and not set(reason.uses) & facts.uses:
+    if reason.uses and not _about(reason, facts):
         return False
+    plain = not (reason.deliver or reason.uses or reason.keeps or reason.some or reason.ops or reason.who)
+    if not plain and not facts.selects <= {*reason.uses, *reason.keeps, *reason.some}:
+        return False  # the story must account for the records the chain keeps or drops
     if reason.ops and not set(reason.ops) & facts.ops:
         return False
     if reason.who and facts.persona not in reason.who:
@@ -354,6 +361,13 @@ def fits(reason: Reason, facts: "Facts") -> bool:
     if reason.some and not reason.keeps and not set(reason.some) & facts.uses:
         return False  # "the ferry times changed" is about a chain that works on the transport, not any that has a ferry
     return True
+
+
+def _about(reason: Reason, facts: "Facts") -> bool:
+    """Whether the chain is about what a reason with `uses` says: its first column (what the story
+    is about; the rest are other columns that serve it) is worked on, and every column the
+    deliverable groups by is one it uses (campaign totals are not a split by receipt status)."""
+    return reason.uses[0] in facts.uses and facts.groups <= set(reason.uses)
 
 
 def _conditional(reason: Reason) -> bool:
@@ -372,3 +386,5 @@ class Facts:
     ops: set[str]
     persona: str
     values: dict[str, set[str]]
+    selects: set[str] = field(default_factory=set)  # columns the chain keeps or drops rows by
+    groups: set[str] = field(default_factory=set)  # columns the deliverables group by

@@ -20,9 +20,14 @@ class DraftEmail(Deliver):
     def plan(self, s, rng):
         if not s.rows:
             return None
-        name = people(rng, 1)[0]
-        org = rng.choice(["northwind", "brightside", "harbourworks", "cedarline", "meridian", "fernhill", "quayside"])
-        email = f"{name.split()[0].lower()}.{name.split()[1].lower()}@{org}.example"
+        if s.contacts:  # someone the persona knows (a partner, a colleague, a client), as their profile lists them
+            name, email = rng.choice(s.contacts)
+        else:
+            name = people(rng, 1)[0]
+            org = rng.choice(
+                ["northwind", "brightside", "harbourworks", "cedarline", "meridian", "fernhill", "quayside"]
+            )
+            email = f"{name.split()[0].lower()}.{name.split()[1].lower()}@{org}.example"
         # only a quantity has a total worth reporting (not a year, a rating or a price each)
         numbers = [c for c in s.numbers(fresh=False, does="sum") if len({r[c] for r in s.rows}) > 1]
         col = rng.choice(numbers) if numbers else None

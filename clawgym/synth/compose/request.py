@@ -15,7 +15,7 @@ import yaml
 
 from .catalog import Catalog, Domain
 from .lexicon import DELIVER_KINDS, Facts, Lexicon, fits, label
-from .ops import CLEANING, OPERATIONS
+from .ops import CLEANING, FILTERS, OPERATIONS, SELECTING
 from .state import State
 
 CONNECT = ("Then", "After that,", "Next,", "Once that's done,", "Also", "And")
@@ -35,13 +35,23 @@ _GENERIC = {
 
 @lru_cache(maxsize=256)
 def persona_of(root: Path, name: str) -> dict[str, Any]:
-    """The first name and organisation of a persona (read once per process)."""
+    """The first name, organisation and contacts (name, email) of a persona (read once per process)."""
     try:
         data = yaml.safe_load((root / "personas" / f"{name}.yaml").read_text(encoding="utf-8")) or {}
     except OSError:
         data = {}
     full = str(data.get("full_name") or data.get("name") or "Sam Rivera")
-    return {"first": full.split()[0].capitalize(), "org": data.get("organization") or "", "name": name}
+    contacts = tuple(
+        (str(c["name"]), str(c["email"]))
+        for c in data.get("contacts") or ()
+        if isinstance(c, dict) and len(str(c.get("name", "")).split()) >= 2 and "@" in str(c.get("email", ""))
+    )
+    return {
+        "first": full.split()[0].capitalize(),
+        "org": data.get("organization") or "",
+        "name": name,
+        "contacts": contacts,
+    }
 
 
 class _Default(dict):
@@ -97,7 +107,15 @@ def relabel(lex: Lexicon, text: str) -> str:
 
 
 def _measure(lex: Lexicon, text: str) -> str:
-    """A summary's measure ("total downloads", "number of different role values") in the catalog's words."""
+    """A summary's measure ("total downloads", "number of different role values") in the catalog's words
+    (a precision it states, " to two decimals", kept at its end)."""
+    tail = ""
+    if m := re.fullmatch(r"(.+?)( to two decimals)", text):
+        text, tail = m.group(1), m.group(2)
+    return _measure_core(lex, text) + tail
+
+
+def _measure_core(lex: Lexicon, text: str) -> str:
     m = re.fullmatch(r"number of different (.+) values", text)
     if m and (col := lex.column(m.group(1))):
         return f"number of different {lex.said(col).plural}"
@@ -135,6 +153,11 @@ def facts(lex: Lexicon, steps: list, delivered: list, s: State, persona: str) ->
         if str(d.slots.get("measure", "")).startswith("number of"):
             kinds.add("count")
     used: set[str] = set()
+    selects = _columns(lex, [p.get(k) for n, p in steps if n in FILTERS + SELECTING for k in ("field", "group")])
+    summaries = ("group_aggregate", "group_json", "share_of_total", "pivot", "report_md")
+    groups = _columns(
+        lex, [d.slots.get(k) for n, d in delivered if n in summaries for k in ("gcol", "group", "rows", "cols")]
+    )
 
     def note(value: Any) -> None:
         if isinstance(value, str):
@@ -159,14 +182,49 @@ def facts(lex: Lexicon, steps: list, delivered: list, s: State, persona: str) ->
             note(d.slots.get(key))
         if "list" in DELIVER_KINDS.get(name, ()):  # the columns a list shows are what it is for
             note(re.findall(r"\w+", str(d.slots.get("columns", "")).split(" (")[0]))
-        m = re.fullmatch(r"(?:total|average|highest|lowest) (.+)", str(d.slots.get("measure", "")))
+        m = re.fullmatch(
+            r"(?:total|average|highest|lowest) (.+?)(?: to two decimals)?", str(d.slots.get("measure", ""))
+        )
         if m:
             note(m.group(1))
     values: dict[str, set[str]] = {}
     for col in s.columns:
         values[lex.canonical.get(col, col)] = {str(r.get(col, "")).strip().lower() for r in s.rows}
     ops = {n for n, _ in steps} | {n for n, _ in delivered}
-    return Facts(kinds, used, ops, persona, values)
+    return Facts(kinds, used, ops, persona, values, selects, groups)
+
+
+_EMPTY = ("none", "n/a", "-", "unassigned", "no one", "nobody")
+_SUMMARIES = ("group_aggregate", "group_json", "share_of_total", "pivot", "report_md")
+
+
+def _empty_group(lex: Lexicon, s: State, name: str, d: Any, noun: str) -> str:
+    """Where a summary groups by a column some records leave empty ("none" for an episode with no
+    sponsor), the sentence saying those records make a group of their own: a careful reader would
+    otherwise leave them out, and the checks count that group."""
+    if name not in _SUMMARIES:
+        return ""
+    for key in ("gcol", "group", "rows", "cols"):
+        value = d.slots.get(key)
+        col = getattr(value, "col", None) if not isinstance(value, str) else lex.column(value)
+        if col is None or col not in s.columns:
+            continue
+        empty = sorted({str(r.get(col, "")).strip() for r in s.rows} & {*_EMPTY, *(e.title() for e in _EMPTY)})
+        if empty:
+            said = lex.said(col)
+            which = said.which([empty[0]])
+            return f'; the {noun} {which} make a group of their own, "{empty[0]}"'
+    return ""
+
+
+def _columns(lex: Lexicon, values: list[Any]) -> set[str]:
+    """The canonical columns that slot values name (a column, its name in words, or a Ref)."""
+    out: set[str] = set()
+    for value in values:
+        col = getattr(value, "col", None) if not isinstance(value, str) else lex.column(value)
+        if col is not None:
+            out.add(lex.canonical.get(col, col))
+    return out
 
 
 def reason_for(domain: Domain, fact: Facts, rng: random.Random) -> str:
@@ -237,7 +295,9 @@ def instruction_text(
         said = words(lex, d.slots)
         if "order" in said:
             said["order"] = order
-        parts.append(_ask(catalog, d_name, rng, {**base, **said}))
+        asked = _ask(catalog, d_name, rng, {**base, **said})
+        extra = _empty_group(lex, s, d_name, d, noun)
+        parts.append(asked[:-1] + extra + "." if extra and asked.endswith(".") else asked + extra)
     # "before anything else" and a cleaning step's "... first" only where it is first ("Then trim it first"
     # reads both ways); a step after others carries no "and"/"then" of its own
     parts = [parts[0]] + [

@@ -18,6 +18,7 @@ from .ops import CLEANING
 
 SUMMARY_KINDS = ("summary", "total", "count")
 TIME_UNITS = ("hours", "minutes", "seconds", "ms")
+DOCUMENT = ("markdown_table", "report_md", "draft_email")  # deliverables written to be read
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,28 @@ PROMISES: dict[str, Promise] = {
     "status reporting": Promise(
         "figures to report (a summary, a total or a message)", kinds=(*SUMMARY_KINDS, "message")
     ),
+    "inventory analysis": Promise("figures summarising the stock", kinds=SUMMARY_KINDS),
+    "invoicing and billing": Promise("a figure of money billed, owed or paid", measure="money"),
+    "contact management": Promise(
+        "keeping the contact records right (de-duplicating, validating, normalising)", ops=CLEANING
+    ),
+    # content is something written to be read: a table or report in Markdown, or a message
+    "newsletter assembly": Promise(
+        "a piece for the newsletter (a Markdown table or report, or a message)", ops=DOCUMENT
+    ),
+    "social media planning": Promise(
+        "the posts to schedule, as a Markdown table or report, or a message", ops=DOCUMENT
+    ),
+    "blog writing": Promise("a piece for the blog (a Markdown table or report)", ops=DOCUMENT),
+    "recipes and menus": Promise(
+        "a menu or recipe list to read (a Markdown table or report, or a message)", ops=DOCUMENT
+    ),
+    "product catalog": Promise("a catalogue page or list of the products", kinds=("list",)),
+    "bibliography and citations": Promise(
+        "a reference list, cleaned or ordered", ops=(*CLEANING, *DOCUMENT), kinds=("list",)
+    ),
+    "documentation and glossary": Promise("a page or list of the documentation", kinds=("list",)),
+    "translation tables": Promise("a table of the strings", kinds=("list",)),
 }
 
 

@@ -24,6 +24,7 @@ _MEASURES = {
     "min": ("lowest", "lowest {col}"),
     "distinct": ("distinct", "number of different {col} values"),
 }
+PRECISION = " to two decimals"  # how an average is written: the checks compare to the cent
 _YEAR_WORDS = {"max": ("latest", "most recent {col}"), "min": ("earliest", "earliest {col}")}
 _AGG = {
     "sum": "sum(values)",
@@ -134,7 +135,8 @@ def _group_code(s: State, p: dict[str, Any]) -> list[str]:
 
 def _measure_words(s: State, p: dict[str, Any]) -> str:
     """The measure with its column's name in words (the request's slot: request.py names it)."""
-    return _words(s, p["how"], p["col"])[1].format(col=label(p["col"] or ""), noun=s.domain.noun[1])
+    said = _words(s, p["how"], p["col"])[1].format(col=label(p["col"] or ""), noun=s.domain.noun[1])
+    return said + PRECISION if p["how"] == "mean" else said  # an average's precision is said, not guessed
 
 
 def _measure_said(s: State, p: dict[str, Any]) -> str:
@@ -416,7 +418,8 @@ class ReportMd(Deliver):
         stem = output_stem(s, rng, "report", "summary", "{file}_note", "{noun}_update")
         group = s.noun(p["group"])  # a heading names the group as a person does ("Claim status breakdown")
         title = rng.choice([f"{s.domain.noun[1].capitalize()} by {group}", f"{group[:1].upper()}{group[1:]} breakdown"])
-        final = "Overall" if p["how"] == "mean" else "Total"
+        # the average over every record, said so (not an average of the groups' averages)
+        final = f"Average over all {s.domain.noun[1]}" if p["how"] == "mean" else "Total"
         return {**p, "path": f"{s.out_dir}/{stem}.md", "title": title, "final": final}
 
     def deliver(self, s, p):
