@@ -15,6 +15,7 @@ from typing import Any
 
 from ..registry import register
 from .base import Check, CheckContext, CheckFailure, as_list, clip, short, strings
+from .text import NUMBERS_DOC, fraction_found
 
 _COUNT = {
     "type": "integer",
@@ -45,12 +46,10 @@ def _fold(text: Any, case_sensitive: bool) -> str:
     return text if case_sensitive else text.casefold()
 
 
-def _text_problems(text: str, contains: list, not_contains: list, case_sensitive: bool) -> tuple[int, list[str]]:
-    """(number of criteria, problems) for required and forbidden substrings in `text`."""
+def _text_problems(text: str, contains: list, case_sensitive: bool) -> tuple[int, list[str]]:
+    """(number of criteria, problems) for required substrings in a cron job's text."""
     hay = _fold(text, case_sensitive)
-    problems = [f"missing {short(s, 50)}" for s in contains if _fold(s, case_sensitive) not in hay]
-    problems += [f"forbidden {short(s, 50)} present" for s in not_contains if _fold(s, case_sensitive) in hay]
-    return len(contains) + len(not_contains), problems
+    return len(contains), [f"missing {short(s, 50)}" for s in contains if _fold(s, case_sensitive) not in hay]
 
 
 def _score_items(scored: list[tuple[float, list[str], str]], lo: int, hi: int | None, what: str, filters: str) -> tuple:
@@ -84,7 +83,9 @@ class MessageSent(Check):
     """The agent sent a message (through the simulated `message` tool) matching the criteria.
 
     `channel` and `target` filter the outbox; each remaining message scores the fraction of
-    `contains`/`not_contains` strings it satisfies.
+    `contains`/`not_contains` strings it satisfies, matched as in `text_contains` (whitespace
+    collapsed): an item that is only a number is a whole number of that value, in digits or in
+    words ("6" is found in "There are six blocked items", not in "16" or "2026-06-01").
     """
 
     type = "message_sent"
@@ -107,8 +108,10 @@ class MessageSent(Check):
                 "default": "exact",
                 "description": "How `target` is compared with the recorded recipient.",
             },
-            "contains": strings("String or list of strings the message text must all include."),
-            "not_contains": strings("String or list of strings the message text must not include."),
+            "contains": strings("String or list of strings the message text must all include." + NUMBERS_DOC),
+            "not_contains": strings(
+                "String or list of strings the message text must not include (numbers as in `contains`)."
+            ),
             "case_sensitive": _CASE,
             "count": _COUNT,
             "max_count": _MAX_COUNT,
@@ -144,11 +147,15 @@ class MessageSent(Check):
         contains, not_contains = as_list(self.get("contains")), as_list(self.get("not_contains"))
         scored = []
         for m in kept:
-            total, problems = _text_problems(
-                str(m.get("message") or ""), contains, not_contains, bool(self.get("case_sensitive"))
+            score, problems, _ = fraction_found(
+                str(m.get("message") or ""),
+                [str(s) for s in contains],
+                [str(s) for s in not_contains],
+                case_sensitive=bool(self.get("case_sensitive")),
+                squash=True,
             )
             label = f"to {short(m.get('target'), 40)} on turn {m.get('turn', '?')}"
-            scored.append(((total - len(problems)) / total if total else 1.0, problems, label))
+            scored.append((score, problems, label))
         filters = "".join(
             [f" on {channel}" if channel else "", f" to {short(self.get('target'), 60)}" if self.get("target") else ""]
         )
@@ -231,7 +238,7 @@ class CronJob(Check):
                 if _fold(name_part, False) not in _fold(job.get("name") or "", False):
                     problems.append(f"name {short(job.get('name'), 40)} lacks {name_part!r}")
             body = " | ".join(_leaves({k: v for k, v in job.items() if k != "schedule"}))
-            n, probs = _text_problems(body, contains, [], case)
+            n, probs = _text_problems(body, contains, case)
             total, problems = total + n, problems + probs
             scored.append(
                 (

@@ -105,13 +105,15 @@ def values_equal(
     ignore_case: bool = False,
     strip: bool = True,
 ) -> bool:
-    """Deep equality with numeric tolerance; `coerce` also accepts numbers written as strings.
+    """Deep equality with numeric tolerance; `coerce` also accepts values in looser forms.
 
-    No hidden format: a number equals every way of writing it (116, "116", "116.0"; "1,253.50",
-    "1253,50" and 1253.5; "23.1%" and 23.1 with `coerce`); an expected string that is only a
-    number equals a number of that value even without `coerce`. An expected boolean accepts
-    true/false and yes/no (any case) with `coerce`, nothing else; an expected string such as
-    "yes" is compared as text. Dates compare as ISO text ("2026-04-03")."""
+    No hidden format: a number equals every plain way of writing it, as a number or a string
+    (116, "116", "116.0"; "1,253.50", "1253,50", "1934.70" and 1253.5 or 1934.7), whichever side
+    is the string, with or without `coerce`; a string that is not only a number ("about 1900",
+    "0116", a code with a leading zero) never equals a number. `coerce` adds the looser forms:
+    "23.1%", "$12", "(5)" and "0116" as numbers, true/false and yes/no (any case) for an expected
+    boolean (nothing else: an expected string such as "yes" is compared as text), a blank string
+    for null. Dates compare as ISO text ("2026-04-03")."""
     if expected is None:
         return actual is None or (coerce and isinstance(actual, str) and not actual.strip())
     if isinstance(expected, bool):
@@ -123,10 +125,10 @@ def values_equal(
             and actual.strip().lower() in (("true", "yes") if expected else ("false", "no"))
         )
     if isinstance(expected, (int, float)):
-        if isinstance(actual, (int, float)) and not isinstance(actual, bool):
-            a = parse_number(actual)
+        if isinstance(actual, str):
+            a = parse_number(actual) if coerce or _plain_number(actual) else None
         else:
-            a = parse_number(actual) if coerce else None
+            a = parse_number(actual)  # None for a boolean, null, list or mapping
         return a is not None and close(a, float(expected), *tol)
     if isinstance(expected, (datetime.date, datetime.time)):
         expected = expected.isoformat()
@@ -218,7 +220,11 @@ class _FieldEquals(Check):
                 "coerce": {
                     "type": "boolean",
                     "default": False,
-                    "description": 'Accept numbers written as strings and vice versa (`"120.50"` equals 120.5).',
+                    "description": "Also accept looser forms. Without it a number already equals a string "
+                    'that is only that number in a plain form and vice versa (`"1934.70"`, `"1,934.70"` and '
+                    '`"1934,70"` equal 1934.7; `"116"` equals 116), while other strings (`"about 1900"`, '
+                    '`"0116"`) do not; with it, `"23.1%"`, `"$12"` and `"0116"` read as numbers, `yes`/`no` '
+                    "and `true`/`false` strings as booleans, and a blank string as null.",
                 },
                 "ignore_case": {
                     "type": "boolean",
@@ -271,7 +277,10 @@ class _FieldEquals(Check):
 
 @register("check", "json_field_equals")
 class JsonFieldEquals(_FieldEquals):
-    """A field (or several) of a JSON file equals the expected value, with numeric tolerance."""
+    """A field (or several) of a JSON file equals the expected value, with numeric tolerance.
+
+    A number and a string that is only that number in a plain form ("1934.70", "1,934.70",
+    "1934,70") are equal either way round (see `values_equal`)."""
 
     type = "json_field_equals"
     fmt = "json"
@@ -280,7 +289,10 @@ class JsonFieldEquals(_FieldEquals):
 
 @register("check", "yaml_field_equals")
 class YamlFieldEquals(_FieldEquals):
-    """A field (or several) of a YAML file equals the expected value, with numeric tolerance."""
+    """A field (or several) of a YAML file equals the expected value, with numeric tolerance.
+
+    A number and a string that is only that number in a plain form ("1934.70", "1,934.70",
+    "1934,70") are equal either way round (see `values_equal`)."""
 
     type = "yaml_field_equals"
     fmt = "yaml"

@@ -23,12 +23,15 @@ _BODY_ONLY = {
     "Bcc:, Subject:, Date:, Reply-To:, Sent:, also in `**bold**`) up to the first blank line, so "
     "an address or a subject cannot satisfy what the body must say.",
 }
-_NUMBERS_DOC = (
+NUMBERS_DOC = (
     " An item that is only a number (`8`, `1253.5`, `1,253.50`) matches a whole number of the same "
     "value in any of its forms (`1,253.50`, `1253.5`, `1253.50`; `116`, `116.0`), never digits inside "
     "a longer number, a date, a time, a range or a code; a number with a leading zero (`076052`) "
-    "matches only as those digits. Any other item is a substring whose leading and trailing digits, "
-    "if any, may not continue a longer number (`8 overdue` is not found in `18 overdue`)."
+    "matches only as those digits. A whole number from 0 to 100 also matches in English words, in "
+    "any case, as whole words (`6`: `six`, `Six`; `21`: `twenty-one`, `twenty one`), never inside "
+    "another word (`someone`, `often`) or a larger number or fraction (`two hundred`, `thirty-six`, "
+    "`two and a half`). Any other item is a substring whose leading and trailing digits, if any, may "
+    "not continue a longer number (`8 overdue` is not found in `18 overdue`)."
 )
 
 
@@ -40,7 +43,8 @@ def _norm(text: str, case_sensitive: bool, squash: bool) -> str:
 
 def _found(item: str, hay: str, numbers: list, case_sensitive: bool, squash: bool) -> bool:
     """Whether `item` is in `hay` (already normalised): a bare number as a whole number of the same
-    value (`numbers_in(hay)`), any other item as a substring whose edge digits end where it does."""
+    value, in digits or (0 to 100) in words (`numbers_in(hay)`), any other item as a substring whose
+    edge digits end where it does."""
     if bare_number(item) is not None:
         return number_found(numbers, bare_number(item) or "")
     want = _norm(item, case_sensitive, squash)
@@ -52,10 +56,11 @@ def _found(item: str, hay: str, numbers: list, case_sensitive: bool, squash: boo
     return re.search(rx, hay) is not None
 
 
-def _fraction_found(
+def fraction_found(
     text: str, contains: list[str], not_contains: list[str], *, case_sensitive: bool, squash: bool
 ) -> tuple[float, list[str], int]:
-    """(score, problems, total) for required and forbidden strings in `text` (see `_found`)."""
+    """(score, problems, total) for required and forbidden strings in `text` (see `_found`): the
+    matching of `text_contains`, `markdown_section` and `message_sent`."""
     hay = _norm(text, case_sensitive, squash)
     numbers = numbers_in(hay) if any(bare_number(s) is not None for s in [*contains, *not_contains]) else []
     problems = []
@@ -96,7 +101,11 @@ def _summary(problems: list[str], total: int, what: str) -> str:
 
 @register("check", "text_contains")
 class TextContains(Check):
-    """A text file contains every given string (score = fraction found) and none of `not_contains`."""
+    """A text file contains every given string (score = fraction found) and none of `not_contains`.
+
+    An item that is only a number is found as a whole number of that value, in digits or (0 to 100)
+    in English words ("6" in "six blocked items"), never as digits or letters inside something else.
+    """
 
     type = "text_contains"
     reads_only = True
@@ -107,7 +116,7 @@ class TextContains(Check):
         "anyOf": [{"required": ["contains"]}, {"required": ["not_contains"]}],
         "properties": {
             "path": _PATH,
-            "contains": strings("String or list of strings that must all appear." + _NUMBERS_DOC),
+            "contains": strings("String or list of strings that must all appear." + NUMBERS_DOC),
             "not_contains": strings("String or list of strings that must not appear (numbers as in `contains`)."),
             "case_sensitive": {"type": "boolean", "default": True, "description": "Compare case-sensitively."},
             "normalize_whitespace": {
@@ -128,7 +137,7 @@ class TextContains(Check):
         text = ctx.read_text(self.get("path"))
         if self.get("body_only"):
             text = message_body(text)
-        score, problems, total = _fraction_found(
+        score, problems, total = fraction_found(
             text,
             as_list(self.get("contains")),
             as_list(self.get("not_contains")),
@@ -348,7 +357,7 @@ class MarkdownSection(Check):
         end = next((h[0] for h in heads[found[0] + 1 :] if h[1] <= lvl), len(lines))
         skip = 2 if start + 1 < len(lines) and re.match(r"^ {0,3}(=+|-+)[ \t]*$", lines[start + 1]) else 1
         body_lines = lines[start + skip : end]
-        _, problems, total = _fraction_found(
+        _, problems, total = fraction_found(
             "\n".join(body_lines),
             [str(c) for c in as_list(self.get("contains"))],
             [],

@@ -390,8 +390,9 @@ def test_json_field_equals(ws):
     assert ws.run({**base, "field": "/items/0/id", "expected": "A"}).passed
     assert ws.run({**base, "field": "tags", "expected": ["x", "y"]}).passed
     assert not ws.run({**base, "field": "flag", "expected": 1}).passed  # bool is not a number
-    assert not ws.run({**base, "field": "n", "expected": 7}).passed
+    assert ws.run({**base, "field": "n", "expected": 7}).passed  # "7" is 7 written as a string
     assert ws.run({**base, "field": "n", "expected": 7, "coerce": True}).passed
+    assert not ws.run({**base, "field": "flag", "expected": "7"}).passed
     r = ws.run(
         {**base, "fields": {"items[0].id": "a", "flag": True, "missing.x": 1, "tags[1]": "y"}, "ignore_case": True}
     )

@@ -317,7 +317,8 @@ def test_unequal_cells(actual, expected):
 def test_without_coerce_only_plain_numbers_compare_as_numbers():
     assert values_equal("116", "116.0") and values_equal(116, "116.0") and values_equal("1,253.50", "1253.5")
     assert not values_equal("0116", "116")  # a leading zero is a code, not a number
-    assert not values_equal("116", 116)  # the check asks for a number
+    assert values_equal("116", 116) and values_equal("1,253.50", 1253.5)  # a number written as a string
+    assert not values_equal("0116", 116) and not values_equal("23.1%", 23.1)  # only with coerce
 
 
 def test_numbers_in_json_without_coerce(ws):
@@ -326,8 +327,9 @@ def test_numbers_in_json_without_coerce(ws):
     assert ws.run({**check, "fields": {"hours": "116.0", "share": "23.10"}}).passed
     assert ws.run({**check, "field": "hours", "expected": 116.0}).passed
     assert not ws.run({**check, "field": "code", "expected": "116"}).passed
-    assert not ws.run({**check, "field": "share", "expected": 23.1}).passed  # a string where a number is asked
-    assert ws.run({**check, "field": "share", "expected": 23.1, "coerce": True}).passed
+    assert ws.run({**check, "field": "share", "expected": 23.1}).passed  # 23.1 written as a string
+    assert not ws.run({**check, "field": "code", "expected": 116}).passed  # a code, not a number
+    assert ws.run({**check, "field": "code", "expected": 116, "coerce": True}).passed
 
 
 def test_csv_cells_in_every_number_form(ws):

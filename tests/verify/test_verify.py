@@ -206,7 +206,11 @@ def test_verify_catches_edited_and_deleted_inputs(folders):
     unchanged = v.results[2]
     assert unchanged.score == 0 and "input/invoices.csv (modified)" in unchanged.reason
     assert "input/notes.txt (deleted)" in unchanged.reason
-    assert v.reward == pytest.approx(4 / 5) and not v.passed  # the file_exists gate weighs 0
+    assert v.reward == 1.0  # `unchanged` weighs 0 by default: leaving inputs alone earns nothing ...
+    gated = [dict(c, gate=True) if c["type"] == "unchanged" else c for c in CHECKS]
+    v = verify(gated, workspace=work, original=orig, task_dir=task, params={})
+    assert v.reward == 0 and not v.passed  # ... and as a gate, breaking them costs everything
+    assert v.gate_failed.startswith("unchanged")
 
 
 def test_verify_gate_and_weights(folders):

@@ -1,0 +1,194 @@
+"""A right answer in a reasonable equivalent form keeps its credit: counts written in words in
+prose ("six blocked items" for 6), numbers written as plain numeric strings in JSON and YAML
+("1934.70" for 1934.7). Neither opens a door to a lazy answer: a word is found only as a whole
+word and a whole number, and a string that is not only a number never equals one."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from clawgym.checks import CheckContext, CheckResult, check_schema
+from clawgym.checks.number_text import number_found, number_words_in, numbers_in
+from clawgym.checks.structured import values_equal
+from clawgym.verify import run_checks
+
+
+@pytest.fixture
+def ws(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+
+    class WS:
+        def write(self, rel: str, text: str) -> None:
+            (work / rel).write_text(text)
+
+        def run(self, config: dict, outbox: list | None = None) -> CheckResult:
+            traj = {"side_effects": {"outbox": outbox or []}}
+            ctx = CheckContext(workspace=work, original=work, task_dir=tmp_path, params={}, trajectory=traj)
+            (result,) = run_checks([config], ctx)
+            return result
+
+    return WS()
+
+
+# -- counts written in words --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text,item",
+    [
+        ("There are six blocked action items.", "6"),
+        ("Six items are blocked.", "6"),
+        ("SIX ITEMS ARE BLOCKED", "6"),
+        ("Theo has two chores, worth 7 points.", "2"),
+        ("Theo has two chores, worth 7 points.", "7"),
+        ("We counted twenty-one replies.", "21"),
+        ("We counted twenty one replies.", "21"),
+        ("We counted Twenty-One replies.", "21"),
+        ("Ninety-nine tickets closed.", "99"),
+        ("One hundred guests came.", "100"),
+        ("A hundred guests came.", "100"),
+        ("We found zero duplicates.", "0"),
+        ("Eleven of them, (**twelve** in all).", "12"),
+        ("a six-month plan", "6"),
+        ("two third-party vendors", "2"),
+        ("six five-star reviews", "5"),
+        ("We counted twenty-one replies.", "21.0"),
+    ],
+)
+def test_a_count_in_words_is_found(text, item):
+    assert number_found(numbers_in(text), item)
+
+
+@pytest.mark.parametrize(
+    "text,item",
+    [
+        ("Someone will call you back.", "1"),  # "one" inside another word
+        ("We often meet.", "10"),  # "ten" inside another word
+        ("The network is down.", "2"),  # "two" nowhere: "network" holds no "two"
+        ("Attendance was weighty.", "8"),
+        ("We counted twenty-one replies.", "20"),  # parts of a compound
+        ("We counted twenty-one replies.", "1"),
+        ("thirty-six rows", "6"),
+        ("two hundred rows", "2"),
+        ("two hundred rows", "100"),
+        ("six thousand rows", "6"),
+        ("one hundred and six rows", "6"),
+        ("one hundred and six rows", "100"),
+        ("two and a half hours", "2"),
+        ("two point five hours", "2"),
+        ("two point five hours", "5"),
+        ("two thirds of the budget", "2"),
+        ("one and three quarters hours", "3"),
+        ("the six-eight range", "6"),  # a range or a time
+        ("the six-eight range", "8"),
+        ("at ten-fifteen", "15"),
+        ("team-one", "1"),  # a hyphenated name
+        ("ticket six_b", "6"),  # a code
+        ("No one replied.", "1"),
+        ("They thanked one another.", "1"),
+        ("minus six degrees", "6"),  # a negative number is another number
+        ("six items", "06"),  # a code with a leading zero matches only as its digits
+    ],
+)
+def test_a_word_inside_something_else_is_not_a_count(text, item):
+    assert not number_found(numbers_in(text), item)
+
+
+def test_every_whole_number_to_100_has_its_words():
+    units = "one two three four five six seven eight nine".split()
+    tens = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+    small = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen".split()
+    small += "fifteen sixteen seventeen eighteen nineteen".split()
+    words = {n: w for n, w in enumerate(small)}
+    for t, ten in enumerate(tens, start=2):
+        words[10 * t] = ten
+        words.update({10 * t + u: f"{ten}-{unit}" for u, unit in enumerate(units, start=1)})
+    words[100] = "one hundred"
+    assert sorted(words) == list(range(101))
+    for n, w in words.items():
+        assert number_words_in(f"In all: {w} items.") == [(str(n), False)], w
+        assert number_words_in(f"{w.replace('-', ' ').upper()}") == [(str(n), False)], w
+
+
+def test_text_contains_takes_a_count_in_words(ws):
+    ws.write("summary.md", "There are six blocked action items. Theo has two chores, worth 7 points.\n")
+    check = {"type": "text_contains", "path": "summary.md"}
+    assert ws.run({**check, "contains": ["6", "2", "7 points"]}).passed
+    r = ws.run({**check, "contains": ["6", "3"]})
+    assert r.score == 0.5 and "missing '3'" in r.reason
+    assert ws.run({**check, "contains": "blocked", "not_contains": "6"}).score == 0.5
+
+
+def test_a_section_and_a_message_body_take_a_count_in_words(ws):
+    ws.write("r.md", "# Summary\nTwenty-one replies came in.\n\n# Notes\nnone\n")
+    section = {"type": "markdown_section", "path": "r.md", "heading": "Summary"}
+    assert ws.run({**section, "contains": ["21"]}).passed
+    ws.write("mail.txt", "To: team@example.com\nSubject: Status\n\nHi all,\nthere are six blocked items.\n")
+    assert ws.run({"type": "text_contains", "path": "mail.txt", "contains": "6", "body_only": True}).passed
+
+
+def test_message_sent_takes_a_count_in_words_and_needs_a_whole_number(ws):
+    check = {"type": "message_sent", "channel": "email", "contains": ["6", "blocked"]}
+    sent = [{"channel": "email", "target": "a@example.com", "message": "There are six blocked action items."}]
+    assert ws.run(check, sent).passed
+    for lazy in ("There are 16 blocked items.", "Blocked since 2026-06-01.", "Someone has blocked items."):
+        r = ws.run(check, [{"channel": "email", "target": "a@example.com", "message": lazy}])
+        assert r.score == 0.5 and "missing '6'" in r.reason, lazy
+
+
+def test_a_lazy_output_without_number_words_scores_zero(ws):
+    ws.write("summary.md", "# Summary\n\nSomeone often reviews the network items; anyone can weigh in. See attached.\n")
+    check = {"type": "text_contains", "path": "summary.md", "contains": ["6", "2", "21", "10"]}
+    r = ws.run(check)
+    assert r.score == 0, r.reason
+
+
+def test_the_schemas_say_so():
+    for check in ("text_contains", "message_sent"):
+        doc = check_schema(check)["properties"]["contains"]["description"]
+        assert "`six`" in doc and "`twenty-one`" in doc and "`someone`" in doc, check
+
+
+# -- numbers written as strings in JSON and YAML ------------------------------------------------
+
+
+@pytest.mark.parametrize("written", ["1934.70", "1,934.70", "1934,70", "1934.7", " 1934.70 "])
+def test_a_plain_numeric_string_equals_the_number(ws, written):
+    assert values_equal(written, 1934.7)
+    ws.write("out.json", json.dumps({"total": written, "rows": [{"amount": written}]}))
+    check = {"type": "json_field_equals", "path": "out.json"}
+    assert ws.run({**check, "fields": {"total": 1934.7, "rows[0].amount": 1934.70}}).passed
+    ws.write("out.yaml", f'total: "{written}"\n')
+    assert ws.run({"type": "yaml_field_equals", "path": "out.yaml", "field": "total", "expected": 1934.7}).passed
+
+
+@pytest.mark.parametrize("written", ["about 1900", "1934.70 EUR", "~1934.70", "1934.7.0", "", "n/a", "01934.70"])
+def test_a_string_that_is_not_only_a_number_does_not(ws, written):
+    assert not values_equal(written, 1934.7)
+    ws.write("out.json", json.dumps({"total": written}))
+    assert not ws.run({"type": "json_field_equals", "path": "out.json", "field": "total", "expected": 1934.7}).passed
+
+
+def test_coerce_still_adds_the_looser_forms(ws):
+    ws.write("out.json", json.dumps({"share": "23.1%", "paid": "yes", "due": "$1,934.70"}))
+    check = {"type": "json_field_equals", "path": "out.json", "fields": {"share": 23.1, "paid": True, "due": 1934.7}}
+    assert ws.run(check).score == 0
+    assert ws.run({**check, "coerce": True}).passed
+    assert not values_equal("1", True) and not values_equal(True, 1)  # booleans are not numbers
+
+
+def test_a_wrong_numeric_string_still_fails(ws):
+    ws.write("out.json", json.dumps({"total": "1934.71"}))
+    r = ws.run({"type": "json_field_equals", "path": "out.json", "field": "total", "expected": 1934.7})
+    assert r.score == 0 and "expected 1934.7, got '1934.71'" in r.reason
+
+
+def test_csv_cells_compare_by_value(ws):
+    ws.write("o.csv", 'id,total\nA,1934.70\nB,"1,934.70"\n')
+    rows = [{"id": "A", "total": 1934.7}, {"id": "B", "total": 1934.7}]
+    assert ws.run({"type": "csv_rows_equal", "path": "o.csv", "expected": rows, "key": "id"}).passed
+    ws.write("o.csv", "id,total\nA,about 1900\nB,1934.70\n")
+    assert not ws.run({"type": "csv_rows_equal", "path": "o.csv", "expected": rows, "key": "id"}).passed
