@@ -427,3 +427,35 @@ def test_every_reference_declares_its_steps_in_either_layout(cases):
         for step in found:
             compile(without_step(code, step), "reference", "exec")
     assert scripts >= 100
+
+
+@pytest.mark.parametrize(
+    "value,text,found",
+    [
+        ("6", "There are six blocked action items.", True),
+        ("6", "There are 6 blocked action items.", True),
+        ("6", "There are sixty blocked action items.", False),
+        ("21", "Twenty-one items are blocked.", True),
+        ("2", "Theo has two chores.", True),
+        ("2", "Theo has twelve chores.", False),
+    ],
+)
+def test_a_count_in_a_message_may_be_written_in_words(value, text, found):
+    from clawgym.synth.compose.message import counted_rx
+
+    noun = ("chore", "chores") if "chore" in text else ("item", "items")
+    assert bool(re.search(counted_rx(value, *noun), text)) is found
+
+
+def test_a_message_is_addressed_by_its_address_with_or_without_the_name(cases, tmp_path):
+    for case in cases:
+        gate = next((c for c in case.spec["checks"] if c.get("name") == "addressed as asked"), None)
+        if gate is None:
+            continue
+        to = re.search(r"<([^>]+)>", case.spec["instruction"]).group(1)
+        body = f"To: {to}\nSubject: x\n\nhello\n"
+        pattern = gate["pattern"][0]
+        assert re.search(pattern, body) and re.search(pattern, body.replace(to, f"Someone <{to}>"))
+        assert not re.search(pattern, body.replace(to, "someone@else.example"))
+        return
+    pytest.fail("no composed message in the cases")

@@ -395,7 +395,10 @@ def _deliver(
     whose figures need no work (`guessed`) is passed over for the next. Those the scenario
     promises (`promise`: a reconciliation, a summary) are tried first."""
     narrowed = any(n in FILTERS or n in SELECTING for n, _ in steps)
-    if state.order is not None:
+    # one record picked per group is itself the answer: a list of them, never a sum of the picks
+    # over some other column ("each venue's smallest event, totalled by indoor flag" means nothing)
+    picked = any(n == "top_per_group" for n, _ in steps)
+    if state.order is not None or picked:
         options = ["write_rows", "write_rows", "markdown_table", "write_json"]
     else:
         options = list(ROW_WRITERS) + list(SUMMARIES) + ["group_aggregate", "group_json"]

@@ -73,7 +73,8 @@ class DraftEmail(Deliver):
                 "name": "addressed as asked",
                 "path": p["path"],
                 "pattern": [
-                    rf"(?im)^[ \t]*To[ \t]*:[ \t]*{re.escape(p['name'])}[ \t]*<{re.escape(p['email'])}>",
+                    # the address, with or without the name and brackets ("To: ana@x.org" is as good)
+                    rf"(?im)^[ \t]*To[ \t]*:[^\n]*?<?{re.escape(p['email'])}>?[ \t]*$",
                     rf"(?im)^[ \t]*Subject[ \t]*:[ \t]*{re.escape(p['subject'])}[ \t]*$",
                 ],
                 "gate": True,  # the form asked for, which the request spells out: worth nothing by itself
@@ -105,9 +106,30 @@ class DraftEmail(Deliver):
         )
 
 
+_ONES = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split()
+_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+
+
+def count_words(n: int) -> str | None:
+    """A whole number from 0 to 100 as a regex of its English words ("twenty[- ]one"), else None."""
+    if 0 <= n < 20:
+        return _ONES[n]
+    if 20 <= n < 100:
+        tens, ones = _TENS[n // 10 - 2], n % 10
+        return tens if not ones else f"{tens}[- ]{_ONES[ones]}"
+    return "(?:one|a) hundred" if n == 100 else None
+
+
+def count_rx(value: str) -> str:
+    """A count in digits (any form number_rx accepts) or, from 0 to 100, in words as a whole word
+    ("six builds", "Twenty-one tickets"): a count written out is as right as its digits."""
+    words = count_words(int(value)) if re.fullmatch(r"\d+", value.strip()) else None
+    return f"(?:{number_rx(value)}|\\b{words}\\b)" if words else number_rx(value)
+
+
 def counted_rx(value: str, one: str, many: str) -> str:
     """A count beside what it counts, either way round: "36 builds", "36 failed builds",
     "builds: 36", "the number of builds is 36" (the last word of the noun, singular or plural)."""
     nouns = "|".join(sorted({re.escape(one.split()[-1]), re.escape(many.split()[-1])}, key=len, reverse=True))
-    number = number_rx(value)
+    number = count_rx(value)
     return rf"(?i){number}[ \t]+(?:[\w'’-]+[ \t]+){{0,3}}?(?:{nouns})\b|\b(?:{nouns})\b[^\n.]{{0,30}}?{number}"
