@@ -235,11 +235,13 @@ class Check:
 # Value helpers shared by checks
 
 _NUM_JUNK = re.compile(r"[\s,_$€£¥]")
+_CODES = "USD|EUR|GBP|SEK|NOK|DKK|CHF|JPY|CAD|AUD|NZD|ZAR|INR|PLN|CZK|HUF|MXN|BRL|SGD|HKD"
+_CURRENCY_CODE = re.compile(rf"^(?:{_CODES})[ \u00a0]?(?=[\d(+-])|(?<=\d)[ \u00a0]?(?:{_CODES})$")
 _DECIMAL_COMMA = re.compile(r"[\s_$€£¥]*[+-]?[\s_$€£¥]*\(?\d+,\d{1,2}\)?%?[\s_$€£¥]*")
 
 
 def parse_number(value: Any) -> float | None:
-    """A float from a number or numeric string ("1,234.50", "$12", "12%"); None if not numeric.
+    """A float from a number or numeric string ("1,234.50", "$12", "12%", "GBP 7.06"); None if not numeric.
 
     A string with one comma, no dot and one or two digits after the comma uses a decimal comma
     ("1253,50" is 1253.5); any other comma separates thousands ("1,253" is 1253)."""
@@ -253,7 +255,7 @@ def parse_number(value: Any) -> float | None:
         return f if math.isfinite(f) else None
     if not isinstance(value, str) or len(value) > 100:
         return None
-    s = value.strip()
+    s = _CURRENCY_CODE.sub("", value.strip())  # "GBP 7.06" and "7.06 EUR" are the amounts they show
     if _DECIMAL_COMMA.fullmatch(s):
         s = s.replace(",", ".")
     s = _NUM_JUNK.sub("", s)

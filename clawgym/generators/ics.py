@@ -108,6 +108,12 @@ class IcsCalendar:
             "owner_name": p("string", "Calendar owner (organizer of work events).", "Jordan Lee"),
             "owner_email": p("string", "Owner's email address.", "jordan.lee@example.com"),
             "utc": p("boolean", "Write times as UTC (…Z) instead of floating local time.", False),
+            "busy_mornings": p(
+                "boolean",
+                "Open every working day with a timed event at work_start (as many days as there are timed "
+                "events), so the first free slot of a day is never simply its start.",
+                False,
+            ),
         },
     )
 
@@ -138,7 +144,12 @@ class IcsCalendar:
             s = datetime(day.year, day.month, day.day) + timedelta(minutes=minute)
             return {"_s": s, "_e": s + timedelta(minutes=length), "all_day": False}
 
-        for _ in range(timed_n - n_conf):
+        placed = 0
+        if params.get("busy_mornings"):
+            for day in open_days[: max(0, timed_n - n_conf)]:
+                events.append(timed(day, w0 * 60, rng.choice((60, 90, 120))))
+                placed += 1
+        for _ in range(timed_n - n_conf - placed):
             for _attempt in range(60):
                 length = rng.choice(DURATIONS)
                 slots = (w1 - w0) * 60 - length

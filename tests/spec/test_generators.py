@@ -100,6 +100,7 @@ CASES: list[tuple[str, dict]] = [
     ("todo_list", {"sections": ["Work", "Garden"], "items": 12}),
     ("ics_calendar", {}),
     ("ics_calendar", {"events": 14, "conflicts": 3, "all_day": 2, "utc": True, "days": 5, "owner_name": "Doe, Jane"}),
+    ("ics_calendar", {"events": 10, "conflicts": 1, "days": 5, "work_start": 8, "busy_mornings": True}),
     ("eml_emails", {}),
     ("eml_emails", {"count": 12, "topics": ["invoice", "meeting", "support"], "currency": "EUR"}),
     ("eml_emails", {"count": 5, "format": "mbox"}),
@@ -419,6 +420,15 @@ def _ics_events(raw: bytes) -> list[dict]:
             else:
                 cur[name] = unescape(value)
     return events
+
+
+def test_busy_mornings_open_every_working_day_at_work_start():
+    for params, gen in _case_outputs("ics_calendar"):
+        if params.get("busy_mornings"):
+            starts = {d["start"] for d in gen.data["events"] if not d["all_day"]}
+            days = {d["start"][:10] for d in gen.data["events"] if not d["all_day"]}
+            assert all(f"{day}T{params['work_start']:02d}:00" in {s[:16] for s in starts} for day in days), starts
+            assert len(days) == 5
 
 
 def test_ics_calendar_matches_data():

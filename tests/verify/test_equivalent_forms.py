@@ -192,3 +192,13 @@ def test_csv_cells_compare_by_value(ws):
     assert ws.run({"type": "csv_rows_equal", "path": "o.csv", "expected": rows, "key": "id"}).passed
     ws.write("o.csv", "id,total\nA,about 1900\nB,1934.70\n")
     assert not ws.run({"type": "csv_rows_equal", "path": "o.csv", "expected": rows, "key": "id"}).passed
+
+
+@pytest.mark.parametrize(
+    "text,value",
+    [("GBP 7.06", 7.06), ("7.06 EUR", 7.06), ("USD 1,234.50", 1234.5), ("GBPX 7", None), ("7.06 EURO", None)],
+)
+def test_an_amount_with_its_currency_code_is_the_amount(text, value):
+    from clawgym.checks.base import parse_number
+
+    assert parse_number(text) == value
