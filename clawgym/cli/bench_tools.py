@@ -33,7 +33,7 @@ def register(group: click.Group) -> None:
     "bench_dir",
     default=None,
     type=click.Path(file_okay=False),
-    help="The benchmark: a version series (1 or 2) or a folder; default: the latest (2).",
+    help="The benchmark: a version series (1, 2 or 3) or a folder; default: the latest (2; 3 is in review).",
 )
 @click.option("--reviewer", help="Your name (default: git config user.name).")
 @click.option(
@@ -193,7 +193,7 @@ def _print_review_summary(instances: list, tasks: dict, root: Path) -> None:
     "bench_dir",
     default=None,
     type=click.Path(file_okay=False),
-    help="The benchmark: a version series (1 or 2), or a folder (ours, or an imported one: task.yaml "
+    help="The benchmark: a version series (1, 2 or 3), or a folder (ours, or an imported one: task.yaml "
     "files in any subfolders); default: the latest (2).",
 )
 @click.option("--out", type=click.Path(file_okay=False), help="Results folder (default: runs/bench/LABEL).")
