@@ -205,8 +205,8 @@ def compose(
             continue
         op.apply(state, p)
         steps.append((op_name, p))
-    if not state.rows:
-        raise ValueError("the chain leaves no rows")
+    if len(state.rows) < 3:  # one or two rows left: an order, a filter or a repair can hardly show in them
+        raise ValueError(f"the chain leaves {len(state.rows)} row(s)")
     lexicon["words"] = state.words = Lexicon(catalog, domain, steps)  # headings and check names in words
     workspace = guessable.workspace_tables(library_root, WORKSPACES.get(scenario[0], "home-office"))
     known = guessable.known_of(fresh, parts, steps, [], workspace)
