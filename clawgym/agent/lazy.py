@@ -300,6 +300,9 @@ def unfiltered_input(ref: Reference) -> Iterator[Candidate]:
         if header is not None and matches:
             poured = True
             return _in_format(out, header, max(matches, key=lambda m: m[:2])[2], known)
+        if (lookup := _poured_lookup(ref, out)) is not None:
+            poured = True
+            return lookup
         if out.kind == "text":
             poured = True
             dumped = [", ".join(r) for t in ref.inputs.values() for r in [t.header, *t.rows]]
@@ -309,6 +312,40 @@ def unfiltered_input(ref: Reference) -> Iterator[Candidate]:
     candidate = _each(ref, "unfiltered_input", "every input row", write)
     if poured:
         yield candidate
+
+
+def _poured_lookup(ref: Reference, out: fmt.Output) -> str | None:
+    """A JSON or YAML lookup (record key -> its fields, or -> one value) filled from every input
+    row: the input table whose column holds most of the reference's keys gives the keys, its columns
+    named like the reference's fields the values. None when the output is no such lookup."""
+    data = out.data
+    if out.kind not in ("json", "yaml") or not isinstance(data, dict) or not data:
+        return None
+    keys = {str(k) for k in data}
+    best: tuple[int, fmt.Table, int] | None = None
+    for table in ref.inputs.values():
+        for i in range(len(table.header)):
+            hits = len(keys & {row[i] for row in table.rows if i < len(row)})
+            if hits and (best is None or hits > best[0]):
+                best = (hits, table, i)
+    if best is None:
+        return None
+    _, table, key = best
+    values = list(data.values())
+    if all(isinstance(v, dict) for v in values):
+        fields = list(dict.fromkeys(str(f) for v in values for f in v))
+        cols = {f: table.column(f) for f in fields}
+        lookup: dict[str, Any] = {
+            row[key]: {f: fmt.as_value(row[c]) if c is not None and c < len(row) else "" for f, c in cols.items()}
+            for row in table.rows
+            if key < len(row)
+        }
+    else:  # key -> one value: the first other column holding numbers, else the next column
+        other = next((i for i in range(len(table.header)) if i != key), None)
+        if other is None:
+            return None
+        lookup = {row[key]: fmt.as_value(row[other]) for row in table.rows if max(key, other) < len(row)}
+    return fmt.dump(out.kind, lookup)
 
 
 def _header_of(out: fmt.Output) -> list[str] | None:

@@ -240,3 +240,20 @@ def test_markdown_tables_are_filled_poured_and_rotated(tmp_path):
     rows = unfiltered.files["out/north.md"].decode().splitlines()
     assert rows[:2] == head.splitlines()[:2] and rows[2] == "| --- | --- | --- |"
     assert rows[3:] == [f"| {r.split(',')[0]} | {r.split(',')[1]} | {r.split(',')[3]} |" for r in lt.ORDERS.split()[1:]]
+
+
+def test_unfiltered_input_pours_every_row_into_a_json_lookup():
+    """A lookup keyed by record (`{"O1": {"customer": ..., "amount": ...}}`) is filled from every
+    input row, the key column found by the reference's keys; a lookup of one value per key too."""
+    from types import SimpleNamespace
+
+    orders = fmt.Table(["order_id", "customer", "amount"], [["O1", "Ann", "120.50"], ["O2", "Bo", "9"]])
+    ref = SimpleNamespace(inputs={"shop/orders.csv": orders})
+    by_id = fmt.Output("out/by_id.json", "json", data={"O1": {"customer": "Ann", "amount": 120.5}})
+    assert json.loads(lazy._poured_lookup(ref, by_id)) == {
+        "O1": {"customer": "Ann", "amount": 120.5},
+        "O2": {"customer": "Bo", "amount": 9},
+    }
+    flat = fmt.Output("out/amounts.json", "json", data={"O2": 9})
+    assert json.loads(lazy._poured_lookup(ref, flat)) == {"O1": "Ann", "O2": "Bo"}
+    assert lazy._poured_lookup(ref, fmt.Output("out/x.json", "json", data={"nobody": 1})) is None

@@ -131,8 +131,8 @@ def key_set_gate(path: str, key: str, keys: list[str], what: str) -> dict[str, A
 
 def lookup_checks(fields: dict[str, Any], data: dict[str, Any], path: str, one: str) -> list[dict[str, Any]]:
     """The checks of a JSON object keyed by record or group: each entry (partial credit, each entry
-    not asked for costing its share), and the whole object exactly, worth four times as much, so the
-    unfiltered input copied out (every entry asked for, and more) earns at most a fifth of both."""
+    not asked for costing its share), and the whole object exactly, worth nine times as much, so the
+    unfiltered input copied out (every entry asked for, and more) earns at most a tenth of both."""
     return [
         {
             "type": "json_field_equals",
@@ -150,7 +150,7 @@ def lookup_checks(fields: dict[str, Any], data: dict[str, Any], path: str, one: 
             "field": "",
             "expected": data,
             "tolerance": 0.01,
-            "weight": 4,
+            "weight": 9,
         },
     ]
 
