@@ -110,11 +110,6 @@ class Deliver:
         raise NotImplementedError
 
 
-def field_key(key: str) -> str:
-    """A json_field_equals path naming one top-level key, whatever it holds."""
-    return f'["{key}"]' if '"' not in key else f"['{key}']"
-
-
 def key_set_gate(path: str, key: str, keys: list[str], what: str) -> dict[str, Any]:
     """A gate that the CSV holds exactly these rows (by key), none missing and none more: the
     unfiltered input copied out, or the first rows of it, earn nothing however right their cells."""
@@ -129,20 +124,11 @@ def key_set_gate(path: str, key: str, keys: list[str], what: str) -> dict[str, A
     }
 
 
-def lookup_checks(fields: dict[str, Any], data: dict[str, Any], path: str, one: str) -> list[dict[str, Any]]:
-    """The checks of a JSON object keyed by record or group: each entry (partial credit, each entry
-    not asked for costing its share), and the whole object exactly, worth nine times as much, so the
-    unfiltered input copied out (every entry asked for, and more) earns at most a tenth of both."""
+def lookup_checks(data: dict[str, Any], path: str, one: str) -> list[dict[str, Any]]:
+    """The check of a JSON object keyed by record or group: the whole object exactly, every entry
+    asked for right and no other. No credit per entry: the unfiltered input copied out holds every
+    entry asked for (and more), and a lookup that pays per entry pays it."""
     return [
-        {
-            "type": "json_field_equals",
-            "name": f"the entry for each {one}",
-            "path": path,
-            "fields": fields,
-            "tolerance": 0.01,
-            "extra_entries": False,
-            "weight": 1,
-        },
         {
             "type": "json_field_equals",
             "name": f"the entry for every {one} right, and no other",
@@ -150,8 +136,8 @@ def lookup_checks(fields: dict[str, Any], data: dict[str, Any], path: str, one: 
             "field": "",
             "expected": data,
             "tolerance": 0.01,
-            "weight": 9,
-        },
+            "weight": 3,
+        }
     ]
 
 

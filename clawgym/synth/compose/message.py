@@ -20,20 +20,21 @@ class DraftEmail(Deliver):
     def plan(self, s, rng):
         if not s.rows:
             return None
-        if s.contacts:  # someone the persona knows (a partner, a colleague, a client), as their profile lists them
-            name, email = rng.choice(s.contacts)
+        if s.contacts:  # the persona's closest contact (a partner, a manager, a co-host): who such figures go to
+            name, email = s.contacts[0]
         else:
             name = people(rng, 1)[0]
             org = rng.choice(
                 ["northwind", "brightside", "harbourworks", "cedarline", "meridian", "fernhill", "quayside"]
             )
             email = f"{name.split()[0].lower()}.{name.split()[1].lower()}@{org}.example"
+        first = (
+            re.sub(r"^(?:ms|mr|mrs|mx|dr|prof)\.?\s+", "", name.lower()).split()[0].strip(".")
+        )  # "Dr. Fiona" -> fiona
         # only a quantity has a total worth reporting (not a year, a rating or a price each)
         numbers = [c for c in s.numbers(fresh=False, does="sum") if len({r[c] for r in s.rows}) > 1]
         col = rng.choice(numbers) if numbers else None
-        stem = rng.choice(
-            ["email_draft", "message_to_" + name.split()[0].lower(), "draft", "note_for_" + name.split()[0].lower()]
-        )
+        stem = rng.choice(["email_draft", "message_to_" + first, "draft", "note_for_" + first])
         subject = rng.choice(
             [
                 f"{s.domain.noun[1].capitalize()} update",

@@ -35,7 +35,8 @@ _GENERIC = {
 
 @lru_cache(maxsize=256)
 def persona_of(root: Path, name: str) -> dict[str, Any]:
-    """The first name, organisation and contacts (name, email) of a persona (read once per process)."""
+    """The first name, organisation and contacts (name, email; the profile lists the closest first)
+    of a persona (read once per process)."""
     try:
         data = yaml.safe_load((root / "personas" / f"{name}.yaml").read_text(encoding="utf-8")) or {}
     except OSError:

@@ -11,7 +11,6 @@ from .delivered import (
     Delivered,
     Figure,
     exists_check,
-    field_key,
     key_set_gate,
     lookup_checks,
     number_rx,
@@ -107,6 +106,9 @@ class WriteJson(Deliver):
         if not 1 <= len(s.rows) <= 60:
             return None
         cols = [c for c in pick_columns(s, rng) if c != s.domain.key]
+        read = {f.name for f in s.domain.fields}
+        if len(s.rows) >= s.read_rows and set(cols) <= read:
+            return None  # every record, every column as read: the input re-keyed, no work to grade
         numeric = [c for c in cols if s.types.get(c) in NUMBER_TYPES]
         stem = output_stem(s, rng, "{noun}_by_id", "{file}_lookup", "{noun}", "index")
         return {"columns": cols, "numeric": numeric, "path": f"{s.out_dir}/{stem}.json"}
@@ -114,14 +116,13 @@ class WriteJson(Deliver):
     def deliver(self, s, p):
         cols, numeric, path, key = p["columns"], p["numeric"], p["path"], s.domain.key
         data = {r[key]: {c: (float(r[c]) if c in numeric else r[c]) for c in cols} for r in s.rows}
-        fields = {field_key(k): v for k, v in sorted(data.items())}
         code = [
             f"numeric = {set(numeric)!r}" if numeric else "numeric = set()",
             f"lookup = {{{s.it}[{key!r}]: {{c: float({s.it}[c]) if c in numeric else {s.it}[c] for c in {cols!r}}} "
             f"for {s.it} in {s.var}}}",
             *s.style.write_json(path, "lookup"),
         ]
-        checks = [exists_check(path), *lookup_checks(fields, dict(sorted(data.items())), path, s.domain.noun[0])]
+        checks = [exists_check(path), *lookup_checks(dict(sorted(data.items())), path, s.domain.noun[0])]
         kinds = ", ".join(cols) + (f" ({', '.join(numeric)} as numbers)" if numeric else "")
         figure = Figure(
             f"the {s.domain.noun[1]} looked up",

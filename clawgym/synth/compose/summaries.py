@@ -13,7 +13,7 @@ from typing import Any
 
 from .model import CATEGORY_TYPES
 from .state import State, fmt, form_code, is_flag, label, num, unit_words
-from .delivered import Deliver, Delivered, Figure, exists_check, field_key, lookup_checks, number_rx, output_stem
+from .delivered import Deliver, Delivered, Figure, exists_check, lookup_checks, number_rx, output_stem
 
 
 _MEASURES = {
@@ -209,8 +209,7 @@ class GroupJson(Deliver):
             f"result = {{group: {conv}({form_code(kind, _AGG[p['how']])}) for group, values in by_{g}.items()}}",
             *s.style.write_json(path, "result"),
         ]
-        fields = {field_key(k): float(v) for k, v in rows}
-        checks = [exists_check(path), *lookup_checks(fields, {k: float(v) for k, v in rows}, path, s.noun(g))]
+        checks = [exists_check(path), *lookup_checks({k: float(v) for k, v in rows}, path, s.noun(g))]
         return Delivered(
             path,
             checks,
