@@ -198,8 +198,11 @@ def test_the_route_draws_again_when_a_request_reads_wrong(tmp_path, monkeypatch)
 
 
 # -- the story ----------------------------------------------------------------------------------
-def _facts(kinds=("list",), uses=(), ops=(), persona="devops-engineer", values=None, selects=(), groups=()) -> Facts:
-    return Facts(set(kinds), set(uses), set(ops), persona, values or {}, set(selects), set(groups))
+def _facts(
+    kinds=("list",), uses=(), ops=(), persona="devops-engineer", values=None, selects=(), groups=(), shown=None
+) -> Facts:
+    shown = None if shown is None else set(shown)
+    return Facts(set(kinds), set(uses), set(ops), persona, values or {}, set(selects), set(groups), shown)
 
 
 def test_a_reason_fits_only_the_chains_it_serves():
@@ -402,6 +405,9 @@ def test_a_story_accounts_for_every_selection_and_grouping():
     assert fits(sponsor, _facts(uses=("sponsor", "downloads_30d"), groups={"sponsor"}))
     campaign = Reason("the trustees want the campaign totals", deliver=("total",), uses=("campaign",))
     assert not fits(campaign, _facts(kinds=("total",), uses=("campaign", "receipted"), groups={"receipted"}))
+    cost = Reason("I want to know what the trip will cost before I book", uses=("cost",))
+    assert fits(cost, _facts(uses=("cost",), shown=("cost", "city")))
+    assert not fits(cost, _facts(uses=("cost", "city"), shown=("city",), selects={"cost"}))  # filtered, not shown
     books = Reason("I want to stop buying books I already own", deliver=("list",))
     assert fits(books, _facts()) and not fits(books, _facts(selects={"genre"}))
     assert fits(Reason("I'm tidying up before the audit"), _facts(selects={"genre"}))

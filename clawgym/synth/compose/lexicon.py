@@ -365,9 +365,11 @@ def fits(reason: Reason, facts: "Facts") -> bool:
 
 def _about(reason: Reason, facts: "Facts") -> bool:
     """Whether the chain is about what a reason with `uses` says: its first column (what the story
-    is about; the rest are other columns that serve it) is worked on, and every column the
-    deliverable groups by is one it uses (campaign totals are not a split by receipt status)."""
-    return reason.uses[0] in facts.uses and facts.groups <= set(reason.uses)
+    is about; the rest are other columns that serve it) is shown or summarised by a deliverable
+    (what the trip will cost needs a cost in the output, not only a filter on it), and every column
+    the deliverable groups by is one it uses (campaign totals are not a split by receipt status)."""
+    shown = facts.uses if facts.shown is None else facts.shown
+    return reason.uses[0] in shown and facts.groups <= set(reason.uses)
 
 
 def _conditional(reason: Reason) -> bool:
@@ -388,3 +390,4 @@ class Facts:
     values: dict[str, set[str]]
     selects: set[str] = field(default_factory=set)  # columns the chain keeps or drops rows by
     groups: set[str] = field(default_factory=set)  # columns the deliverables group by
+    shown: set[str] | None = None  # columns the deliverables show or summarise (None: as `uses`)

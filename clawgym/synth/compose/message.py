@@ -129,8 +129,9 @@ def count_rx(value: str) -> str:
 
 
 def counted_rx(value: str, one: str, many: str) -> str:
-    """A count beside what it counts, either way round: "36 builds", "36 failed builds",
+    """A count beside what it counts, either way round: "36 builds", "36 failed builds", "13 of the
+    22 action items" (up to five words between),
     "builds: 36", "the number of builds is 36" (the last word of the noun, singular or plural)."""
     nouns = "|".join(sorted({re.escape(one.split()[-1]), re.escape(many.split()[-1])}, key=len, reverse=True))
     number = count_rx(value)
-    return rf"(?i){number}[ \t]+(?:[\w'’-]+[ \t]+){{0,3}}?(?:{nouns})\b|\b(?:{nouns})\b[^\n.]{{0,30}}?{number}"
+    return rf"(?i){number}[ \t]+(?:[\w'’-]+[ \t]+){{0,5}}?(?:{nouns})\b|\b(?:{nouns})\b[^\n.]{{0,30}}?{number}"

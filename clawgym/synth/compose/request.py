@@ -160,17 +160,19 @@ def facts(lex: Lexicon, steps: list, delivered: list, s: State, persona: str) ->
         lex, [d.slots.get(k) for n, d in delivered if n in summaries for k in ("gcol", "group", "rows", "cols")]
     )
 
-    def note(value: Any) -> None:
+    shown: set[str] = set()  # the columns the deliverables show, list or summarise
+
+    def note(value: Any, into: set[str] = used) -> None:
         if isinstance(value, str):
             col = lex.column(value)
             if col is not None:
-                used.add(lex.canonical.get(col, col))
+                into.add(lex.canonical.get(col, col))
                 for d in lex.domain.derived:
                     if d.name == col:
-                        used.update(lex.canonical.get(c, c) for c in d.inputs())
+                        into.update(lex.canonical.get(c, c) for c in d.inputs())
         elif isinstance(value, (list, tuple)):
             for v in value:
-                note(v)
+                note(v, into)
 
     for name, p in steps:
         if name in CLEANING:
@@ -180,19 +182,20 @@ def facts(lex: Lexicon, steps: list, delivered: list, s: State, persona: str) ->
                 note(value)
     for name, d in delivered:
         for key in ("gcol", "col", "a", "group", "field", "rows", "cols"):
-            note(d.slots.get(key))
+            note(d.slots.get(key), shown)
         if "list" in DELIVER_KINDS.get(name, ()):  # the columns a list shows are what it is for
-            note(re.findall(r"\w+", str(d.slots.get("columns", "")).split(" (")[0]))
+            note(re.findall(r"\w+", str(d.slots.get("columns", "")).split(" (")[0]), shown)
         m = re.fullmatch(
             r"(?:total|average|highest|lowest) (.+?)(?: to two decimals)?", str(d.slots.get("measure", ""))
         )
         if m:
-            note(m.group(1))
+            note(m.group(1), shown)
+    used |= shown
     values: dict[str, set[str]] = {}
     for col in s.columns:
         values[lex.canonical.get(col, col)] = {str(r.get(col, "")).strip().lower() for r in s.rows}
     ops = {n for n, _ in steps} | {n for n, _ in delivered}
-    return Facts(kinds, used, ops, persona, values, selects, groups)
+    return Facts(kinds, used, ops, persona, values, selects, groups, shown)
 
 
 _EMPTY = ("none", "n/a", "-", "unassigned", "no one", "nobody")
