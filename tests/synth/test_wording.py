@@ -471,3 +471,18 @@ def test_content_scenarios_deliver_something_written_to_be_read():
         assert not keeps(sub, csv_only) and keeps(sub, page), sub
     listed = Work(frozenset({"filter_equals", "write_rows"}), frozenset({"list"}), frozenset())
     assert keeps("contact management", csv_only) and not keeps("contact management", listed)  # nothing kept right
+
+
+def test_a_total_over_cancelled_records_says_they_count():
+    """A figure summed over sign-ups some of which are cancelled or waitlisted says every one counts
+    (whatever its status), unless the chain filters or groups by that status."""
+    cat = _catalog()
+    dom = cat.domains["volunteer_signups"]
+    said = 0
+    for seed in range(80):
+        try:
+            c = compose(cat, dom.name, dom.scenarios[seed % len(dom.scenarios)], dom.personas[0], seed, ROOT, "t")
+        except ValueError:
+            continue
+        said += "count every sign-up whatever its sign-up status" in c.spec["instruction"]
+    assert said >= 3

@@ -221,6 +221,26 @@ def _empty_group(lex: Lexicon, s: State, name: str, d: Any, noun: str) -> str:
     return ""
 
 
+_INACTIVE = {"cancelled", "canceled", "waitlisted", "withdrawn", "declined", "no-show", "failed", "rejected"}
+
+
+def _every_status(lex: Lexicon, s: State, name: str, d: Any, steps: list, one: str) -> str:
+    """Where a figure is summed over records some of which are cancelled, waitlisted or the like
+    (a status column the chain neither filters nor groups by), the clause saying every record
+    counts whatever its status: a careful reader would otherwise leave the cancelled ones out."""
+    if name not in (*_SUMMARIES, "totals_json", "draft_email"):
+        return ""
+    picked = _columns(lex, [p.get(k) for n, p in steps if n in FILTERS + SELECTING for k in ("field", "group")])
+    picked |= _columns(lex, [d.slots.get(k) for k in ("gcol", "group", "rows", "cols")])
+    for col in s.columns:
+        if s.types.get(col) != "status" or lex.canonical.get(col, col) in picked:
+            continue
+        values = {str(r.get(col, "")).strip().lower() for r in s.rows}
+        if values & _INACTIVE and values - _INACTIVE:
+            return f"; count every {one} whatever its {lex.said(col)}"
+    return ""
+
+
 def _columns(lex: Lexicon, values: list[Any]) -> set[str]:
     """The canonical columns that slot values name (a column, its name in words, or a Ref)."""
     out: set[str] = set()
@@ -300,7 +320,7 @@ def instruction_text(
         if "order" in said:
             said["order"] = order
         asked = _ask(catalog, d_name, rng, {**base, **said})
-        extra = _empty_group(lex, s, d_name, d, noun)
+        extra = _empty_group(lex, s, d_name, d, noun) + _every_status(lex, s, d_name, d, steps, one)
         parts.append(asked[:-1] + extra + "." if extra and asked.endswith(".") else asked + extra)
     # "before anything else" and a cleaning step's "... first" only where it is first ("Then trim it first"
     # reads both ways); a step after others carries no "and"/"then" of its own
