@@ -28,7 +28,7 @@ BENCH_DIR = Path("specs/bench")
 # region by the generator whose tasks pass the lazy-agent, mutation and wording gates, and every
 # instance of it is reviewed against the written rubric (docs/review-rubric.md). All stay runnable.
 BENCHES = {"1": Path("specs/bench"), "2": Path("specs/bench-v2"), "3": Path("specs/bench-v3")}
-LATEST = "2"
+LATEST = "3"
 LOCK_FILE = "bench.lock.json"
 TASK_FILE = "task.yaml"
 CALIBRATION_FILE = "calibration.yaml"

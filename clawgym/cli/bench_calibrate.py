@@ -20,7 +20,7 @@ _BENCH = click.option(
     "bench_dir",
     type=click.Path(file_okay=False),
     default=None,
-    help="The benchmark: a version series (1, 2 or 3) or a folder; default: the latest (2, specs/bench-v2; 3 is in review).",
+    help="The benchmark: a version series (1, 2 or 3) or a folder; default: the latest (3, specs/bench-v3).",
 )
 
 

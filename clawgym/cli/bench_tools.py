@@ -33,7 +33,7 @@ def register(group: click.Group) -> None:
     "bench_dir",
     default=None,
     type=click.Path(file_okay=False),
-    help="The benchmark: a version series (1, 2 or 3) or a folder; default: the latest (2; 3 is in review).",
+    help="The benchmark: a version series (1, 2 or 3) or a folder; default: the latest (3).",
 )
 @click.option("--reviewer", help="Your name (default: git config user.name).")
 @click.option(
@@ -194,7 +194,7 @@ def _print_review_summary(instances: list, tasks: dict, root: Path) -> None:
     default=None,
     type=click.Path(file_okay=False),
     help="The benchmark: a version series (1, 2 or 3), or a folder (ours, or an imported one: task.yaml "
-    "files in any subfolders); default: the latest (2).",
+    "files in any subfolders); default: the latest (3).",
 )
 @click.option("--out", type=click.Path(file_okay=False), help="Results folder (default: runs/bench/LABEL).")
 @click.option("--label", help="Name of the leaderboard row (default: the model's or agent's name).")
