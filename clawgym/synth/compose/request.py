@@ -154,11 +154,8 @@ def facts(lex: Lexicon, steps: list, delivered: list, s: State, persona: str) ->
         if str(d.slots.get("measure", "")).startswith("number of"):
             kinds.add("count")
     used: set[str] = set()
-    selects = _columns(lex, [p.get(k) for n, p in steps if n in FILTERS + SELECTING for k in ("field", "group")])
-    summaries = ("group_aggregate", "group_json", "share_of_total", "pivot", "report_md")
-    groups = _columns(
-        lex, [d.slots.get(k) for n, d in delivered if n in summaries for k in ("gcol", "group", "rows", "cols")]
-    )
+    selects = _selected(lex, steps)
+    groups = _columns(lex, [d.slots.get(k) for n, d in delivered if n in _SUMMARIES for k in _GROUP_SLOTS])
 
     shown: set[str] = set()  # the columns the deliverables show, list or summarise
 
@@ -198,6 +195,14 @@ def facts(lex: Lexicon, steps: list, delivered: list, s: State, persona: str) ->
     return Facts(kinds, used, ops, persona, values, selects, groups, shown)
 
 
+_GROUP_SLOTS = ("gcol", "group", "rows", "cols")  # the slots of a summary naming the columns it groups by
+
+
+def _selected(lex: Lexicon, steps: list) -> set[str]:
+    """The canonical columns the chain keeps or drops rows by (its filters and selections)."""
+    return _columns(lex, [p.get(k) for n, p in steps if n in FILTERS + SELECTING for k in ("field", "group")])
+
+
 _EMPTY = ("none", "n/a", "-", "unassigned", "no one", "nobody")
 _SUMMARIES = ("group_aggregate", "group_json", "share_of_total", "pivot", "report_md")
 
@@ -208,7 +213,7 @@ def _empty_group(lex: Lexicon, s: State, name: str, d: Any, noun: str) -> str:
     otherwise leave them out, and the checks count that group."""
     if name not in _SUMMARIES:
         return ""
-    for key in ("gcol", "group", "rows", "cols"):
+    for key in _GROUP_SLOTS:
         value = d.slots.get(key)
         col = getattr(value, "col", None) if not isinstance(value, str) else lex.column(value)
         if col is None or col not in s.columns:
@@ -230,8 +235,7 @@ def _every_status(lex: Lexicon, s: State, name: str, d: Any, steps: list, one: s
     counts whatever its status: a careful reader would otherwise leave the cancelled ones out."""
     if name not in (*_SUMMARIES, "totals_json", "draft_email"):
         return ""
-    picked = _columns(lex, [p.get(k) for n, p in steps if n in FILTERS + SELECTING for k in ("field", "group")])
-    picked |= _columns(lex, [d.slots.get(k) for k in ("gcol", "group", "rows", "cols")])
+    picked = _selected(lex, steps) | _columns(lex, [d.slots.get(k) for k in _GROUP_SLOTS])
     for col in s.columns:
         if s.types.get(col) != "status" or lex.canonical.get(col, col) in picked:
             continue
