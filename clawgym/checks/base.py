@@ -237,14 +237,18 @@ class Check:
 _NUM_JUNK = re.compile(r"[\s,_$€£¥]")
 _CODES = "USD|EUR|GBP|SEK|NOK|DKK|CHF|JPY|CAD|AUD|NZD|ZAR|INR|PLN|CZK|HUF|MXN|BRL|SGD|HKD"
 _CURRENCY_CODE = re.compile(rf"^(?:{_CODES})[ \u00a0]?(?=[\d(+-])|(?<=\d)[ \u00a0]?(?:{_CODES})$")
-_DECIMAL_COMMA = re.compile(r"[\s_$€£¥]*[+-]?[\s_$€£¥]*\(?\d+,\d{1,2}\)?%?[\s_$€£¥]*")
+# a decimal comma, its thousands grouped by dots or spaces or not at all: 1253,50 / 1.253,50 / 1 253,50
+_DECIMAL_COMMA = re.compile(
+    r"[\s_$€£¥]*[+-]?[\s_$€£¥]*\(?(?:\d+|\d{1,3}(?:[.\s\u00a0\u202f]\d{3})+),\d{1,2}\)?%?[\s_$€£¥]*"
+)
 
 
 def parse_number(value: Any) -> float | None:
     """A float from a number or numeric string ("1,234.50", "$12", "12%", "GBP 7.06"); None if not numeric.
 
-    A string with one comma, no dot and one or two digits after the comma uses a decimal comma
-    ("1253,50" is 1253.5); any other comma separates thousands ("1,253" is 1253)."""
+    A string with one comma followed by one or two digits, before it digits alone or grouped in
+    threes by dots or spaces, uses a decimal comma ("1253,50", "1.253,50" and "1 253,50" are
+    1253.5); any other comma separates thousands ("1,253" is 1253)."""
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, (int, float)):
@@ -257,7 +261,7 @@ def parse_number(value: Any) -> float | None:
         return None
     s = _CURRENCY_CODE.sub("", value.strip())  # "GBP 7.06" and "7.06 EUR" are the amounts they show
     if _DECIMAL_COMMA.fullmatch(s):
-        s = s.replace(",", ".")
+        s = s.replace(".", "").replace(",", ".")
     s = _NUM_JUNK.sub("", s)
     if s.endswith("%"):
         s = s[:-1]

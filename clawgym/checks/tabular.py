@@ -5,6 +5,7 @@ from __future__ import annotations
 import bisect
 import csv
 import io
+from collections.abc import Sequence
 from typing import Any
 
 from ..errors import did_you_mean
@@ -15,17 +16,37 @@ from .structured import TOLERANCE, values_equal
 MAX_FIELD = 1_000_000
 
 
-def read_csv(ctx: CheckContext, rel: str, delimiter: str) -> tuple[list[str], list[dict[str, str]]]:
-    """(header, rows) of a CSV file; fully blank rows are skipped. CheckFailure on bad content."""
+_DELIMITERS = (",", ";", "\t", "|")
+
+
+def sniff_delimiter(text: str, columns: Sequence[str] = ()) -> str:
+    """The delimiter a CSV file is written with: the one whose header row holds the most of the
+    wanted `columns` (a spreadsheet set to semicolons and decimal commas writes `site;hours` over
+    `Kitchen;4,25`, where commas appear on every line too), else what csv.Sniffer finds, else `,`."""
+    first = text.lstrip("\ufeff").split("\n", 1)[0]
+    wanted = {c.strip().casefold() for c in columns}
+    if wanted:
+        found = {d: len(wanted & {h.strip().strip('"').casefold() for h in first.split(d)}) for d in _DELIMITERS}
+        best = max(found.values())
+        if best and list(found.values()).count(best) == 1:
+            return max(found, key=lambda d: found[d])
+    try:
+        return csv.Sniffer().sniff(text[:10000], delimiters="".join(_DELIMITERS)).delimiter
+    except csv.Error:
+        return ","
+
+
+def read_csv(
+    ctx: CheckContext, rel: str, delimiter: str, columns: Sequence[str] = ()
+) -> tuple[list[str], list[dict[str, str]]]:
+    """(header, rows) of a CSV file; fully blank rows are skipped. CheckFailure on bad content.
+    `delimiter` "auto" sniffs it, preferring the one that splits out the wanted `columns`."""
     text = ctx.read_text(rel)
     old = csv.field_size_limit()
     csv.field_size_limit(MAX_FIELD)
     try:
         if delimiter == "auto":
-            try:
-                delimiter = csv.Sniffer().sniff(text[:10000], delimiters=",;\t|").delimiter
-            except csv.Error:
-                delimiter = ","
+            delimiter = sniff_delimiter(text, columns)
         reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=False)
         raw = [r for r in reader if any(c.strip() for c in r)]
     except csv.Error as e:
@@ -118,8 +139,10 @@ class CsvRowsEqual(Check):
                 "type": "string",
                 "minLength": 1,
                 "maxLength": 4,
-                "default": ",",
-                "description": "Field delimiter, or `auto` to sniff `,` `;` tab `|`.",
+                "default": "auto",
+                "description": "Field delimiter, or `auto` (the default) for the one of `,` `;` tab `|` "
+                "whose header holds the expected columns: a file written for a spreadsheet set to "
+                "semicolons is as right as one with commas.",
             },
         },
     }
@@ -151,12 +174,12 @@ class CsvRowsEqual(Check):
         expected = self.config["expected"]
         if not isinstance(expected, list) or not all(isinstance(r, dict) for r in expected):
             raise CheckFailure("expected must be a list of row mappings")
-        header, rows = read_csv(ctx, rel, self.get("delimiter"))
         keys = [str(k) for k in as_list(self.get("key"))]
         cols = [str(c) for c in as_list(self.get("columns"))] or list(
             dict.fromkeys(str(c) for r in expected for c in r)
         )
         cols = list(dict.fromkeys(keys + cols))
+        header, rows = read_csv(ctx, rel, self.get("delimiter"), cols)
         colmap = _resolve_columns(header, cols, rel)
         tol = tolerance_of(self.get("tolerance"))
         opts = {"coerce": True, "ignore_case": self.get("ignore_case"), "strip": self.get("strip")}

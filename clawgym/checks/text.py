@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from ..registry import register
-from .base import Check, CheckContext, CheckFailure, as_list, short, strings
+from .base import Check, CheckContext, CheckFailure, as_list, parse_number, short, strings
 from .number_text import bare_number, number_found, numbers_in
 from .text_parts import longest_in_order, message_body
 
@@ -147,6 +147,19 @@ class TextContains(Check):
         return score, _summary(problems, total, "string checks")
 
 
+_LIST_MARKER = re.compile(r"(?m)^[ \t]*\d{1,3}[.)][ \t]")
+
+
+def _different_numbers(text: str) -> set[float]:
+    """The different values of the standalone numbers in `text` (see `numbers_in`), list markers aside."""
+    out = set()
+    for written, negative in numbers_in(_LIST_MARKER.sub(" ", text)):
+        value = parse_number(written)
+        if value is not None:
+            out.add(-value if negative else value)
+    return out
+
+
 def compile_patterns(patterns: list[str], flags: list[str]) -> list[re.Pattern]:
     bits = 0
     for f in flags:
@@ -202,6 +215,13 @@ class TextMatches(Check):
                 "a reversed table 1/6.",
             },
             "body_only": _BODY_ONLY,
+            "max_numbers": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "At most this many different numbers in the text (digits or words; "
+                "dates, times and list markers aside), else the check scores 0: a message that "
+                "lists every number it can think of does not hit a count by chance.",
+            },
         },
     }
 
@@ -209,6 +229,9 @@ class TextMatches(Check):
         text = ctx.read_text(self.get("path"))
         if self.get("body_only"):
             text = message_body(text)
+        if (most := self.get("max_numbers")) is not None and len(found := _different_numbers(text)) > most:
+            shown = ", ".join(f"{n:g}" for n in sorted(found)[:12])
+            return 0.0, f"{len(found)} different numbers ({shown}...), more than the {most} a statement needs", {}
         pats = compile_patterns(as_list(self.get("pattern")), as_list(self.get("flags")))
         lo, hi = int(self.get("count")), self.get("max_count")
         problems, counts, bad = [], {}, set()

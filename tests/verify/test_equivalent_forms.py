@@ -202,3 +202,45 @@ def test_an_amount_with_its_currency_code_is_the_amount(text, value):
     from clawgym.checks.base import parse_number
 
     assert parse_number(text) == value
+
+
+# -- a CSV written for a spreadsheet set to semicolons ------------------------------------------
+
+
+def test_a_semicolon_csv_with_decimal_commas_is_read_by_its_header(ws):
+    check = {
+        "type": "csv_rows_equal",
+        "path": "out.csv",
+        "key": "site",
+        "tolerance": 0.01,
+        "expected": [{"site": "Front desk", "average_hours": 5.88}, {"site": "Kitchen", "average_hours": 4.25}],
+    }
+    ws.write("out.csv", "site,average_hours\nFront desk,5.88\nKitchen,4.25\n")
+    assert ws.run(check).score == 1.0
+    # commas on every line too (the decimal commas): the header decides, not the comma count
+    ws.write("out.csv", "site;average_hours\nFront desk;5,88\nKitchen;4,25\n")
+    assert ws.run(check).score == 1.0
+    ws.write("out.csv", "site;average_hours\nFront desk;5,88\nKitchen;9,99\n")
+    assert ws.run(check).score == 0.5
+    # a delimiter the task fixed is kept
+    assert ws.run({**check, "delimiter": ","}).score == 0.0
+
+
+@pytest.mark.parametrize(
+    "text,value",
+    [
+        ("1.253,50", 1253.5),  # German
+        ("1 253,50", 1253.5),  # French
+        ("1\u202f253,50", 1253.5),
+        ("1.234.567,89", 1234567.89),
+        ("-1.234,5", -1234.5),
+        ("€ 1.253,50", 1253.5),
+        ("1,253.50", 1253.5),
+        ("1,253", 1253.0),
+        ("1.2345", 1.2345),
+    ],
+)
+def test_a_decimal_comma_with_grouped_thousands_is_the_number_it_shows(text, value):
+    from clawgym.checks.base import parse_number
+
+    assert parse_number(text) == value
