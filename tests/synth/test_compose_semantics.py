@@ -22,7 +22,9 @@ from clawgym.errors import SpecError
 from clawgym.synth.compose import build, route, scenarios
 from clawgym.synth.compose.catalog import load_catalog
 from clawgym.synth.compose.deliver import DELIVERABLES, MESSAGE
-from clawgym.synth.compose.delivered import number_rx
+from clawgym.synth.compose.delivered import cell_rx, number_rx
+from clawgym.synth.compose.message import MAX_NUMBERS, count_rx
+from clawgym.synth.compose.state import fmt, rounding_ties
 from clawgym.synth.compose.model import NUMBER_TYPES, ROLES
 from clawgym.synth.compose.heldout import Region
 from clawgym.synth.compose.ops import OPERATIONS
@@ -284,6 +286,82 @@ def test_a_graded_number_is_found_in_any_of_its_forms(value, written, found):
     assert bool(re.search(number_rx(value), f"total: {written} |")) is found
 
 
+@pytest.mark.parametrize(
+    "value, written, found",
+    [
+        ("0 2 * * *", "0 2 * * *", True),
+        ("0 2 * * *", "`0 2 * * *`", True),
+        ("0 2 * * *", r"0 2 \* \* \*", True),
+        ("Front desk", "**Front desk**", True),
+        ("crew", "Crew", True),
+        ("db_backup", r"db\_backup", True),
+        ("5.88", "5,88", True),
+        ("5.88", "`5.88`", True),
+        ("db_backup", "dbbackup", False),
+        ("0 2 * * *", "0 3 * * *", False),
+    ],
+)
+def test_a_table_cell_is_found_marked_up_or_escaped(value, written, found):
+    assert bool(re.fullmatch(cell_rx(value), written)) is found
+
+
+@pytest.mark.parametrize(
+    "text, found",
+    [
+        ("There are 21 results left.", True),
+        ("16 titles remain; twenty-one of them are new.", True),
+        ("Results: 21, 84,807 ms between them.", True),
+        ("There are 27 results, 84,807 ms in total.", False),
+        ("Thirty-one books remain.", False),
+        ("Release 2.21 shipped on 2026-04-21.", False),
+    ],
+)
+def test_a_message_count_is_found_whatever_words_surround_it(text, found):
+    assert bool(re.search(count_rx("21"), text)) is found
+
+
+def test_a_message_listing_guesses_scores_nothing(tmp_path):
+    """The count check reads the body whatever its wording, so a body that lists many numbers
+    cannot buy the count: past MAX_NUMBERS different numbers (dates and list markers aside) it
+    scores 0."""
+    check = {
+        "type": "text_matches",
+        "name": "count",
+        "path": "note.txt",
+        "pattern": [count_rx("21")],
+        "body_only": True,
+        "max_numbers": MAX_NUMBERS,
+    }
+    head = "To: Tom <tom@x.org>\nSubject: Results\n\n"
+    honest = head + "21 results are left after 2026-04-01 (84,807 ms), see:\n1. the w2 runs\n2. the w3 runs\n"
+    spray = head + " ".join(f"{n} results?" for n in range(15, 25)) + "\n"
+    assert _grade(tmp_path, {"note.txt": honest}, [check])["count"] == 1.0
+    assert _grade(tmp_path, {"note.txt": spray}, [check])["count"] == 0.0
+
+
+def test_figures_on_a_rounding_tie_are_never_asked_for():
+    """7.125 to two decimals is 7.13 to a person and 7.12 to Python: no chain or deliverable that
+    rounds a figure on such a tie is used."""
+    with rounding_ties() as tied:
+        assert fmt(57 / 8, "money") == "7.12" and fmt(5.25, "hours") == "5.2" and fmt(2.5, "int") == "2"
+        fmt(7.126, "money")
+    assert tied == [57 / 8, 5.25, 2.5]
+    assert fmt(57 / 8, "money") == "7.12"  # nobody listening: nothing kept
+    cat = load_catalog(str(CATALOG))
+    made, refused = 0, []
+    for dom in ("study_sessions", "shifts", "cron_jobs", "grades", "timesheets", "survey"):
+        d = cat.domains[dom]
+        for seed in range(15):
+            try:
+                with rounding_ties() as outer:
+                    build.compose(cat, dom, d.scenarios[seed % len(d.scenarios)], d.personas[0], seed, ROOT, "t")
+                made += 1
+                assert not outer  # compose listens on its own
+            except ValueError as e:
+                refused += [str(e)] if "rounding tie" in str(e) else []
+    assert made >= 20 and refused, (made, refused)
+
+
 # ---------------------------------------------------------------------------------------------
 # The catalog
 
@@ -435,16 +513,14 @@ def test_every_reference_declares_its_steps_in_either_layout(cases):
         ("6", "There are six blocked action items.", True),
         ("6", "There are 6 blocked action items.", True),
         ("6", "There are sixty blocked action items.", False),
+        ("6", "There are thirty-six blocked action items.", False),
         ("21", "Twenty-one items are blocked.", True),
         ("2", "Theo has two chores.", True),
         ("2", "Theo has twelve chores.", False),
     ],
 )
 def test_a_count_in_a_message_may_be_written_in_words(value, text, found):
-    from clawgym.synth.compose.message import counted_rx
-
-    noun = ("chore", "chores") if "chore" in text else ("item", "items")
-    assert bool(re.search(counted_rx(value, *noun), text)) is found
+    assert bool(re.search(count_rx(value), text)) is found
 
 
 def test_a_message_is_addressed_by_its_address_with_or_without_the_name(cases, tmp_path):

@@ -467,6 +467,25 @@ def test_keys_numbered_in_varying_width_are_ordered_by_their_number():
     assert [r["stop"] for r in ordered_by(state)] == ["A10", "A3", "B2"]
 
 
+def test_a_request_ordered_by_numbered_keys_says_it_is_by_their_number():
+    """M1 ... M23 sorted as text put M10 before M2: the request that orders by such a key says so."""
+    cat = _catalog()
+    said = 0
+    for dom in ("meal_plan", "grades", "chores"):
+        d = cat.domains[dom]
+        for seed in range(30):
+            try:
+                c = compose(cat, dom, d.scenarios[seed % len(d.scenarios)], d.personas[0], seed, ROOT, "t")
+            except ValueError:
+                continue
+            m = re.search(r", by its number \((\w+) before (\w+)\)", c.spec["instruction"])
+            said += bool(m)
+            if m:
+                assert int(re.sub(r"\D", "", m.group(1))) < int(re.sub(r"\D", "", m.group(2)))
+                assert len(m.group(1)) < len(m.group(2))
+    assert said >= 2
+
+
 def test_content_scenarios_deliver_something_written_to_be_read():
     from clawgym.synth.compose.scenarios import Work, keeps
 

@@ -29,7 +29,7 @@ from .ops import CLEANING, ENRICHING, FILTERS, OPERATIONS, SELECTING
 from .lexicon import DELIVER_KINDS, Lexicon
 from .request import instruction_text, persona_of
 from .solution import reference_solution, row_names, snake
-from .state import State
+from .state import ROUNDING_TIES, State, rounding_ties
 from .style import Style
 
 OUT_DIRS = ("output", "reports", "out", "summary", "results", "exports", "done")
@@ -99,6 +99,22 @@ def compose(
     name: str,
 ) -> Composed:
     """The concrete spec of one composed task; ValueError when this seed gives no usable chain."""
+    quiet = ROUNDING_TIES.set(None)  # ties are listened for only where this task's own figures are made
+    try:
+        return _compose(catalog, domain_name, scenario, persona, seed, library_root, name)
+    finally:
+        ROUNDING_TIES.reset(quiet)
+
+
+def _compose(
+    catalog: Catalog,
+    domain_name: str,
+    scenario: tuple[str, str],
+    persona: str,
+    seed: int,
+    library_root: Path,
+    name: str,
+) -> Composed:
     rng = random.Random(f"compose:{domain_name}:{scenario[0]}/{scenario[1]}:{persona}:{seed}")
     domain = named(catalog.domains[domain_name], rng)
     fmt = rng.choice([f for f in domain.formats if FORMATS[f].applies(domain)])
@@ -174,37 +190,40 @@ def compose(
         for n, p in steps  # a log line may not hold every field a cleaning step is about
         if all(f in state.columns for f in ([p["field"]] if "field" in p else p.get("fields", [])))
     ]
-    for op_name, p in steps:
-        OPERATIONS[op_name].apply(state, p)
-    # the middle of the chain: enrich, filter, select
-    middle: list[str] = []
-    if rng.random() < 0.4:
-        middle.append("join")
-    middle += rng.sample(ENRICHING, k=rng.choice([0, 0, 1, 1, 2]))
-    middle += rng.sample(FILTERS, k=rng.choice([0, 1, 1, 2]))
-    if rng.random() < 0.3:
-        middle.append(rng.choice(SELECTING))
-    if "reconcile" in wanted and rng.random() < 0.8:  # a reconciliation compares the whole copy
-        middle = [n for n in middle if n not in FILTERS and n not in SELECTING]
-    elif promise is not None and (promise.measure or promise.kinds) and rng.random() < 0.8:
-        middle = [n for n in middle if n not in SELECTING]  # ranked rows are listed, never summarised
-    rank = {"join": 0, **{n: 1 for n in ENRICHING}, **{n: 2 for n in FILTERS}, **{n: 3 for n in SELECTING}}
-    room = max(0, budget - len(steps) - 1)
-    chosen = sorted(rng.sample(middle, len(middle))[:room], key=lambda n: rank[n])
-    for op_name in chosen:
-        op = OPERATIONS[op_name]
-        if op_name == "join":
-            planned = _join_plan(state, catalog, rng, folder)
-            if planned is None:
+    with rounding_ties() as tied:  # a figure of the chain's rows on a tie: another draw
+        for op_name, p in steps:
+            OPERATIONS[op_name].apply(state, p)
+        # the middle of the chain: enrich, filter, select
+        middle: list[str] = []
+        if rng.random() < 0.4:
+            middle.append("join")
+        middle += rng.sample(ENRICHING, k=rng.choice([0, 0, 1, 1, 2]))
+        middle += rng.sample(FILTERS, k=rng.choice([0, 1, 1, 2]))
+        if rng.random() < 0.3:
+            middle.append(rng.choice(SELECTING))
+        if "reconcile" in wanted and rng.random() < 0.8:  # a reconciliation compares the whole copy
+            middle = [n for n in middle if n not in FILTERS and n not in SELECTING]
+        elif promise is not None and (promise.measure or promise.kinds) and rng.random() < 0.8:
+            middle = [n for n in middle if n not in SELECTING]  # ranked rows are listed, never summarised
+        rank = {"join": 0, **{n: 1 for n in ENRICHING}, **{n: 2 for n in FILTERS}, **{n: 3 for n in SELECTING}}
+        room = max(0, budget - len(steps) - 1)
+        chosen = sorted(rng.sample(middle, len(middle))[:room], key=lambda n: rank[n])
+        for op_name in chosen:
+            op = OPERATIONS[op_name]
+            if op_name == "join":
+                planned = _join_plan(state, catalog, rng, folder)
+                if planned is None:
+                    continue
+                p, path, text = planned
+                if path in files:
+                    continue
+                files[path] = text
+            elif (p := op.plan(state, rng)) is None:
                 continue
-            p, path, text = planned
-            if path in files:
-                continue
-            files[path] = text
-        elif (p := op.plan(state, rng)) is None:
-            continue
-        op.apply(state, p)
-        steps.append((op_name, p))
+            op.apply(state, p)
+            steps.append((op_name, p))
+    if why := _tie(tied):
+        raise ValueError(why)
     if len(state.rows) < 3:  # one or two rows left: an order, a filter or a repair can hardly show in them
         raise ValueError(f"the chain leaves {len(state.rows)} row(s)")
     lexicon["words"] = state.words = Lexicon(catalog, domain, steps)  # headings and check names in words
@@ -383,6 +402,12 @@ def _plan(s: State, d_name: str, rng: random.Random, measure: str) -> dict[str, 
     return p
 
 
+def _tie(tied: list[float]) -> str | None:
+    """Why figures rounded on a tie cannot be graded: a person rounds 7.125 half up (7.13), Python
+    half to even (7.12), and the request cannot fairly ask for either."""
+    return f"{tied[0]:g} lands on a rounding tie" if tied else None
+
+
 def _deliver(
     state: State,
     steps: list,
@@ -421,8 +446,9 @@ def _deliver(
         p = _plan(state, d_name, rng, promise.measure if promise is not None else "")
         if p is None:
             continue
-        d = DELIVERABLES[d_name].deliver(state, copy.deepcopy(p))
-        why = guessable.guessed(d_name, d, p, lazy, known)
+        with rounding_ties() as tied:
+            d = DELIVERABLES[d_name].deliver(state, copy.deepcopy(p))
+        why = _tie(tied) or guessable.guessed(d_name, d, p, lazy, known)
         if why is not None:
             passed.append(why)
             continue
@@ -430,8 +456,15 @@ def _deliver(
     if not delivered:
         raise ValueError("no deliverable fits the chain" + (f" ({'; '.join(passed)})" if passed else ""))
     ranked = any(n == "rank_top" for n, _ in steps)  # "the 5 with the highest ...": the count is given
-    if rng.random() < 0.3 and delivered[0][0] != "organise" and not ranked and (p := MESSAGE.plan(state, rng)):
-        d = MESSAGE.deliver(state, copy.deepcopy(p))
-        if guessable.guessed(MESSAGE.name, d, p, lazy, known) is None:
+    asked = promise is not None and promise.ops == (MESSAGE.name,)  # a follow-up is a message
+    if (
+        (asked or rng.random() < 0.3)
+        and delivered[0][0] != "organise"
+        and not ranked
+        and (p := MESSAGE.plan(state, rng))
+    ):
+        with rounding_ties() as tied:
+            d = MESSAGE.deliver(state, copy.deepcopy(p))
+        if not tied and guessable.guessed(MESSAGE.name, d, p, lazy, known) is None:
             delivered.append((MESSAGE.name, d, p))
     return delivered

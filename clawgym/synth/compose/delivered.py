@@ -55,7 +55,7 @@ def output_stem(s: State, rng: random.Random, *options: str) -> str:
     return rng.choice(options).format(noun=noun, file=s.domain.files[0])
 
 
-def _numbered(s: State) -> bool:
+def numbered(s: State) -> bool:
     """Whether the key is one prefix and a number of varying width (L1 ... L10): a person orders
     such keys by their number (L7 before L10), which text order does not."""
     keys = [str(r[s.domain.key]) for r in s.rows]
@@ -68,7 +68,7 @@ def ordered_by(s: State) -> list[Row]:
     keys by their number."""
     if s.order:
         return s.rows
-    if _numbered(s):
+    if numbered(s):
         return sorted(s.rows, key=lambda r: int(re.sub(r"\D", "", str(r[s.domain.key]))))
     return sorted(s.rows, key=lambda r: r[s.domain.key])
 
@@ -77,7 +77,7 @@ def sort_code(s: State) -> list[str]:
     """The reference solution's line putting the rows in `ordered_by`'s order."""
     if s.order:
         return []
-    if _numbered(s):
+    if numbered(s):
         digits = f"''.join(c for c in {s.it}[{s.domain.key!r}] if c.isdigit())"
         return [f"{s.var}.sort(key=lambda {s.it}: int({digits}))"]
     return [f"{s.var}.sort(key=lambda {s.it}: {s.it}[{s.domain.key!r}])"]
@@ -178,3 +178,18 @@ def number_rx(value: str) -> str:
     sign = "[-\u2212]" if negative else "(?<![-\u2212])\\+?"  # 5 is not found in -5
     # not a part of a longer number, a date, a time or a range (2017, 7.5, 2026-03-14, 12:07, 7-9)
     return f"(?<![\\d.,])(?<!\\d[-/:]){sign}(?:[$€£] ?)?(?:{'|'.join(forms)})(?![\\d]|[.,]\\d|[-/:]\\d)"
+
+
+_MARKUP = r"(?:\*\*|__|\*|_|`)?"  # bold, italic or inline code around a cell's text
+
+
+def cell_rx(value: str) -> str:
+    """A Markdown table cell holding `value` however it is marked up: a number in any form
+    `number_rx` accepts, text in any case, as inline code or bold (`0 2 * * *`, **Kitchen**) or
+    with Markdown's characters escaped (0 2 \\* \\* \\*, a\\_b)."""
+    text = value.strip()
+    core = number_rx(text)
+    if core == re.escape(text):  # not a number: in any case, each Markdown character may carry a backslash
+        core = "".join(rf"\\?{re.escape(ch)}" if ch in "\\`*_{}[]<>()#+-.!|~" else re.escape(ch) for ch in text)
+        core = f"(?i:{core})"
+    return f"{_MARKUP}{core}{_MARKUP}"

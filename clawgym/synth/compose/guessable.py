@@ -35,7 +35,7 @@ import yaml
 
 from .deliver import DELIVERABLES, MESSAGE
 from .delivered import Delivered, Figure
-from .message import counted_rx
+from .message import count_rx
 from .ops import FILTERS, OPERATIONS
 from .state import State
 
@@ -133,12 +133,12 @@ def why_guessable(
     n = len(f.rows)
     if n == 0:
         return f"{f.what}: nothing to grade"
-    if f.kind == "text":  # numbers in prose: a count beside its noun, any other number on its own
+    if f.kind == "text":  # numbers in prose, each found on its own whatever words surround it
         for key, cells in f.rows.items():
             for x, v in ((_value(v), v) for v in cells):
                 if x is None:
                     continue
-                if x in (known.counts if key == "count" else known.constants):  # a stated count: `stated`
+                if x in known.constants or (key == "count" and x in known.counts):  # a stated count: `stated`
                     return f"{f.what}: {v} is known without the work"
                 if key != "count" and x in known.cells:
                     return f"{f.what}: {v} is in the input as it stands"
@@ -310,11 +310,11 @@ def refusal(planned: list[tuple[str, Delivered, dict]], lazy: tuple, known: Know
 
 
 def stated(delivered: list, instruction: str, noun: tuple[str, str]) -> str | None:
-    """A message count the request itself gives away beside its noun ("keep the 5 builds with the
-    highest ..." and then "tell Sam how many builds"): it could be copied, not worked out."""
+    """A message count the request itself gives away ("keep the 5 builds with the highest ..." and
+    then "tell Sam how many builds"): it could be copied, not worked out."""
     for name, d in delivered:
         for f in d.figures if name == MESSAGE.name else ():
             count = f.rows.get("count", ("",))[0]
-            if count and re.search(counted_rx(count, *noun), instruction):
+            if count and re.search(count_rx(count), instruction):
                 return f"{name}: the request states the number of {noun[1]} ({count})"
     return None

@@ -251,6 +251,10 @@ class Lexicon:
         self.words: dict[str, Said] = {}
         for f, o in zip(domain.fields, original.fields):
             self.words[f.name] = self._said(f.name, original.say.get(o.name), default_noun(o.name, o.type))
+            said = self.words[f.name]
+            if f.name == domain.key and f.type == "person" and not said.noun.endswith("name"):
+                # "sorted by the user" leaves name or email open
+                self.words[f.name] = Said(f.name, f"{said.noun}'s name", f"{said.plural or said.noun}'s names")
         for d in domain.derived:
             self.words[d.name] = self._said(d.name, original.say.get(d.name), default_noun(d.name, d.type))
             self.canonical[d.name] = d.name

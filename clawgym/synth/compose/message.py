@@ -2,8 +2,10 @@
 the rows the pipeline ends with.
 
 The request never states either number, and the checks read them in the body only (not the To: and
-Subject: lines), each as a whole number in any of its forms: the count beside what it counts ("36
-builds"), the total on its own (1253.5 = 1,253.50)."""
+Subject: lines), each as a whole number in any of its forms (36, thirty-six; 1253.5 = 1,253.50),
+in whatever words the writer puts around them ("36 builds", "36 in all", "builds: 36"). A body
+that names more than `MAX_NUMBERS` different numbers scores nothing: guesses listed side by side
+do not state a count."""
 
 from __future__ import annotations
 
@@ -12,6 +14,9 @@ import re
 from .data import people
 from .state import fmt, form_code, label, num, unit_words
 from .delivered import Deliver, Delivered, Figure, exists_check, number_rx
+
+
+MAX_NUMBERS = 8  # the count, a total and what a short note says around them (dates and times aside)
 
 
 class DraftEmail(Deliver):
@@ -50,7 +55,7 @@ class DraftEmail(Deliver):
         what = f"number of {many}"
         code = [f"how_many = len({s.var})"]
         body = "f'There are {how_many} " + many + ".'"
-        patterns = [counted_rx(str(count), one, many)]
+        patterns = [count_rx(str(count))]
         shown = {"count": (str(count),)}
         if p["col"]:
             kind = s.types[p["col"]]
@@ -87,6 +92,7 @@ class DraftEmail(Deliver):
                 "path": p["path"],
                 "pattern": patterns,
                 "body_only": True,
+                "max_numbers": MAX_NUMBERS,  # a list of guesses is not a count
                 "weight": 2,
             },
         ]
@@ -125,13 +131,5 @@ def count_rx(value: str) -> str:
     """A count in digits (any form number_rx accepts) or, from 0 to 100, in words as a whole word
     ("six builds", "Twenty-one tickets"): a count written out is as right as its digits."""
     words = count_words(int(value)) if re.fullmatch(r"\d+", value.strip()) else None
-    return f"(?:{number_rx(value)}|\\b{words}\\b)" if words else number_rx(value)
-
-
-def counted_rx(value: str, one: str, many: str) -> str:
-    """A count beside what it counts, either way round: "36 builds", "36 failed builds", "13 of the
-    22 action items" (up to five words between),
-    "builds: 36", "the number of builds is 36" (the last word of the noun, singular or plural)."""
-    nouns = "|".join(sorted({re.escape(one.split()[-1]), re.escape(many.split()[-1])}, key=len, reverse=True))
-    number = count_rx(value)
-    return rf"(?i){number}[ \t]+(?:[\w'’-]+[ \t]+){{0,5}}?(?:{nouns})\b|\b(?:{nouns})\b[^\n.]{{0,30}}?{number}"
+    # a whole word, not the end of a larger one ("thirty-six" holds no six)
+    return f"(?:{number_rx(value)}|(?<![\\w-])(?i:{words})\\b)" if words else number_rx(value)

@@ -16,6 +16,7 @@ import yaml
 from .catalog import Catalog, Domain
 from .lexicon import DELIVER_KINDS, Facts, Lexicon, fits, label
 from .ops import CLEANING, FILTERS, OPERATIONS, SELECTING
+from .delivered import numbered
 from .state import State
 
 CONNECT = ("Then", "After that,", "Next,", "Once that's done,", "Also", "And")
@@ -33,10 +34,14 @@ _GENERIC = {
 }
 
 
+# a relation outside the persona's own household or team: a supplier is not sent the staff rota
+_OUTSIDER = re.compile(r"\b(?:suppliers?|vendors?|clients?|customers?|landlord|carpool|contractor)\b", re.I)
+
+
 @lru_cache(maxsize=256)
 def persona_of(root: Path, name: str) -> dict[str, Any]:
-    """The first name, organisation and contacts (name, email; the profile lists the closest first)
-    of a persona (read once per process)."""
+    """The first name, organisation and contacts (name, email; the profile lists the closest first;
+    suppliers, clients and other outsiders left out) of a persona (read once per process)."""
     try:
         data = yaml.safe_load((root / "personas" / f"{name}.yaml").read_text(encoding="utf-8")) or {}
     except OSError:
@@ -45,7 +50,10 @@ def persona_of(root: Path, name: str) -> dict[str, Any]:
     contacts = tuple(
         (str(c["name"]), str(c["email"]))
         for c in data.get("contacts") or ()
-        if isinstance(c, dict) and len(str(c.get("name", "")).split()) >= 2 and "@" in str(c.get("email", ""))
+        if isinstance(c, dict)
+        and len(str(c.get("name", "")).split()) >= 2
+        and "@" in str(c.get("email", ""))
+        and not _OUTSIDER.search(str(c.get("relation", "")))
     )
     return {
         "first": full.split()[0].capitalize(),
@@ -116,9 +124,17 @@ def _measure(lex: Lexicon, text: str) -> str:
     return _measure_core(lex, text) + tail
 
 
+def _person(lex: Lexicon, col: str) -> bool:
+    """Whether a column holds people's names (told apart by the name as written)."""
+    return any(f.name == col and f.type == "person" for f in lex.domain.fields)
+
+
 def _measure_core(lex: Lexicon, text: str) -> str:
     m = re.fullmatch(r"number of different (.+) values", text)
     if m and (col := lex.column(m.group(1))):
+        if _person(lex, col):
+            # people are counted by the names written, which is what "different respondents" leaves open
+            return f"number of different {lex.said(col)} names"
         return f"number of different {lex.said(col).plural}"
     m = re.fullmatch(r"(total|average|highest|lowest|most recent|earliest) (.+)", text)
     if m and (col := lex.column(m.group(2))):
@@ -140,6 +156,11 @@ def _order(lex: Lexicon, s: State, steps: list) -> str:
         return f"the {lex.said(running['date'])}, earliest first (ties by the {lex.said(running['key'])})"
     if s.order:
         return f"the {lex.said(s.order[0])}, {'highest' if s.order[1] else 'lowest'} first"
+    if numbered(s):  # M1 ... M23: a text sort puts M10 before M2, so the request says which order
+        keys = sorted((str(r[s.domain.key]) for r in s.rows), key=lambda k: int(re.sub(r"\D", "", k)))
+        short = next(k for k in keys if len(k) == len(keys[0]))
+        long = next(k for k in keys if len(k) > len(short))
+        return f"the {lex.said(s.domain.key)}, by its number ({short} before {long})"
     return f"the {lex.said(s.domain.key)}"
 
 

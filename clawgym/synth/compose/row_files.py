@@ -13,7 +13,7 @@ from .delivered import (
     exists_check,
     key_set_gate,
     lookup_checks,
-    number_rx,
+    cell_rx,
     order_words,
     ordered_by,
     pick_columns,
@@ -153,7 +153,7 @@ class MarkdownOut(Deliver):
         rows = ordered_by(s)
         patterns = []
         for r in rows:
-            cells = [number_rx(r[c].strip()) for c in cols]  # any number in its forms (a choice of 30/90 days too)
+            cells = [cell_rx(r[c]) for c in cols]  # any number in its forms, any text marked up or escaped
             patterns.append(r"(?m)^[ \t]*\|?[ \t]*" + r"[ \t]*\|[ \t]*".join(cells) + r"[ \t]*\|?[ \t]*$")
         code = sort_code(s) + [
             f"lines = ['# {p['title']}', '', '| ' + ' | '.join({cols!r}) + ' |', '|' + '---|' * {len(cols)}]",

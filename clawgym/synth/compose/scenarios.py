@@ -46,7 +46,7 @@ PROMISES: dict[str, Promise] = {
     "status reporting": Promise(
         "figures to report (a summary, a total or a message)", kinds=(*SUMMARY_KINDS, "message")
     ),
-    "meeting follow-up": Promise("a follow-up to send or read (a message, a Markdown table or report)", ops=DOCUMENT),
+    "meeting follow-up": Promise("a follow-up message to send", ops=("draft_email",)),
     "inventory analysis": Promise("figures summarising the stock", kinds=SUMMARY_KINDS),
     "invoicing and billing": Promise("a figure of money billed, owed or paid", measure="money"),
     "contact management": Promise(

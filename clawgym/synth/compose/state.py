@@ -3,8 +3,12 @@
 
 from __future__ import annotations
 
+import math
 import random
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,7 +111,31 @@ def num(text: str) -> float:
     return float(text)
 
 
+# figures that landed on a rounding tie (7.125 to two decimals) while `rounding_ties()` listens: a
+# person rounds it half up (7.13), Python half to even (7.12), so what computed it is not used
+ROUNDING_TIES: ContextVar[list[float] | None] = ContextVar("rounding_ties", default=None)
+
+
+@contextmanager
+def rounding_ties() -> Iterator[list[float]]:
+    """The figures `fmt` rounds on a tie inside the block."""
+    tied: list[float] = []
+    token = ROUNDING_TIES.set(tied)
+    try:
+        yield tied
+    finally:
+        ROUNDING_TIES.reset(token)
+
+
+def _on_tie(value: float, decimals: int) -> bool:
+    scaled = abs(value) * 10**decimals
+    return abs(scaled - math.floor(scaled) - 0.5) < 1e-6
+
+
 def fmt(value: float, kind: str) -> str:
+    ties = ROUNDING_TIES.get()
+    if ties is not None and _on_tie(value, {"int": 0, "hours": 1}.get(kind, 2)):
+        ties.append(value)
     if kind == "int":
         return str(int(round(value)))
     if kind == "hours":

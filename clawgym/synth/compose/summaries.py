@@ -13,7 +13,7 @@ from typing import Any
 
 from .model import CATEGORY_TYPES
 from .state import State, fmt, form_code, is_flag, label, num, unit_words
-from .delivered import Deliver, Delivered, Figure, exists_check, lookup_checks, number_rx, output_stem
+from .delivered import Deliver, Delivered, Figure, cell_rx, exists_check, lookup_checks, output_stem
 
 
 _MEASURES = {
@@ -487,6 +487,6 @@ def _line_rx(name: str, value: str, bullet: bool) -> str:
     """A report line `[- ]<name>: <value>` (bold, a currency sign or a unit word around it allowed)."""
     lead = r"[-*+][ \t]+" if bullet else ""
     return (
-        rf"(?m)^[ \t]*{lead}(?:\*\*)?{number_rx(name)}(?:\*\*)?[ \t]*:(?:\*\*)?[ \t]*(?:\*\*)?[$€£]?[ \t]?"
-        rf"{number_rx(value)}(?:\*\*)?(?:[ \t]*[A-Za-z%]+)?[ \t]*$"
+        rf"(?m)^[ \t]*{lead}{cell_rx(name)}[ \t]*:(?:\*\*)?[ \t]*(?:\*\*)?[$€£]?[ \t]?"
+        rf"{cell_rx(value)}(?:[ \t]*[A-Za-z%]+)?[ \t]*$"
     )
