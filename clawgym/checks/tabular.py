@@ -5,6 +5,7 @@ from __future__ import annotations
 import bisect
 import csv
 import io
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -58,6 +59,11 @@ def read_csv(
     header = [h.strip() for h in raw[0]]
     rows = [{h: (r[i] if i < len(r) else "") for i, h in enumerate(header)} for r in raw[1:]]
     return header, rows
+
+
+def _as_name(value: Any) -> str:
+    """A field's name as compared: case, spaces, underscores and hyphens aside."""
+    return re.sub(r"[\s_-]+", "", str(value)).casefold()
 
 
 def _resolve_columns(header: list[str], wanted: list[str], rel: str) -> dict[str, str]:
@@ -124,6 +130,13 @@ class CsvRowsEqual(Check):
                 "default": False,
                 "description": "Compare text cells case-insensitively.",
             },
+            "name_columns": {
+                "type": "array",
+                "items": {"type": "string"},
+                "default": [],
+                "description": "Columns whose cells name a field: compared as names, so case, spaces, "
+                "underscores and hyphens aside (`Reported By` = `reported_by`).",
+            },
             "strip": {
                 "type": "boolean",
                 "default": True,
@@ -184,11 +197,18 @@ class CsvRowsEqual(Check):
         tol = tolerance_of(self.get("tolerance"))
         opts = {"coerce": True, "ignore_case": self.get("ignore_case"), "strip": self.get("strip")}
 
+        names = {str(c) for c in as_list(self.get("name_columns"))}
+
+        def same(c: str, actual: Any, exp: Any) -> bool:
+            if c in names:
+                return _as_name(actual) == _as_name(exp)
+            return values_equal(actual, exp, tol, **opts)
+
         def diff(actual: dict, exp: dict) -> list[str]:
             return [
                 f"{c} expected {short(exp[c], 40)}, got {short(actual[colmap[c]], 40)}"
                 for c in cols
-                if c in exp and not values_equal(actual[colmap[c]], exp[c], tol, **opts)
+                if c in exp and not same(c, actual[colmap[c]], exp[c])
             ]
 
         def label(exp: dict) -> str:

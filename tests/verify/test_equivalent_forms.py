@@ -244,3 +244,24 @@ def test_a_decimal_comma_with_grouped_thousands_is_the_number_it_shows(text, val
     from clawgym.checks.base import parse_number
 
     assert parse_number(text) == value
+
+
+def test_a_field_named_as_the_file_writes_it_or_as_code_does_is_the_same_field(ws):
+    check = {
+        "type": "csv_rows_equal",
+        "path": "rejects.csv",
+        "key": "id",
+        "name_columns": ["field"],
+        "expected": [
+            {"id": "GH-1", "field": "reported_by", "value": ""},
+            {"id": "GH-2", "field": "severity", "value": "x"},
+        ],
+    }
+    ws.write("rejects.csv", "id,field,value\nGH-1,Reported By,\nGH-2,Severity,x\n")
+    assert ws.run(check).score == 1.0
+    ws.write("rejects.csv", "id,field,value\nGH-1,reported-by,\nGH-2,SEVERITY,x\n")
+    assert ws.run(check).score == 1.0
+    ws.write("rejects.csv", "id,field,value\nGH-1,reporter,\nGH-2,Severity,x\n")
+    assert ws.run(check).score == 0.5  # another field is another field
+    ws.write("rejects.csv", "id,field,value\nGH-1,Reported By,\nGH-2,Severity,X\n")
+    assert ws.run(check).score == 0.5  # only the named columns compare as names
