@@ -56,6 +56,7 @@ WHAT = {
     "unfiltered_input": "the input tables copied into the outputs",
     "first_rows": "the reference run on each input table's header and first rows",
     "wrong_content": "the reference's values moved to the wrong rows",
+    "number_spray": "prose that lists every whole number from 0 to 100",
 }
 
 
@@ -220,6 +221,22 @@ def _with_numbers(
         return fmt.skeleton(out, known)
 
     return write
+
+
+SPRAY = [str(n) for n in range(101)]
+
+
+def number_spray(ref: Reference) -> Iterator[Candidate]:
+    """Every prose output (a message, a note, a Markdown report) as its skeleton plus a line for
+    every whole number from 0 to 100, in digits and then beside the words a count takes: a count
+    or a small figure checked anywhere in prose is bought by listing them all."""
+    prose = [o for o in ref.outputs if o.kind in ("text", "markdown")]
+    if not prose:
+        return
+    lines = SPRAY + [f"{n} items, {n} rows, {n} in total" for n in SPRAY]
+    yield _each(
+        ref, "number_spray", "0 to 100 listed", _with_numbers(ref, lambda: itertools.repeat("0"), ref.known, lines)
+    )
 
 
 def constant_guess(ref: Reference) -> Iterator[Candidate]:
@@ -459,6 +476,7 @@ VARIANTS: dict[str, Variant] = {
     "unfiltered_input": unfiltered_input,
     "first_rows": first_rows,
     "wrong_content": wrong_content,
+    "number_spray": number_spray,
 }
 
 

@@ -69,8 +69,15 @@ def test_the_weak_tasks_pay_only_their_own_variant(tmp_path):
     assert scores(tmp_path / "a", lt.HEADER_PAYS)["empty"].reward == 0.0
     number = scores(tmp_path / "b", lt.NUMBER_PAYS, lt.INSTRUCTION + lt.GIVEN_AWAY)
     assert number["skeleton"].reward == 0.0 and number["instruction_numbers"].reward == 0.5
-    # without the count in the instruction the same checks pay no lazy agent
-    assert lazy.worst(list(scores(tmp_path / "c", lt.NUMBER_PAYS).values())).reward == 0.0
+    # without the count in the instruction the same checks pay no lazy agent but the one listing
+    # every number: a lone count found anywhere in prose is bought by writing them all
+    unstated = scores(tmp_path / "c", lt.NUMBER_PAYS)
+    assert lazy.worst([s for v, s in unstated.items() if v != "number_spray"]).reward == 0.0
+    assert unstated["number_spray"].reward == 0.5 and list(unstated["number_spray"].paying) == [("north count", 1.0)]
+    count = {"type": "text_matches", "name": "north count", "path": "out/summary.txt", "max_numbers": 8}
+    count["pattern"] = r"(?<![\d.])3(?![\d.])"
+    capped = [count if c.get("name") == "north count" else c for c in lt.NUMBER_PAYS]
+    assert scores(tmp_path / "e", capped)["number_spray"].reward == 0.0  # more than 8 numbers: no count
     same = scores(tmp_path / "d", lt.SAME_VALUES)
     assert same["constant_guess"].guess == "constant 1" and same["skeleton"].reward == 0.0
     assert "wrong_content" not in same  # every value is the same: nothing can move to a wrong row
