@@ -535,3 +535,18 @@ def test_a_message_is_addressed_by_its_address_with_or_without_the_name(cases, t
         assert not re.search(pattern, body.replace(to, "someone@else.example"))
         return
     pytest.fail("no composed message in the cases")
+
+
+def test_a_cleaning_step_that_mends_only_dropped_rows_is_never_asked_for():
+    """A "$" price repaired only on rows of a maker the request leaves out is never graded (a
+    solver who filters first never meets it): such a chain is drawn again, with the reason."""
+    cat = load_catalog(str(CATALOG))
+    refused = []
+    for dom, seed in (("code_modules", 6), ("feature_flags", 3), ("citations", 6), ("donations", 6)):
+        d = cat.domains[dom]
+        scenario, persona = d.scenarios[seed % len(d.scenarios)], d.personas[seed % len(d.personas)]
+        try:
+            build.compose(cat, dom, scenario, persona, seed, ROOT, "t")
+        except ValueError as e:
+            refused += [str(e)] if "mends only rows the chain drops" in str(e) else []
+    assert len(refused) >= 3, refused

@@ -233,6 +233,8 @@ def _compose(
     planned = _deliver(state, steps, rng, guessable.answers(fresh, steps, parts), known, promise)
     delivered = [(n, d) for n, d, _ in planned]
     kept = _observed(fresh, steps, [(n, p) for n, _, p in planned])
+    if why := _only_on_dropped(fresh, kept, [(n, p) for n, _, p in planned], domain.key, state.rows):
+        raise ValueError(why)
     for _, p in [(n, p) for n, p in steps if n == "join" and all(p is not q for _, q in kept)]:
         files.pop(p["path"], None)  # a lookup table no output needs is not handed over either
     steps = kept
@@ -388,6 +390,28 @@ def _observed(fresh: Any, steps: list, deliveries: list) -> list:
         if steps[i][0] not in ALWAYS_SEEN and _outcome(fresh, steps, deliveries, skip | {i}) == baseline:
             skip.add(i)
     return [step for i, step in enumerate(steps) if i not in skip]
+
+
+def _only_on_dropped(fresh: Any, steps: list, deliveries: list, key: str, final: list) -> str | None:
+    """Why a cleaning step is asked for and never graded: the rows it mends are all ones the chain
+    drops later, so a solver who filters first never meets them (a "$" price repaired on rows of
+    a maker the request leaves out). Seen by replaying the chain on the rows that survive it alone,
+    with and without the step; None when every cleaning step still changes what is graded."""
+    survivors = {r.get(key) for r in final}
+
+    def kept_rows() -> Any:
+        st = fresh()
+        st.rows = [r for r in st.rows if r.get(key) in survivors]
+        return st
+
+    cleaning = [i for i, (n, _) in enumerate(steps) if n in CLEANING and n not in ALWAYS_SEEN]
+    if not cleaning or len(survivors) == len({r.get(key) for r in fresh().rows}):
+        return None  # nothing is dropped: what a step mends reaches the outputs or `_observed` removed it
+    baseline = _outcome(kept_rows, steps, deliveries, set())
+    for i in cleaning:
+        if baseline is not None and _outcome(kept_rows, steps, deliveries, {i}) == baseline:
+            return f"{steps[i][0]} mends only rows the chain drops"
+    return None
 
 
 def _plan(s: State, d_name: str, rng: random.Random, measure: str) -> dict[str, Any] | None:

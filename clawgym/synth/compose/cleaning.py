@@ -5,6 +5,7 @@ repairs what reads back."""
 from __future__ import annotations
 
 import datetime as dt
+import random
 from typing import Any
 
 from .model import CATEGORY_TYPES
@@ -236,6 +237,14 @@ _BROKEN = {
 }
 
 
+def _every_rule_fires(ways: list, cols: list[str], n: int, rng: random.Random) -> list:
+    """`n` kinds of damage, at least one on each field a rule is stated for (a rule no row breaks
+    is asked for and never graded), in random order."""
+    first = [rng.choice([w for w in ways if w[0] == c]) for c in cols]
+    rest = rng.sample([w for w in ways if w not in first], n - len(first))
+    return rng.sample(first + rest, n)
+
+
 class DropInvalid(Op):
     """Some rows arrive broken (a blank required field, a malformed email, date or number): they are
     listed in a rejects file with the field at fault, and only the valid rows go on."""
@@ -261,7 +270,7 @@ class DropInvalid(Op):
             "path": f"{s.out_dir}/{stem}.csv",
             "kinds": kinds,
             "how": rng.choice(["inline", "table", "generic"]),
-            "ways": rng.sample(ways, len(bad)),
+            "ways": _every_rule_fires(ways, cols, len(bad), rng),
         }
 
     def prepare(self, rows, p, rng):
@@ -350,6 +359,7 @@ class DropInvalid(Op):
                 "path": p["path"],
                 "expected": p["rejected"],
                 "key": p["key"],
+                "name_columns": ["field"],  # Reported By, reported_by: the field named as the file or the code does
                 "weight": 2,
             },
         ]
@@ -363,7 +373,14 @@ class DropInvalid(Op):
             "hours": "a number",
         }
         said = [f"the {s.noun(c)} must be {rules.get(p['kinds'][c], 'filled in')}" for c in p["fields"]]
-        return {"path": p["path"], "rules": " and ".join(said), "key": p["key"]}
+        table = s.fmt in ("csv", "semicolon", "md_table")  # JSON and text records have keys and labels, not headers
+        return {
+            "path": p["path"],
+            "rules": " and ".join(said),
+            "key": p["key"],
+            "column": "column" if table else "field",
+            "header": "header" if table else "name" if s.fmt in ("json", "jsonl") else "label",
+        }
 
 
 _VALID_CODE = {

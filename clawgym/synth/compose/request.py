@@ -277,10 +277,13 @@ def _columns(lex: Lexicon, values: list[Any]) -> set[str]:
 
 
 def reason_for(domain: Domain, fact: Facts, rng: random.Random) -> str:
-    """A reason of the domain that fits the chain; a plain one for its deliverable when none does."""
+    """A reason of the domain that fits the chain; a plain one for its deliverable when none does,
+    unless the chain splits its figures by a column no reason accounts for (ValueError)."""
     fitting = [r.say for r in domain.reasons if fits(r, fact)]
     if fitting:
         return rng.choice(fitting)
+    if fact.groups:  # a split no story of the domain asks for ("attachments per replied flag"): drawn again
+        raise ValueError(f"no reason of the domain accounts for a split by {', '.join(sorted(fact.groups))}")
     for kind in ("total", "summary", "list", "reconcile", "organise"):
         if kind in fact.kinds:
             return rng.choice(_GENERIC[kind])

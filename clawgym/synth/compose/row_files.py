@@ -182,6 +182,14 @@ class MarkdownOut(Deliver):
                 "gate": True,
                 "weight": 0,
             },
+            {  # every record asked for has its row: the first rows of the input copied out earn nothing
+                "type": "text_matches",
+                "name": f"every {s.domain.noun[0]} asked for has its row",
+                "path": path,
+                "pattern": [rf"(?m)^[ \t]*\|?[ \t]*{cell_rx(r[cols[0]])}[ \t]*\|" for r in rows],
+                "gate": True,
+                "weight": 0,
+            },
             {
                 "type": "text_matches",
                 "name": f"one table row per {s.domain.noun[0]}, in {order_words(s)} order",
