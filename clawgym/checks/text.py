@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from ..registry import register
-from .base import Check, CheckContext, CheckFailure, as_list, parse_number, short, strings
+from .base import Check, CheckContext, CheckFailure, as_list, short, strings
 from .number_text import bare_number, number_found, numbers_in
 from .text_parts import longest_in_order, message_body
 
@@ -148,15 +148,30 @@ class TextContains(Check):
 
 
 _LIST_MARKER = re.compile(r"(?m)^[ \t]*\d{1,3}[.)][ \t]")
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+# a day of a date written out ("13 August 2025", "March 3, 2026"): part of the date, not a figure
+_WRITTEN_DAY = re.compile(
+    rf"(?i)\b\d{{1,2}}(?:st|nd|rd|th)?[ \t]+{_MONTH}\b|\b{_MONTH}[ \t]+\d{{1,2}}(?:st|nd|rd|th)?\b"
+)
 
 
-def _different_numbers(text: str) -> set[float]:
-    """The different values of the standalone numbers in `text` (see `numbers_in`), list markers aside."""
+_DECIMAL = re.compile(r"\d+(?:[.,]\d+)+")
+
+
+def small_counts(text: str) -> set[int]:
+    """The different whole numbers from 0 to 100 that `text` states on their own, in digits or
+    words (see `numbers_in`): the range counts fall in. Decimals, larger numbers and years, days
+    of dates written out and list markers aside ("RSA 2048", "89,69", "13 August 2025", "2.")."""
     out = set()
-    for written, negative in numbers_in(_LIST_MARKER.sub(" ", text)):
-        value = parse_number(written)
-        if value is not None:
-            out.add(-value if negative else value)
+    plain = _WRITTEN_DAY.sub(" ", _LIST_MARKER.sub(" ", text))
+    plain = _DECIMAL.sub(" ", plain)  # 89,69 and 1,253.50 are one amount each, not counts
+    seen: set[str] = set()
+    for written, negative in numbers_in(plain):
+        if negative or not re.fullmatch(r"\d{1,3}", written) or written in seen:
+            continue  # only a plain whole number; a decimal comma's parts are not numbers of their own
+        seen.add(written)
+        if int(written) <= 100:
+            out.add(int(written))
     return out
 
 
@@ -218,9 +233,10 @@ class TextMatches(Check):
             "max_numbers": {
                 "type": "integer",
                 "minimum": 1,
-                "description": "At most this many different numbers in the text (digits or words; "
-                "dates, times and list markers aside), else the check scores 0: a message that "
-                "lists every number it can think of does not hit a count by chance.",
+                "description": "At most this many different whole numbers from 0 to 100 (the range "
+                "counts fall in) in the text, in digits or words (decimals, larger numbers, years, "
+                "dates and list markers aside), else the check scores 0: a message that lists "
+                "every count it can think of does not hit the right one by chance.",
             },
         },
     }
@@ -229,9 +245,13 @@ class TextMatches(Check):
         text = ctx.read_text(self.get("path"))
         if self.get("body_only"):
             text = message_body(text)
-        if (most := self.get("max_numbers")) is not None and len(found := _different_numbers(text)) > most:
-            shown = ", ".join(f"{n:g}" for n in sorted(found)[:12])
-            return 0.0, f"{len(found)} different numbers ({shown}...), more than the {most} a statement needs", {}
+        if (most := self.get("max_numbers")) is not None and len(found := small_counts(text)) > most:
+            shown = ", ".join(str(n) for n in sorted(found)[:15])
+            return (
+                0.0,
+                f"{len(found)} different whole numbers up to 100 ({shown}...), more than {most}: a list of guesses",
+                {},
+            )
         pats = compile_patterns(as_list(self.get("pattern")), as_list(self.get("flags")))
         lo, hi = int(self.get("count")), self.get("max_count")
         problems, counts, bad = [], {}, set()

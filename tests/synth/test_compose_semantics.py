@@ -334,7 +334,7 @@ def test_a_message_listing_guesses_scores_nothing(tmp_path):
     }
     head = "To: Tom <tom@x.org>\nSubject: Results\n\n"
     honest = head + "21 results are left after 2026-04-01 (84,807 ms), see:\n1. the w2 runs\n2. the w3 runs\n"
-    spray = head + " ".join(f"{n} results?" for n in range(15, 25)) + "\n"
+    spray = head + " ".join(f"{n} results?" for n in range(10, 30)) + "\n"
     assert _grade(tmp_path, {"note.txt": honest}, [check])["count"] == 1.0
     assert _grade(tmp_path, {"note.txt": spray}, [check])["count"] == 0.0
 

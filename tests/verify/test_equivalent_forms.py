@@ -265,3 +265,14 @@ def test_a_field_named_as_the_file_writes_it_or_as_code_does_is_the_same_field(w
     assert ws.run(check).score == 0.5  # another field is another field
     ws.write("rejects.csv", "id,field,value\nGH-1,Reported By,\nGH-2,Severity,X\n")
     assert ws.run(check).score == 0.5  # only the named columns compare as names
+
+
+def test_a_note_s_small_counts_leave_out_dates_labels_decimals_and_list_markers():
+    from clawgym.checks.text import small_counts
+
+    note = (
+        "8 certificates were issued between 13 August 2025 and March 4th, 2026: 5 RSA 2048, 2 ECDSA P-256 "
+        "and 1 RSA 4096; 89,69 EUR in all.\n1. first\n2) second\nsix are new, twenty-one old"
+    )
+    assert small_counts(note) == {8, 5, 2, 1, 6, 21}
+    assert len(small_counts(" ".join(str(n) for n in range(101)))) == 101

@@ -16,7 +16,7 @@ from .state import fmt, form_code, label, num, unit_words
 from .delivered import Deliver, Delivered, Figure, exists_check, number_rx
 
 
-MAX_NUMBERS = 8  # the count, a total and what a short note says around them (dates and times aside)
+MAX_NUMBERS = 12  # different whole numbers up to 100: a short note's figures, far fewer than a list of guesses
 
 
 class DraftEmail(Deliver):
@@ -68,7 +68,7 @@ class DraftEmail(Deliver):
             code.append(f"total = {form_code(kind, summed)}")
             noun = s.noun(p["col"]).replace("\\", "").replace("'", "\\'").replace("{", "").replace("}", "")
             body = "f'There are {how_many} " + many + f"; the total {noun} is {{total}}.'"
-            patterns.append(number_rx(total))
+            patterns.append(count_rx(total) if re.fullmatch(r"\d+", total) else number_rx(total))
             shown["total"] = (total,)
         head = f"To: {p['name']} <{p['email']}>\\nSubject: {p['subject']}\\n\\n"
         code += s.style.write_text(p["path"], f"'{head}' + {body} + '\\n'")
@@ -127,9 +127,21 @@ def count_words(n: int) -> str | None:
     return "(?:one|a) hundred" if n == 100 else None
 
 
+_AFTER_TENS = "(?i:" + "".join(f"(?<!{w} )" for w in _TENS) + ")"  # not the "two" of "twenty two"
+
+
 def count_rx(value: str) -> str:
-    """A count in digits (any form number_rx accepts) or, from 0 to 100, in words as a whole word
-    ("six builds", "Twenty-one tickets"): a count written out is as right as its digits."""
-    words = count_words(int(value)) if re.fullmatch(r"\d+", value.strip()) else None
-    # a whole word, not the end of a larger one ("thirty-six" holds no six)
-    return f"(?:{number_rx(value)}|(?<![\\w-])(?i:{words})\\b)" if words else number_rx(value)
+    """A count in digits or, from 0 to 100, in words as a whole word ("six builds", "Twenty-one
+    tickets"): a count written out is as right as its digits. Never a part of a code, an ordinal,
+    a larger number or a number in words ("L10", "Q3", "2nd", "3 666 839", "twenty-two", "two
+    hundred"); any other value as `number_rx` finds it."""
+    if not re.fullmatch(r"\d+", value.strip()):
+        return number_rx(value)
+    n = int(value)
+    digits = rf"(?<![\w.,])(?<!\d[-/:])(?<![-\u2212]){n}(?![\w]|[.,]\d|[-/:]\d|[ \u00a0\u202f]\d{{3}}\b)"
+    words = count_words(n)
+    if not words:
+        return digits
+    # not the end of "twenty-two"/"twenty two", nor the start of "two hundred"/"two-thirds"
+    spoken = rf"(?<![\w-]){_AFTER_TENS}(?i:{words})(?![\w-]|[ ](?i:hundred|thousand|million)\b)"
+    return f"(?:{digits}|{spoken})"
