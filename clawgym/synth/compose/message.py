@@ -138,7 +138,8 @@ def count_rx(value: str) -> str:
     if not re.fullmatch(r"\d+", value.strip()):
         return number_rx(value)
     n = int(value)
-    digits = rf"(?<![\w.,])(?<!\d[-/:])(?<![-\u2212]){n}(?![\w]|[.,]\d|[-/:]\d|[ \u00a0\u202f]\d{{3}}\b)"
+    # any form number_rx accepts (1,234 or 1 234), never after or before a letter or a group of three
+    digits = rf"(?<![^\W\d_]){number_rx(str(n))}(?![^\W\d_]|[ \u00a0\u202f]\d{{3}}\b)"
     words = count_words(n)
     if not words:
         return digits
