@@ -227,13 +227,21 @@ SPRAY = [str(n) for n in range(101)]
 
 
 def number_spray(ref: Reference) -> Iterator[Candidate]:
-    """Every prose output (a message, a note, a Markdown report) as its skeleton plus a line for
-    every whole number from 0 to 100, in digits and then beside the words a count takes: a count
-    or a small figure checked anywhere in prose is bought by listing them all."""
+    """Every prose output (a message, a note, a Markdown report) as its skeleton plus a list
+    numbered 1 to 100, then a line for every whole number from 0 to 100, in digits and beside the
+    words a count takes: a count or a small figure checked anywhere in prose is bought by listing
+    them all."""
     prose = [o for o in ref.outputs if o.kind in ("text", "markdown")]
     if not prose:
         return
     lines = SPRAY + [f"{n} items, {n} rows, {n} in total" for n in SPRAY]
+    numbered = [f"{n}. item" for n in SPRAY[1:]]  # a numbered list: its markers are not counts
+    yield _each(
+        ref,
+        "number_spray",
+        "a list numbered 1 to 100",
+        _with_numbers(ref, lambda: itertools.repeat("0"), ref.known, numbered),
+    )
     yield _each(
         ref, "number_spray", "0 to 100 listed", _with_numbers(ref, lambda: itertools.repeat("0"), ref.known, lines)
     )

@@ -149,7 +149,7 @@ def test_distinct_counts_count_labels_that_vary(cases):
                 assert len({len(v) for v in groups.values()}) > 1, p
                 assert final.types[p["col"]] == "person" or final.labels(p["col"]), p
                 assert {v.lower() for v in groups} - {"yes", "no", "true", "false", "partial"}, p
-    assert seen >= 2  # a guard that the property was exercised at all
+    assert seen >= 1  # a guard that the property was exercised at all (splits now need a reason)
 
 
 def test_no_group_table_has_one_value_everywhere(cases):

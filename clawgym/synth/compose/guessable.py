@@ -98,10 +98,16 @@ def rotation_kept(cells: list[tuple[str, ...]]) -> int:
 def _constant_rows(f: Figure, known: Known) -> tuple[int, str]:
     """The most rows one constant guess gets right, and the guess."""
     best, what = 0, ""
-    for c in sorted(known.constants):
+    n = len(f.rows)
+    # a constant known without analysis, or a row count shared out evenly over the groups (24 dishes, 6 allergens: 4 each)
+    shares = {float(round(c / n)) for c in known.constants if n > 1 and c >= n and float(c).is_integer()}
+    for c in sorted(set(known.constants) | shares):
         hit = sum(bool(cells) and all(_value(v) == c for v in cells) for cells in f.rows.values())
         if hit > best:
-            best, what = hit, f"{c:g}"
+            best, what = (
+                hit,
+                f"{c:g}" + (" (a row count shared out evenly)" if c in shares and c not in known.constants else ""),
+            )
     for i, pick in ((0, "the input column's highest value"), (1, "the input column's lowest value")):
         guess = [known.extremes.get(c, (0.0, 0.0))[i] for c in f.columns]
         hit = sum(
@@ -268,6 +274,8 @@ def known_of(fresh: Any, parts: list, steps: list, planned: list, workspace: lis
     for n, _ in parts:
         tables.append((list(st.columns), st.rows[at : at + n]))
         at += n
+    if len(parts) > 1:  # the parts read together: their combined row count is known too
+        tables.append((list(st.columns), st.rows[:at]))
     tables += [(list(p["other_types"]), p["other_rows"]) for n, p in steps if n == "join"]
     tables += [(sorted({k for r in p["theirs"] for k in r}), p["theirs"]) for n, _, p in planned if n == "reconcile"]
     return Known.of(tables, request)

@@ -127,6 +127,12 @@ def count_words(n: int) -> str | None:
     return "(?:one|a) hundred" if n == 100 else None
 
 
+_MONTHS = "january february march april may june july august september october november december".split()
+_MONTH_WORDS = sorted({m for full in _MONTHS for m in (full, full[:3])} | {"sept"})
+_NOT_AFTER_MONTH = "(?i:" + "".join(f"(?<!{m} )(?<!{m}\\. )" for m in _MONTH_WORDS) + ")"  # "March 14"
+# "14 March", "3rd March" (not "may": "14 may be late")
+_BEFORE_MONTH = rf"(?:st|nd|rd|th)?[ \t]+(?i:{'|'.join(m for m in _MONTH_WORDS if m != 'may')})\b"
+_UNITS = "|".join(_ONES[1:10])
 _AFTER_TENS = "(?i:" + "".join(f"(?<!{w} )" for w in _TENS) + ")"  # not the "two" of "twenty two"
 
 
@@ -138,11 +144,13 @@ def count_rx(value: str) -> str:
     if not re.fullmatch(r"\d+", value.strip()):
         return number_rx(value)
     n = int(value)
-    # any form number_rx accepts (1,234 or 1 234), never after or before a letter or a group of three
-    digits = rf"(?<![^\W\d_]){number_rx(str(n))}(?![^\W\d_]|[ \u00a0\u202f]\d{{3}}\b)"
+    # any form number_rx accepts (1,234 or 1 234), never after or before a letter or a group of
+    # three, never a list item's number ("40. ...") nor the day of a date written out ("14 March")
+    marker = "".join(rf"(?!(?<=(?m:^){w}){n}[.)][ \t])" for w in ("", "[ \t]", "[ \t]{2}", "[ \t]{3}", "[ \t]{4}"))
+    digits = rf"{marker}(?<![^\W\d_]){_NOT_AFTER_MONTH}{number_rx(str(n))}(?![^\W\d_]|[ \u00a0\u202f]\d{{3}}\b|{_BEFORE_MONTH})"
     words = count_words(n)
     if not words:
         return digits
-    # not the end of "twenty-two"/"twenty two", nor the start of "two hundred"/"two-thirds"
-    spoken = rf"(?<![\w-]){_AFTER_TENS}(?i:{words})(?![\w-]|[ ](?i:hundred|thousand|million)\b)"
+    # not the end of "twenty-two"/"twenty two", nor the start of "two hundred", "two-thirds" or "thirty four"
+    spoken = rf"(?<![\w-]){_AFTER_TENS}(?i:{words})(?![\w-]|[ ](?i:hundred|thousand|million|{_UNITS})\b)"
     return f"(?:{digits}|{spoken})"
