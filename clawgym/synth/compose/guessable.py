@@ -35,7 +35,7 @@ import yaml
 
 from .deliver import DELIVERABLES, MESSAGE
 from .delivered import Delivered, Figure
-from .message import count_rx
+from .message import MAX_NUMBERS, count_rx
 from .ops import FILTERS, OPERATIONS
 from .state import State
 
@@ -95,6 +95,11 @@ def rotation_kept(cells: list[tuple[str, ...]]) -> int:
     return min(sum(all(map(_same, cells[(i + k) % n], cells[i])) for i in range(n)) for k in range(1, n))
 
 
+def _few_small(cells: frozenset[float]) -> bool:
+    """Whether the inputs state at most MAX_NUMBERS different whole numbers from 0 to 100."""
+    return len({c for c in cells if float(c).is_integer() and 0 <= c <= 100}) <= MAX_NUMBERS
+
+
 def _constant_rows(f: Figure, known: Known) -> tuple[int, str]:
     """The most rows one constant guess gets right, and the guess."""
     best, what = 0, ""
@@ -146,7 +151,9 @@ def why_guessable(
                     continue
                 if x in known.constants or (key == "count" and x in known.counts):  # a stated count: `stated`
                     return f"{f.what}: {v} is known without the work"
-                if key != "count" and x in known.cells:
+                if x in known.cells and (key != "count" or _few_small(known.cells)):
+                    # a count found anywhere in prose: the input poured into the message holds it,
+                    # and states too few small numbers for the cap on guesses to stop it
                     return f"{f.what}: {v} is in the input as it stands"
     elif f.kind == "table":
         kept = rotation_kept(list(f.rows.values()))
