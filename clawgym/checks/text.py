@@ -148,7 +148,10 @@ class TextContains(Check):
 
 
 _LIST_MARKER = re.compile(r"(?m)^[ \t]*\d{1,3}[.)][ \t]")
-_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+_MONTH = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?"
+    r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b\.?"
+)
 # a day of a date written out ("13 August 2025", "March 3, 2026"): part of the date, not a figure
 _WRITTEN_DAY = re.compile(
     rf"(?i)\b\d{{1,2}}(?:st|nd|rd|th)?[ \t]+{_MONTH}\b|\b{_MONTH}[ \t]+\d{{1,2}}(?:st|nd|rd|th)?\b"
@@ -164,6 +167,7 @@ def small_counts(text: str) -> set[int]:
     of dates written out and list markers aside ("RSA 2048", "89,69", "13 August 2025", "2.")."""
     out = set()
     plain = _WRITTEN_DAY.sub(" ", _LIST_MARKER.sub(" ", text))
+    plain = re.sub(r"\b(\d+)[.,]0+\b", r"\1", plain)  # 15.0 and 15,00 are the whole number 15
     plain = _DECIMAL.sub(" ", plain)  # 89,69 and 1,253.50 are one amount each, not counts
     seen: set[str] = set()
     for written, negative in numbers_in(plain):

@@ -2,10 +2,10 @@
 the rows the pipeline ends with.
 
 The request never states either number, and the checks read them in the body only (not the To: and
-Subject: lines), each as a whole number in any of its forms (36, thirty-six; 1253.5 = 1,253.50),
-in whatever words the writer puts around them ("36 builds", "36 in all", "builds: 36"). A body
-that names more than `MAX_NUMBERS` different numbers scores nothing: guesses listed side by side
-do not state a count."""
+Subject: lines), each as a whole number in any of its forms (36, thirty-six; 1253.5 = 1,253.50):
+the count beside what it counts, as the request says to write it ("36 builds", also "36 in all",
+"builds: 36"), the total on its own. A body that names more than `MAX_NUMBERS` different whole
+numbers up to 100 scores nothing: guesses listed side by side do not state a count."""
 
 from __future__ import annotations
 
@@ -52,16 +52,17 @@ class DraftEmail(Deliver):
     def deliver(self, s, p):
         count = len(s.rows)
         one, many = s.domain.noun
-        what = f"number of {many}"
+        said = f" (as '<number> {many}')"  # the form the check reads, so no convention is hidden
+        what = f"number of {many}{said}"
         code = [f"how_many = len({s.var})"]
         body = "f'There are {how_many} " + many + ".'"
-        patterns = [count_rx(str(count))]
+        patterns = [counted_rx(str(count), one, many)]
         shown = {"count": (str(count),)}
         if p["col"]:
             kind = s.types[p["col"]]
             total = fmt(sum(num(r[p["col"]]) for r in s.rows), kind)
             unit = unit_words(s, p["col"]).removeprefix(", ")
-            what = f"number of {many} and their total {label(p['col'])}" + (
+            what = f"number of {many}{said} and their total {label(p['col'])}" + (
                 " (to the cent)" if kind == "money" else f" ({unit})" if unit else ""
             )
             summed = f"sum(float({s.it}[{p['col']!r}]) for {s.it} in {s.var})"
@@ -154,3 +155,24 @@ def count_rx(value: str) -> str:
     # not the end of "twenty-two"/"twenty two", nor the start of "two hundred", "two-thirds" or "thirty four"
     spoken = rf"(?<![\w-]){_AFTER_TENS}(?i:{words})(?![\w-]|[ ](?i:hundred|thousand|million|{_UNITS})\b)"
     return f"(?:{digits}|{spoken})"
+
+
+# what any count may be said to count, whatever the records are ("21 entries", "21 in total")
+_ANY_COUNT = ("row", "rows", "record", "records", "entry", "entries", "item", "items", "line", "lines")
+_ANY_COUNT += ("ones", "of them", "in total", "in all", "total")
+
+
+def counted_rx(value: str, one: str, many: str) -> str:
+    """A count (`count_rx`) beside what it counts, either way round: "36 builds", "36 failed
+    builds", "13 of the 22 action items" (up to five words between), "builds: 36", "the number of
+    builds is 36" (the last word of the noun, singular or plural, or a word any count takes: "36
+    entries", "36 in total", "36 of them"). A number alone is not a count: a body that lists
+    numbers, or pastes the input, does not state one."""
+    words = {one.split()[-1], many.split()[-1], *_ANY_COUNT}
+    nouns = "|".join(re.escape(w).replace("\\ ", "[ \\t]+") for w in sorted(words, key=len, reverse=True))
+    number = count_rx(value)
+    # noun first: "builds: 36", "the number of builds is 36" (no other figure or clause between)
+    return (
+        rf"(?i:{number}[ \t]+(?:[\w'’-]+[ \t]+){{0,5}}?(?:{nouns})\b"
+        rf"|\b(?:{nouns})\b[^\n.;,\d]{{0,30}}?{number})"
+    )
