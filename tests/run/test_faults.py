@@ -206,7 +206,7 @@ def test_endpoint_failing_30_percent_of_requests(lib):
     url = f"http://127.0.0.1:{server.server_address[1]}/v1"
     try:
         agent = (
-            f"[{{type: claw, policy: {{type: openai, model: flaky, base_url: '{url}', max_retries: 0, api_key: x}}}}]"
+            f"[{{type: claw, policy: {{type: openai, model: flaky, base_url: '{url}', max_retries: 0}}}}]"
         )
         (lib / "specs" / "run.yaml").write_text(
             f"apiVersion: clawgym/v1\nkind: Run\nname: flaky\ntasks: [good.yaml]\nseeds: {{count: 20}}\n"

@@ -381,7 +381,7 @@ instruction: Count the data rows of data/list.csv and write the number to out/co
 solution:
   - exec: mkdir -p out && tail -n +2 data/list.csv | wc -l > out/count.txt
 checks:
-  - {type: text_contains, path: out/count.txt, contains: "3", gate: true}
+  - {type: text_matches, path: out/count.txt, pattern: '^\\s*3\\s*$', gate: true}
   - {type: unchanged, paths: ["data/**"], gate: true}
 """)
     shutil.copy(FIX / "taxonomy.yaml", tmp_path / "taxonomy.yaml")
