@@ -147,15 +147,15 @@ class TextContains(Check):
         return score, _summary(problems, total, "string checks")
 
 
-_LIST_MARKER = re.compile(r"(?m)^[ \t]*\d{1,3}[.)][ \t]")
+_LIST_MARKER = re.compile(r"(?m)^[ \t]{0,16}\d{1,3}[.)][ \t]")  # as far in as the count patterns look
 _MONTH = (
     r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?"
     r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b\.?"
 )
 # a day of a date written out ("13 August 2025", "March 3, 2026"): part of the date, not a figure
 _WRITTEN_DAY = re.compile(
-    rf"(?i)\b\d{{1,2}}(?:st|nd|rd|th)?[ \t]+{_MONTH}\b|\b{_MONTH}[ \t]+\d{{1,2}}(?:st|nd|rd|th)?\b"
-)
+    rf"(?i)\b\d{{1,2}}(?:st|nd|rd|th)?[ \t]+(?!may\b){_MONTH}\b|\b{_MONTH}[ \t]+\d{{1,2}}(?:st|nd|rd|th)?\b"
+)  # "14 may be late" is a number, "May 14" a date
 
 
 _DECIMAL = re.compile(r"\d+(?:[.,]\d+)+")

@@ -237,6 +237,12 @@ _BROKEN = {
 }
 
 
+def _named(noun: str, column: str) -> str:
+    """`noun` with the column's own name after it when the two differ ("author (writer)")."""
+    plain = column.replace("_", " ").lower()
+    return noun if plain == noun.lower() or plain in noun.lower() else f"{noun} ({column})"
+
+
 def _every_rule_fires(ways: list, cols: list[str], n: int, rng: random.Random) -> list:
     """`n` kinds of damage, at least one on each field a rule is stated for (a rule no row breaks
     is asked for and never graded), in random order."""
@@ -372,7 +378,9 @@ class DropInvalid(Op):
             "int": "a number",
             "hours": "a number",
         }
-        said = [f"the {s.noun(c)} must be {rules.get(p['kinds'][c], 'filled in')}" for c in p["fields"]]
+        # the field as the file names it beside the request's word for it ("the author (writer)"):
+        # the rejects file names it, and "author" is not what the file calls it
+        said = [f"the {_named(s.noun(c), c)} must be {rules.get(p['kinds'][c], 'filled in')}" for c in p["fields"]]
         table = s.fmt in ("csv", "semicolon", "md_table")  # JSON and text records have keys and labels, not headers
         return {
             "path": p["path"],

@@ -147,7 +147,7 @@ def count_rx(value: str) -> str:
     n = int(value)
     # any form number_rx accepts (1,234 or 1 234), never after or before a letter or a group of
     # three, never a list item's number ("40. ...") nor the day of a date written out ("14 March")
-    marker = "".join(rf"(?!(?<=(?m:^){w}){n}[.)][ \t])" for w in ("", "[ \t]", "[ \t]{2}", "[ \t]{3}", "[ \t]{4}"))
+    marker = "".join(rf"(?!(?<=(?m:^)[ \t]{{{k}}}){n}[.)][ \t])" for k in range(17))  # indented up to 16
     digits = rf"{marker}(?<![^\W\d_]){_NOT_AFTER_MONTH}{number_rx(str(n))}(?![^\W\d_]|[ \u00a0\u202f]\d{{3}}\b|{_BEFORE_MONTH})"
     words = count_words(n)
     if not words:
