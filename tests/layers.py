@@ -14,7 +14,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("spec", ["spec", "schemas", "templates", "generators"]),
     ("compile", ["compile"]),
     ("records", ["records"]),
-    ("sandbox and agents", ["sandbox", "policy", "agent"]),
+    ("sandbox and agents", ["sandbox", "engines", "policy", "agent"]),
     ("verify", ["checks", "verify"]),
     ("run", ["run"]),
     ("report", ["report"]),

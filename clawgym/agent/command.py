@@ -44,7 +44,7 @@ class CommandAgent(Agent):
             "policy": {
                 "type": "object",
                 "required": ["type"],
-                "description": "Upstream policy the proxy forwards to (openai, hf, scripted...).",
+                "description": "Upstream policy the proxy forwards to (openai, hf, vllm, scripted...).",
             },
             "version": {"type": "string", "description": "Shell command printing the agent's version."},
             "env": {

@@ -12,8 +12,14 @@ VERSIONED_AGENTS = ("openclaw",)  # `--agent openclaw@2026.9.6` pins a version
 def policy_config(
     model: str | None, base_url: str | None, temperature: float | None, max_tokens: int | None = None
 ) -> dict:
-    """The policy a model-driven agent uses, from the command-line options."""
-    if base_url:
+    """The policy a model-driven agent uses, from the command-line options: `vllm:MODEL` is the
+    `vllm` policy (an engine started for the run, or the vLLM server at `base_url`)."""
+    if model and model.startswith("vllm:"):
+        name = model[len("vllm:") :]
+        if not name:
+            raise ClawgymError("--model vllm: needs a model", hint="e.g. --model vllm:embedded or vllm:PATH")
+        config = {"type": "vllm", "model": name, **({"base_url": base_url} if base_url else {})}
+    elif base_url:
         if not model:
             raise ClawgymError("--base-url needs --model (the endpoint's model name)")
         config = {"type": "openai", "model": model, "base_url": base_url}

@@ -178,8 +178,8 @@ def _print_review_summary(instances: list, tasks: dict, root: Path) -> None:
 @click.command("run")
 @click.option(
     "--model",
-    help="Model for the claw agent: 'embedded', a local model folder or hub id, "
-    "or with --base-url an endpoint's model name.",
+    help="Model for the claw agent: 'embedded', a local model folder or hub id, 'vllm:MODEL' "
+    "(on a vLLM engine started for the run), or with --base-url an endpoint's model name.",
 )
 @click.option("--base-url", help="OpenAI-compatible endpoint for --model (key from $OPENAI_API_KEY).")
 @click.option(

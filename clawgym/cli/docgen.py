@@ -26,7 +26,13 @@ SPEC_KINDS = [
     ("Train", "train"),
     ("RL", "rl"),
 ]
-PLUGIN_KINDS = [("check", "Checks"), ("generator", "Data generators"), ("agent", "Agents"), ("sandbox", "Sandboxes")]
+PLUGIN_KINDS = [
+    ("check", "Checks"),
+    ("generator", "Data generators"),
+    ("agent", "Agents"),
+    ("policy", "Policies"),
+    ("sandbox", "Sandboxes"),
+]
 
 
 def _type_of(schema: dict) -> str:
@@ -116,7 +122,7 @@ def reference_markdown() -> str:
             plugin = registry.get(kind, name)
             doc = (plugin.__doc__ or "").strip()
             out += [f"### `{name}`", "", " ".join(doc.split("\n\n")[0].split()), ""]
-            if kind in ("check", "generator", "agent"):
+            if kind in ("check", "generator", "agent", "policy"):
                 schema: Any = plugin_schema(kind, name)
                 out += _table(schema)
             if kind == "generator":

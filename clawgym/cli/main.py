@@ -12,6 +12,7 @@ import click
 from .agents import agents
 from .bench import bench, diff_command
 from .compare import compare_command
+from .engines import engines
 from .import_export import export, import_
 from .support import CONSOLE, friendly
 from .synth_group import synth
@@ -99,7 +100,8 @@ def _processes(value: str | None) -> int | str | None:
 @click.option(
     "--model",
     help="Model for model-driven agents (claw): 'embedded' (default, the bundled "
-    "SmolLM2-135M-Instruct), a local model folder or hub id, or with --base-url an "
+    "SmolLM2-135M-Instruct), a local model folder or hub id, 'vllm:MODEL' (any of those on a vLLM "
+    "engine started for the run; with --base-url, a running vLLM server), or with --base-url an "
     "endpoint's model name.",
 )
 @click.option("--base-url", help="OpenAI-compatible endpoint for --model (key from $OPENAI_API_KEY).")
@@ -258,16 +260,36 @@ def report(run_dirs: tuple[str, ...], html_out: str | None, ks: str, pinchbench:
     show_default=True,
     help="A local model folder, a hub id, or 'embedded' (the bundled SmolLM2-135M-Instruct).",
 )
+@click.option(
+    "--engine",
+    type=click.Choice(["transformers", "vllm"]),
+    default="transformers",
+    show_default=True,
+    help="transformers: the model in this process (tool calls in our format); vllm: the vLLM OpenAI "
+    "server from `clawgym engines install vllm`, as a process of its own.",
+)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=8000, show_default=True, help="Port to listen on.")
-@click.option("--device", default="auto", show_default=True, help="auto, cpu or cuda.")
+@click.option("--device", default="auto", show_default=True, help="transformers: auto, cpu or cuda.")
 @click.option("--dtype", default="auto", show_default=True, help="auto, float32, bfloat16 or float16.")
-@click.option("--max-tokens", type=int, help="Default most tokens generated per request.")
-@click.option("--temperature", type=float, help="Default sampling temperature.")
+@click.option("--max-tokens", type=int, help="transformers: default most tokens generated per request.")
+@click.option("--temperature", type=float, help="transformers: default sampling temperature.")
 @click.option("--chat-template", help="A chat template (text or file) to use instead of the model's.")
+@click.option(
+    "--max-concurrency", type=click.IntRange(min=1), help="vllm: most sequences generated at once (default 8)."
+)
+@click.option("--kv-cache-gb", type=click.IntRange(min=1), help="vllm on CPU: GiB of KV cache (default 2).")
+@click.option("--max-model-len", type=click.IntRange(min=16), help="vllm: most tokens per sequence.")
+@click.option("--engine-arg", "engine_args", multiple=True, help="vllm: one more `vllm serve` argument (repeatable).")
+@click.option(
+    "--log",
+    type=click.Path(dir_okay=False),
+    help="vllm: the engine's log file (default: a new file in the engine install's logs/ folder).",
+)
 @_friendly
 def serve(
     model: str,
+    engine: str,
     host: str,
     port: int,
     device: str,
@@ -275,8 +297,40 @@ def serve(
     max_tokens: int | None,
     temperature: float | None,
     chat_template: str | None,
+    max_concurrency: int | None,
+    kv_cache_gb: int | None,
+    max_model_len: int | None,
+    engine_args: tuple[str, ...],
+    log: str | None,
 ) -> None:
-    """Serve a Hugging Face model as an OpenAI-compatible chat endpoint (with tool calls)."""
+    """Serve a Hugging Face model as an OpenAI-compatible chat endpoint (with tool calls).
+
+    With --engine vllm the vLLM server runs as a process of its own (started, health-checked,
+    logged, and stopped with everything it started on exit, on Ctrl-C and if this process dies)."""
+    if engine == "vllm":
+        given = {"--device": device != "auto", "--max-tokens": max_tokens, "--temperature": temperature}
+        wrong = [name for name, value in given.items() if value not in (None, False)]
+        if wrong:
+            raise ClawgymError(f"{wrong[0]} applies to --engine transformers", hint="requests set their own sampling")
+        from .engines import serve_engine
+
+        serve_engine(
+            model,
+            host=host,
+            port=port,
+            dtype=dtype,
+            max_concurrency=max_concurrency,
+            kv_cache_gb=kv_cache_gb,
+            max_model_len=max_model_len,
+            chat_template=chat_template,
+            engine_args=engine_args,
+            log=log,
+        )
+        return
+    given = {"--max-concurrency": max_concurrency, "--kv-cache-gb": kv_cache_gb, "--max-model-len": max_model_len}
+    wrong = [name for name, value in {**given, "--engine-arg": engine_args, "--log": log}.items() if value]
+    if wrong:
+        raise ClawgymError(f"{wrong[0]} applies to --engine vllm")
     from ..policy.server import serve as run_server
 
     options = {
@@ -312,6 +366,7 @@ main.add_command(train)
 main.add_command(bench)
 main.add_command(diff_command)
 main.add_command(agents)
+main.add_command(engines)
 main.add_command(compare_command)
 
 

@@ -40,12 +40,11 @@ from .base import COMMON_POLICY_PROPS, Completion, ContextOverflow, Policy, Poli
 from .chat_format import read_template, render_chat, tools_supported
 from .embedded import INSTALL_HINT, embedded_model_path
 from .hf_batch import BatchedGenerator, Generated, generate_rows, settings_key
-from .toolcalls import parse_tool_calls
+from .prompt import end_token_ids, turn_from_tokens
 
 _CACHE: dict[tuple[str, str, str], "_Loaded"] = {}
 _LIVE: dict[str, "_Loaded"] = {}  # attach_model's models, by name without the `live:` prefix
 _CACHE_LOCK = threading.Lock()
-_END_TOKENS = ("<|im_end|>", "<|eot_id|>", "<|eom_id|>", "<|end|>", "<|endoftext|>", "</s>")
 _WINDOW_KEYS = ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length")
 _EXITING = threading.Event()  # set at interpreter exit: every generation stops at its next token
 _EXIT_HOOK: list[bool] = []  # registered yet?
@@ -293,14 +292,7 @@ class HFPolicy(Policy):
         self._eos_ids = self._end_ids()
 
     def _end_ids(self) -> list[int]:
-        tok, ids = self.tokenizer, set()
-        eos = self._loaded.model.generation_config.eos_token_id
-        ids.update(eos if isinstance(eos, list) else [eos] if eos is not None else [])
-        if tok.eos_token_id is not None:
-            ids.add(tok.eos_token_id)
-        vocab = tok.get_vocab()
-        ids.update(vocab[t] for t in _END_TOKENS if t in vocab)
-        return sorted(ids)
+        return end_token_ids(self.tokenizer, self._loaded.model.generation_config.eos_token_id)
 
     def _render(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> str:
         if tools and self._tools_native is None:
@@ -376,22 +368,13 @@ class HFPolicy(Policy):
         self, prompt: list[int], out: Generated, tools: list[dict[str, Any]] | None, start: float
     ) -> Completion:
         """The assistant turn for sampled ids and their logprobs (tool calls parsed from the text)."""
-        ids = out.token_ids
-        ended = bool(ids) and ids[-1] in self._eos_ids
-        text = self.tokenizer.decode(ids[:-1] if ended else ids, skip_special_tokens=False)
-        content, calls = parse_tool_calls(text, [t["function"]["name"] for t in tools or [] if "function" in t])
-        message: dict[str, Any] = {"role": "assistant", "content": content or (None if calls else "")}
-        if calls:
-            message["tool_calls"] = calls
-        finish = "tool_calls" if calls else ("stop" if ended else "length")
-        return Completion(
-            message=message,
-            finish_reason=finish,
-            usage={"prompt_tokens": len(prompt), "completion_tokens": len(ids), "total_tokens": len(prompt) + len(ids)},
-            prompt_token_ids=prompt,
-            token_ids=ids,
-            logprobs=out.logprobs,
-            raw_text=text,
+        return turn_from_tokens(
+            self.tokenizer,
+            prompt,
+            out.token_ids,
+            out.logprobs,
+            self._eos_ids,
+            tools,
             latency_s=time.monotonic() - start,
         )
 

@@ -34,7 +34,7 @@ _OVERFLOW = re.compile(
 )
 
 
-class _Malformed(Exception):
+class Malformed(Exception):
     """The endpoint answered 200 with something that is not a usable completion."""
 
 
@@ -52,7 +52,7 @@ def _normalise_calls(calls: Any) -> list[dict[str, Any]]:
         function = call.get("function") or {}
         name, arguments = function.get("name"), function.get("arguments")
         if not isinstance(name, str) or not name:
-            raise _Malformed(f"a tool call has no function name: {json.dumps(call)[:200]}")
+            raise Malformed(f"a tool call has no function name: {json.dumps(call)[:200]}")
         if isinstance(arguments, (dict, list)):
             arguments = json.dumps(arguments)
         elif arguments is None or (isinstance(arguments, str) and not arguments.strip()):
@@ -60,7 +60,7 @@ def _normalise_calls(calls: Any) -> list[dict[str, Any]]:
         try:
             json.loads(arguments)
         except (TypeError, ValueError) as exc:
-            raise _Malformed(
+            raise Malformed(
                 f"tool call {name!r} has arguments that are not JSON ({exc}): {str(arguments)[:200]}"
             ) from None
         out.append(
@@ -74,19 +74,19 @@ def _normalise_calls(calls: Any) -> list[dict[str, Any]]:
 
 
 def parse_response(data: Any) -> Completion:
-    """A Completion from a chat.completion body (a dict); raises _Malformed."""
+    """A Completion from a chat.completion body (a dict); raises Malformed."""
     if not isinstance(data, dict):
-        raise _Malformed(f"the response is not a JSON object: {str(data)[:200]}")
+        raise Malformed(f"the response is not a JSON object: {str(data)[:200]}")
     choices = data.get("choices")
     if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
-        raise _Malformed(f"the response has no choices: {json.dumps(data)[:300]}")
+        raise Malformed(f"the response has no choices: {json.dumps(data)[:300]}")
     choice = choices[0]
     msg = choice.get("message")
     if not isinstance(msg, dict):
-        raise _Malformed(f"the first choice has no message: {json.dumps(choice)[:300]}")
+        raise Malformed(f"the first choice has no message: {json.dumps(choice)[:300]}")
     content = msg.get("content")
     if content is not None and not isinstance(content, str):
-        raise _Malformed(f"the message content is not a string: {json.dumps(content)[:200]}")
+        raise Malformed(f"the message content is not a string: {json.dumps(content)[:200]}")
     message: dict[str, Any] = {"role": "assistant", "content": content}
     calls = _normalise_calls(msg.get("tool_calls"))
     if calls:
@@ -213,7 +213,13 @@ class OpenAIPolicy(Policy):
         try:
             return json.loads(raw.text)
         except ValueError as exc:
-            raise _Malformed(f"the response body is not JSON ({exc}): {raw.text[:200]!r}") from None
+            raise Malformed(f"the response body is not JSON ({exc}): {raw.text[:200]!r}") from None
+
+    def _answer(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
+    ) -> Completion:
+        """One attempt: the request and its parsed answer (a subclass may ask another endpoint)."""
+        return parse_response(self._request(messages, tools, sampling))
 
     def _delay(self, attempt: int, exc: Exception | None) -> float:
         delay = self.backoff * (2**attempt) * random.uniform(0.5, 1.5)
@@ -236,8 +242,7 @@ class OpenAIPolicy(Policy):
             failure: Exception | None = None
             try:
                 with self._semaphore:
-                    data = self._request(messages, tools, settings)
-                completion = parse_response(data)
+                    completion = self._answer(messages, tools, settings)
                 completion.latency_s = time.monotonic() - start
                 return completion
             except openai.APIStatusError as exc:
@@ -257,7 +262,7 @@ class OpenAIPolicy(Policy):
             except openai.APIConnectionError as exc:
                 cause = exc.__cause__ or exc.__context__
                 last = f"connection error: {cause or exc}"
-            except (_Malformed, openai.APIResponseValidationError) as exc:
+            except (Malformed, openai.APIResponseValidationError) as exc:
                 last = f"malformed response: {exc}"
             if attempt < self.max_retries:
                 control.sleep(self._delay(attempt, failure))

@@ -89,12 +89,14 @@ def expand_task_paths(patterns: list[str], base: Path, exclude: list[str] = ()) 
 
 
 def _check_agent_labels(doc: Document, agents: list[dict]) -> None:
-    """Every agent and policy type is installed, and no two agents share a label (they would write
-    the same trial folders: each needs its own `name`)."""
+    """Every agent and policy type is installed, an agent's policy config fits its policy's schema,
+    and no two agents share a label (they would write the same trial folders: each needs its own
+    `name`)."""
     from ..agent import agent_label
 
     from ..errors import ClawgymError
     from ..registry import get
+    from ..spec.validate import validate_plugin
 
     seen: dict[str, int] = {}
     problems = []
@@ -110,6 +112,9 @@ def _check_agent_labels(doc: Document, agents: list[dict]) -> None:
                     problems.append(
                         Problem(e.problems[0].what, **doc.where(("agents", i, *key, "type")), hint=e.problems[0].hint)
                     )
+                else:
+                    if kind == "policy":  # its settings, at their lines (e.g. a vllm policy's engine:)
+                        problems += validate_plugin("policy", agent["policy"], doc, ("agents", i, "policy"))
         label = agent_label(agent)
         if label in seen:
             problems.append(

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .. import __version__
+from ..engines.shared import run_scope
 from ..errors import ClawgymError
 from .plan import RunPlan
 from .trial import Trial
@@ -149,7 +150,10 @@ def execute(
         events.on_start(len(plan.trials) - len(todo), len(plan.trials))
     results = {tid: rec for tid, rec in existing.items() if tid in {t.id for t in plan.trials}}
     if todo:
-        results.update(asyncio.run(_run_all(plan, todo, events)))
+        # engines the run's policies need (`vllm` without a base_url): started once, shared by its
+        # trials (and by worker processes forked after this), stopped when the run ends
+        with run_scope([*(t.agent for t in todo), plan.judge]):
+            results.update(asyncio.run(_run_all(plan, todo, events)))
     order = {t.id: i for i, t in enumerate(plan.trials)}
     return sorted(results.values(), key=lambda r: order.get(r.trial_id, 0))
 

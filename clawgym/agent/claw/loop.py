@@ -34,7 +34,7 @@ SCHEMA: dict[str, Any] = {
             "type": "object",
             "required": ["type"],
             "properties": {"type": {"type": "string"}},
-            "description": "The model backend: {type: openai|hf|scripted, ...its settings}.",
+            "description": "The model backend: {type: openai|hf|vllm|scripted, ...its settings}.",
         },
         "max_turns": {
             "type": "integer",
@@ -92,7 +92,7 @@ class ClawAgent(Agent):
     def __init__(self, config: dict[str, Any]):
         super().__init__(config)
         if not isinstance(self.config.get("policy"), dict) or "type" not in self.config["policy"]:
-            raise ClawgymError("the claw agent needs a policy: {type: openai|hf|scripted, ...}", key="policy")
+            raise ClawgymError("the claw agent needs a policy: {type: openai|hf|vllm|scripted, ...}", key="policy")
         self._policy = None
         self._policy_lock = threading.Lock()
 

@@ -75,7 +75,7 @@ class OpenClawAgent(Agent):
             raise ClawgymError("follow_up messages need mode: local (agent exec runs one turn)", key="agent.follow_up")
         if not isinstance(self.config.get("policy"), dict) or "type" not in self.config["policy"]:
             raise ClawgymError(
-                "the openclaw agent needs a policy: {type: hf|openai|scripted, ...}",
+                "the openclaw agent needs a policy: {type: hf|vllm|openai|scripted, ...}",
                 key="agent.policy",
                 hint="on the command line: --agent openclaw --model embedded",
             )

@@ -30,7 +30,7 @@ SCHEMA: dict[str, Any] = {
         "policy": {
             "type": "object",
             "required": ["type"],
-            "description": "The model the recording proxy forwards to (hf, openai, scripted...).",
+            "description": "The model the recording proxy forwards to (hf, vllm, openai, scripted...).",
         },
         "model_name": {"type": "string", "default": "clawgym-model", "description": "Model id OpenClaw is told."},
         "context_window": {

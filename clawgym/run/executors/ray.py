@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ... import trial_controls as control
 from ...trial_controls import Controls, Slots
+from ...engines.shared import URLS_VAR
 from ...errors import ClawgymError, PrerequisiteError
 from ..trial import Trial, TrialOutcome, error_record, run_trial
 from ..writer import WRITER
@@ -124,7 +125,10 @@ class RayExecutor:
                 raise ClawgymError(
                     f"cannot connect to a Ray cluster at {address!r}: {e}", key="executor.address", hint=START_HINT
                 ) from None
-        self._remote = ray.remote(ray_trial).options(num_cpus=float(num_cpus), max_retries=0)
+        options: dict = {"num_cpus": float(num_cpus), "max_retries": 0}
+        if os.environ.get(URLS_VAR):  # the run's engines: trials use them, never start their own
+            options["runtime_env"] = {"env_vars": {URLS_VAR: os.environ[URLS_VAR]}}
+        self._remote = ray.remote(ray_trial).options(**options)
         self._limiter = make_limiter(
             ray, {"sandboxes": plan.max_sandboxes, "model_requests": plan.max_model_requests}, slot_lease_s
         )
