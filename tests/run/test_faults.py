@@ -205,9 +205,7 @@ def test_endpoint_failing_30_percent_of_requests(lib):
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}/v1"
     try:
-        agent = (
-            f"[{{type: claw, policy: {{type: openai, model: flaky, base_url: '{url}', max_retries: 0}}}}]"
-        )
+        agent = f"[{{type: claw, policy: {{type: openai, model: flaky, base_url: '{url}', max_retries: 0}}}}]"
         (lib / "specs" / "run.yaml").write_text(
             f"apiVersion: clawgym/v1\nkind: Run\nname: flaky\ntasks: [good.yaml]\nseeds: {{count: 20}}\n"
             f"agents: {agent}\nconcurrency: 8\nretries: {{max: 0}}\nout: out\n"
