@@ -120,6 +120,8 @@ def reference_markdown() -> str:
         out += [f"## {title}", ""]
         for name in registry.names(kind):
             plugin = registry.get(kind, name)
+            if not getattr(plugin, "__module__", "clawgym").startswith("clawgym"):
+                continue  # a plugin registered by a test or a user's package is not ClawGym's reference
             doc = (plugin.__doc__ or "").strip()
             out += [f"### `{name}`", "", " ".join(doc.split("\n\n")[0].split()), ""]
             if kind in ("check", "generator", "agent", "policy"):
