@@ -4,19 +4,13 @@ from __future__ import annotations
 
 import click
 
-from ..errors import ClawgymError
-from .support import CONSOLE, friendly
+from .support import CONSOLE, friendly, name_at_version
 
 KNOWN = ("openclaw",)
 
 
 def _split(spec: str) -> tuple[str, str | None]:
-    name, _, version = spec.partition("@")
-    if name not in KNOWN:
-        raise ClawgymError(
-            f"unknown agent program {name!r}", hint=f"installable: {', '.join(KNOWN)} (e.g. openclaw@2026.4.1)"
-        )
-    return name, version or None
+    return name_at_version(spec, KNOWN, "agent program", "openclaw@2026.4.1")
 
 
 @click.group("agents")

@@ -5,18 +5,13 @@ from __future__ import annotations
 import click
 
 from ..errors import ClawgymError
-from .support import CONSOLE, friendly
+from .support import CONSOLE, friendly, name_at_version
 
 
 def _split(spec: str) -> tuple[str, str | None]:
     from ..engines.install import ENGINES
 
-    name, _, version = spec.partition("@")
-    if name not in ENGINES:
-        raise ClawgymError(
-            f"unknown engine {name!r}", hint=f"installable: {', '.join(ENGINES)} (e.g. vllm or vllm@0.32.0)"
-        )
-    return name, version or None
+    return name_at_version(spec, list(ENGINES), "engine", "vllm or vllm@0.32.0")
 
 
 def _line(inst: object) -> str:

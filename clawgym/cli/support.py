@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from functools import wraps
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from rich.console import Console
 
@@ -42,3 +42,11 @@ def friendly(fn: Callable) -> Callable:
             sys.exit(exc.exit_code)
 
     return wrapper
+
+
+def name_at_version(spec: str, known: Sequence[str], what: str, example: str) -> tuple[str, str | None]:
+    """`NAME` or `NAME@VERSION` of something installable (`what`: "engine"), NAME one of `known`."""
+    name, _, version = spec.partition("@")
+    if name not in known:
+        raise ClawgymError(f"unknown {what} {name!r}", hint=f"installable: {', '.join(known)} (e.g. {example})")
+    return name, version or None

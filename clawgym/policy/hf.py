@@ -36,11 +36,11 @@ from typing import Any, Callable
 from .. import trial_controls as control
 from ..errors import ClawgymError, PrerequisiteError
 from ..registry import register
-from .base import COMMON_POLICY_PROPS, Completion, ContextOverflow, Policy, PolicyError
+from .base import COMMON_POLICY_PROPS, Completion, Policy, PolicyError
 from .chat_format import read_template, render_chat, tools_supported
 from .embedded import INSTALL_HINT, embedded_model_path
 from .hf_batch import BatchedGenerator, Generated, generate_rows, settings_key
-from .prompt import end_token_ids, turn_from_tokens
+from .prompt import end_token_ids, room_to_generate, turn_from_tokens
 
 _CACHE: dict[tuple[str, str, str], "_Loaded"] = {}
 _LIVE: dict[str, "_Loaded"] = {}  # attach_model's models, by name without the `live:` prefix
@@ -327,17 +327,7 @@ class HFPolicy(Policy):
         settings = self.sampling(sampling)
         start = time.monotonic()
         prompt = self.prompt_ids(messages, tools)
-        max_tokens = int(settings["max_tokens"])
-        window = self.context_window
-        if window is not None:
-            if len(prompt) >= window:
-                raise ContextOverflow(
-                    f"the prompt has {len(prompt)} tokens; model {self.config['model']!r} takes at most "
-                    f"{window} (its context window), leaving no room to generate",
-                    prompt_tokens=len(prompt),
-                    context_window=window,
-                )
-            max_tokens = min(max_tokens, window - len(prompt))  # only the room left in the window
+        max_tokens = room_to_generate(prompt, int(settings["max_tokens"]), self.context_window, self.config["model"])
         key = settings_key(settings["temperature"], settings["top_p"], max_tokens)
         loaded, max_batch = self._loaded, int(self.config.get("max_batch", 1))
         if max_batch > 1:

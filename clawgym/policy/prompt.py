@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from .base import Completion
+from .base import Completion, ContextOverflow
 from .chat_format import render_chat, tools_supported
 from .toolcalls import parse_tool_calls
 
@@ -58,6 +58,21 @@ class ChatPrompt:
     def token_strings(self, ids: list[int]) -> list[str]:
         """Each token id decoded on its own (for OpenAI-style logprobs)."""
         return [self.tokenizer.decode([i]) for i in ids]
+
+
+def room_to_generate(prompt: list[int], max_tokens: int, window: int | None, model: str) -> int:
+    """The most tokens to generate after `prompt`: `max_tokens`, or only the room left in the
+    model's context window; ContextOverflow when the prompt leaves none."""
+    if window is None:
+        return max_tokens
+    if len(prompt) >= window:
+        raise ContextOverflow(
+            f"the prompt has {len(prompt)} tokens; model {model!r} takes at most "
+            f"{window} (its context window), leaving no room to generate",
+            prompt_tokens=len(prompt),
+            context_window=window,
+        )
+    return min(max_tokens, window - len(prompt))
 
 
 def turn_from_tokens(

@@ -30,11 +30,11 @@ from typing import Any
 
 from ..errors import ClawgymError, PrerequisiteError
 from ..registry import register
-from .base import Completion, ContextOverflow
+from .base import Completion
 from .chat_format import read_template
 from .embedded import INSTALL_HINT
 from .openai import Malformed, OpenAIPolicy
-from .prompt import ChatPrompt, end_token_ids, turn_from_tokens
+from .prompt import ChatPrompt, end_token_ids, room_to_generate, turn_from_tokens
 
 DEFAULT_CONCURRENCY = 8
 _TOKENIZERS: dict[str, Any] = {}
@@ -252,17 +252,7 @@ class VLLMPolicy(OpenAIPolicy):
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
     ) -> Completion:
         prompt = self.prompt_ids(messages, tools)
-        max_tokens = int(sampling["max_tokens"])
-        window = self.context_window
-        if window is not None:
-            if len(prompt) >= window:
-                raise ContextOverflow(
-                    f"the prompt has {len(prompt)} tokens; model {self.config['model']!r} takes at most "
-                    f"{window} (its context window), leaving no room to generate",
-                    prompt_tokens=len(prompt),
-                    context_window=window,
-                )
-            max_tokens = min(max_tokens, window - len(prompt))
+        max_tokens = room_to_generate(prompt, int(sampling["max_tokens"]), self.context_window, self.config["model"])
         body: dict[str, Any] = {"model": self.model, "prompt": prompt, "max_tokens": max_tokens, "logprobs": 0}
         for key in ("temperature", "top_p", "seed"):
             if sampling.get(key) is not None:

@@ -21,12 +21,12 @@ import subprocess
 import tarfile
 import tempfile
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
 from ...errors import ClawgymError, PrerequisiteError
+from ...files.locks import file_lock
 
 DEFAULT_VERSION = "2026.4.1"
 # OpenClaw version -> the Node it runs on (2026.4.1 needs >=22.14; 2026.9.6 needs >=24.16 <25)
@@ -174,19 +174,6 @@ def verify(node: Path, entry: Path, version: str) -> str:
     return text.splitlines()[-1]
 
 
-@contextmanager
-def _lock(path: Path) -> Iterator[None]:
-    import fcntl
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def _npm() -> str:
     found = shutil.which("npm")
     if not found:
@@ -233,7 +220,7 @@ def install(
     node_version = node_version_for(version, node)
     root = install_root()
     root.mkdir(parents=True, exist_ok=True)
-    with _lock(root / f".{version}.lock"):
+    with file_lock(root / f".{version}.lock"):
         if not force:
             try:
                 return find(version)

@@ -29,7 +29,7 @@ from .ops import CLEANING, ENRICHING, FILTERS, OPERATIONS, SELECTING
 from .lexicon import DELIVER_KINDS, Lexicon
 from .request import instruction_text, persona_of
 from .solution import reference_solution, row_names, snake
-from .state import ROUNDING_TIES, State, rounding_ties
+from .state import State, own_ties, rounding_ties
 from .style import Style
 
 OUT_DIRS = ("output", "reports", "out", "summary", "results", "exports", "done")
@@ -89,6 +89,7 @@ def _usable(op_name: str, fmt: str) -> bool:
     return allowed is None or fmt in allowed
 
 
+@own_ties  # ties are listened for only where this task's own figures are made
 def compose(
     catalog: Catalog,
     domain_name: str,
@@ -99,22 +100,6 @@ def compose(
     name: str,
 ) -> Composed:
     """The concrete spec of one composed task; ValueError when this seed gives no usable chain."""
-    quiet = ROUNDING_TIES.set(None)  # ties are listened for only where this task's own figures are made
-    try:
-        return _compose(catalog, domain_name, scenario, persona, seed, library_root, name)
-    finally:
-        ROUNDING_TIES.reset(quiet)
-
-
-def _compose(
-    catalog: Catalog,
-    domain_name: str,
-    scenario: tuple[str, str],
-    persona: str,
-    seed: int,
-    library_root: Path,
-    name: str,
-) -> Composed:
     rng = random.Random(f"compose:{domain_name}:{scenario[0]}/{scenario[1]}:{persona}:{seed}")
     domain = named(catalog.domains[domain_name], rng)
     fmt = rng.choice([f for f in domain.formats if FORMATS[f].applies(domain)])

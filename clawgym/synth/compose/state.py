@@ -3,14 +3,15 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from .model import CATEGORY_TYPES, NUMBER_TYPES, Domain, allows, numeric_values
 from .data import Row
@@ -113,7 +114,23 @@ def num(text: str) -> float:
 
 # figures that landed on a rounding tie (7.125 to two decimals) while `rounding_ties()` listens: a
 # person rounds it half up (7.13), Python half to even (7.12), so what computed it is not used
+P = ParamSpec("P")
+R = TypeVar("R")
 ROUNDING_TIES: ContextVar[list[float] | None] = ContextVar("rounding_ties", default=None)
+
+
+def own_ties(fn: Callable[P, R]) -> Callable[P, R]:
+    """`fn` listens for ties only where it says so (`rounding_ties`), never for its caller's."""
+
+    @functools.wraps(fn)
+    def quiet(*args: P.args, **kwargs: P.kwargs) -> R:
+        token = ROUNDING_TIES.set(None)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            ROUNDING_TIES.reset(token)
+
+    return quiet
 
 
 @contextmanager
