@@ -153,6 +153,11 @@ class Sandbox(ABC):
     def close(self) -> None:
         """Kill every process still alive and release resources. Idempotent."""
 
+    def prepare(self) -> None:
+        """Take the workspace over now rather than at the first exec (a no-op where nothing is taken
+        over): after it, the workspace folder's owner is the one the sandbox's commands run as, so a
+        file the host adds for them (a pipe) can be given that owner."""
+
     def default_env(self) -> dict[str, str]:
         return {"HOME": home_for(self.mount), "PATH": SANDBOX_PATH, "LANG": "C.UTF-8", "TZ": "UTC"}
 

@@ -188,6 +188,9 @@ class LocalSandbox(KeptNamespaces, FreshExecs, BwrapCommand, Sandbox):
                 self._release_host()
                 raise
 
+    def prepare(self) -> None:
+        self._prepare()
+
     def _writable_roots(self) -> list[Path]:
         return [self.workspace, *(Path(host) for host, _ in self._rw_binds)]
 

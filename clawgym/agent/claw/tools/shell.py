@@ -142,6 +142,9 @@ class Sessions:
         token = secrets.token_hex(6)
         names = (f".clawgym-{token}.out", f".clawgym-{token}.ctl")
         root = self.state.workspace.root
+        # the sandbox hands the workspace to its own uid at its first command, which may be running
+        # in another session's thread right now: take it over first, then read the owner to give
+        self.state.sandbox.prepare()
         st = os.stat(root)
         for name in names:
             os.mkfifo(root / name, 0o600)
