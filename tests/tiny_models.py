@@ -7,9 +7,12 @@ from pathlib import Path
 import pytest
 
 
-def tiny_with_tokenizer(folder: Path, *, seed: int = 0, max_positions: int = 8192) -> Path:
+def tiny_with_tokenizer(
+    folder: Path, *, seed: int = 0, max_positions: int = 8192, hidden: int = 32, heads: int = 4
+) -> Path:
     """A 2-layer Llama with the embedded model's tokenizer, saved as a Hugging Face model folder;
-    `max_positions` is its context window (OpenClaw's prompts need more than 8192)."""
+    `max_positions` is its context window (OpenClaw's prompts need more than 8192). vLLM's
+    attention kernels want a head size of 32 or more (hidden 128, heads 2)."""
     import torch
     import transformers
 
@@ -18,11 +21,11 @@ def tiny_with_tokenizer(folder: Path, *, seed: int = 0, max_positions: int = 819
     tokenizer = transformers.AutoTokenizer.from_pretrained(embedded_model_path())
     cfg = transformers.LlamaConfig(
         vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
+        hidden_size=hidden,
+        intermediate_size=2 * hidden,
         num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
+        num_attention_heads=heads,
+        num_key_value_heads=max(1, heads // 2),
         max_position_embeddings=max_positions,
         tie_word_embeddings=True,
     )

@@ -17,6 +17,12 @@ COMMON_AGENT_PROPS = {
         "description": "Label for this agent in results (default: its type); "
         "use it to run two configurations of one agent side by side.",
     },
+    "policy_version": {
+        "type": "integer",
+        "minimum": 0,
+        "description": "Set by `clawgym train rl`: the number of updates behind the weights that sample "
+        "(recorded with every rollout).",
+    },
 }
 
 

@@ -79,11 +79,18 @@ def save_model(accelerator: Any, model: Any, tokenizer: Any, folder: Path, *, ch
     peft = hasattr(unwrapped, "merge_and_unload")
     state_dict = None if peft else accelerator.get_state_dict(model)  # gathers FSDP/DeepSpeed shards (all ranks)
     if accelerator.is_main_process:
-        if peft:  # fold the adapters into the weights
-            unwrapped = unwrapped.merge_and_unload()
         tmp = folder.with_name(f".{folder.name}.tmp")
         shutil.rmtree(tmp, ignore_errors=True)
-        unwrapped.save_pretrained(str(tmp), state_dict=state_dict)
+        if peft:  # the adapters folded into the weights for the save, and taken out again (training goes on)
+            unwrapped.merge_adapter()
+            try:
+                base = unwrapped.get_base_model()
+                merged = {k.replace(".base_layer.", "."): v for k, v in base.state_dict().items() if ".lora_" not in k}
+                base.save_pretrained(str(tmp), state_dict=merged)
+            finally:
+                unwrapped.unmerge_adapter()
+        else:
+            unwrapped.save_pretrained(str(tmp), state_dict=state_dict)
         if chat_template:
             tokenizer.chat_template = chat_template
         tokenizer.save_pretrained(str(tmp))

@@ -4,13 +4,16 @@
    KL weight is above 0, the optimiser and schedule; resume from the last checkpoint;
 2. serve the policy's own weights to the `hf` policy under a `live:` name: the next turn of every
    live rollout is generated in one batch in this process, with token ids and log-probabilities;
+   or start a vLLM engine on them (`rollout.server: {type: vllm}`, `rl_engine.py`), or use an
+   external server;
 3. each step: draw B task instances (per process), run G rollouts of each through the normal
    runner (own sandbox, verifier, resume), drop errored rollouts and groups whose rewards are all
    equal, refill from new tasks (`rl_rollouts.py`), and set group-normalised advantages
    (`advantages.py`);
 4. turn each kept rollout into the exact token sequences it sampled (tool results as untrained
    tokens) and update the policy with the clipped objective (`rl_loss.py`), loss summed over
-   trained tokens / the step's trained tokens across processes;
+   trained tokens / the step's trained tokens across processes (with truncated importance sampling
+   when a server sampled); give the server the new weights (the engine: paused, reloaded, probed);
 5. log reward mean and spread, pass rate, response length, turns, clip fraction, KL, tokens/s and
    the share of the step spent waiting on sandboxes and verifiers; checkpoint and evaluate every N
    steps; save a Hugging Face model folder (`OUT/model`) at the end.
@@ -34,7 +37,8 @@ from .checkpoint import TrainerState
 from ..records.outcomes import OUTCOMES
 from ..records.trajectory import Trajectory
 from .render import examples_from_turns, has_token_ids
-from .rl_loss import Sample, collate, packs_rows, plan_micro_batches, policy_loss, reference_logprobs
+from .rl_engine import RolloutEngine, add_tied_head, probe_ids, trainer_probe
+from .rl_loss import Sample, collate, fill_logprobs, packs_rows, plan_micro_batches, policy_loss, reference_logprobs
 from .rl_rollouts import Phase, TaskPool, rl_agent, rollout_phase, sync_server
 from .rl_spec import RLSpec
 from .loop import evaluate_during_training, load_model, make_optimizer, progress_bar, start_run, training_libs
@@ -156,13 +160,17 @@ def train_rl(spec: RLSpec, *, resume: bool = True, console: Any = None, progress
         if console is not None and accelerator.is_main_process:
             console.print(f"resuming from {last} (step {state.step} of {optim['steps']})", highlight=False)
 
-    # 2. the live policy
+    # 2. the live policy, or the engine or server that samples for it
     policy_model = accelerator.unwrap_model(model)
     live = attach_model(f"rl-{spec.name}-{rank}", tokenizer, policy_model, str(accelerator.device))
-    agent = rl_agent(live, rollout_cfg, spec.chat_template)
     server = rollout_cfg.get("server")
-    if server and server["sync"] == "load_weights":  # the server starts from the trainer's weights
+    engine: RolloutEngine | None = None
+    if server and server.get("type") == "vllm":  # started on the trainer's weights, as of now
+        engine = _start_engine(accelerator, model, tokenizer, out, spec, server, state.step)
+    elif server and server["sync"] == "load_weights":  # the server starts from the trainer's weights
         _push_weights(accelerator, model, tokenizer, out, spec, server)
+    engine_policy = _engine_policy(accelerator, engine, rollout_cfg, spec)
+    tis_cap = float(loss_cfg["tis_cap"]) if loss_cfg["tis"] == "on" or (loss_cfg["tis"] == "auto" and server) else None
     pool = TaskPool(spec.tasks, spec.seeds, spec.seed)
     per_rank = -(-rollout_cfg["tasks_per_step"] // world)
     temperature = float(rollout_cfg["temperature"])
@@ -174,6 +182,10 @@ def train_rl(spec: RLSpec, *, resume: bool = True, console: Any = None, progress
         while state.step < optim["steps"]:
             step = state.step + 1
             t0 = time.monotonic()
+            if engine is not None:
+                engine.check_version(state.step)  # it serves the weights this step samples from
+            agent = rl_agent(live, rollout_cfg, spec.chat_template, policy=engine_policy)
+            agent["policy_version"] = state.step  # the number of updates behind the weights that sample
 
             # 3. rollouts, groups, advantages
             policy_model.eval()
@@ -191,6 +203,15 @@ def train_rl(spec: RLSpec, *, resume: bool = True, console: Any = None, progress
             )
             generating = generation_busy_s(live) - busy0
             samples, shape = rollout_samples(phase, max_length=max_length)
+            if tis_cap is not None:  # the trainer's own log-probabilities at the sampling weights
+                fill_logprobs(
+                    policy_model,
+                    samples,
+                    "behaviour_logprobs",
+                    temperature=temperature,
+                    max_tokens=loss_cfg["micro_batch_tokens"],
+                    device=accelerator.device,
+                )
             if ref_model is not None:
                 reference_logprobs(
                     ref_model,
@@ -213,9 +234,10 @@ def train_rl(spec: RLSpec, *, resume: bool = True, console: Any = None, progress
                 reduction="sum",
             )
             total_tokens, rollouts_row = float(sums[0]), step_stats(sums[1:].tolist())
-            stats = {"tokens": 0.0, "clipped": 0.0, "kl": 0.0, "ratio": 0.0, "logprob_diff": 0.0}
+            stats = {"tokens": 0.0, "clipped": 0.0, "kl": 0.0, "ratio": 0.0, "tis_weight": 0.0}
+            gap = [0.0, 0.0]  # |trainer − sampled| summed over the first epoch's tokens (before any update), tokens
             loss_sum, grad_norm, updated = 0.0, None, total_tokens > 0
-            for _epoch in range(loss_cfg["epochs"] if updated else 0):
+            for epoch in range(loss_cfg["epochs"] if updated else 0):
                 batches = plan_micro_batches(samples, loss_cfg["micro_batch_tokens"], pack=packs_rows(policy_model))
                 n_micro = int(accelerator.gather(torch.tensor([len(batches)], device=accelerator.device)).max())
                 for j in range(n_micro):
@@ -230,9 +252,13 @@ def train_rl(spec: RLSpec, *, resume: bool = True, console: Any = None, progress
                                 clip_low=loss_cfg["clip_low"],
                                 clip_high=loss_cfg["clip_high"],
                                 kl_weight=loss_cfg["kl_weight"],
+                                tis_cap=tis_cap,
                             )
-                            for k, v in s.items():
-                                stats[k] += v
+                            for k in stats:
+                                stats[k] += s[k]
+                            if epoch == 0:
+                                gap[0] += s["logprob_diff"]
+                                gap[1] += s["tokens"]
                         else:  # nothing left here: a zero loss keeps this process in step with the others
                             loss = sum(p.sum() for p in model.parameters() if p.requires_grad) * 0.0
                         accelerator.backward(loss * world / total_tokens)  # DDP averages over processes
@@ -242,9 +268,14 @@ def train_rl(spec: RLSpec, *, resume: bool = True, console: Any = None, progress
                 optimizer.step()
                 scheduler.step()
                 optimizer.zero_grad(set_to_none=True)
-            if updated and server and server["sync"] == "load_weights":
-                _push_weights(accelerator, model, tokenizer, out, spec, server)
             train_s = time.monotonic() - t_train
+            t_sync = time.monotonic()
+            synced = None
+            if updated and server and server.get("type") == "vllm":
+                synced = _sync_engine(accelerator, engine, model, tokenizer, out, spec, step)
+            elif updated and server and server["sync"] == "load_weights":
+                _push_weights(accelerator, model, tokenizer, out, spec, server)
+            sync_s = time.monotonic() - t_sync if updated and server else None
 
             # 5. log, checkpoint, evaluate
             state.step = step
@@ -260,17 +291,32 @@ def train_rl(spec: RLSpec, *, resume: bool = True, console: Any = None, progress
                 "clip_frac": stats["clipped"] / max(1.0, stats["tokens"]),
                 "kl": stats["kl"] / max(1.0, stats["tokens"]),
                 "ratio_mean": stats["ratio"] / max(1.0, stats["tokens"]),
-                "logprob_gap": stats["logprob_diff"] / max(1.0, stats["tokens"]),
+                "logprob_gap": gap[0] / max(1.0, gap[1]),
+                "tis": tis_cap is not None,
+                "tis_weight_mean": stats["tis_weight"] / max(1.0, stats["tokens"]) if tis_cap else None,
+                "policy_version": step - 1,
                 "lr": scheduler.get_last_lr()[0],
                 "grad_norm": grad_norm,
                 "rollout_s": phase.seconds,
                 "train_s": train_s,
+                "sync_s": sync_s,
+                "probe_gap": synced.probe_gap if synced else None,
+                "probe_shift": synced.probe_shift if synced else None,
                 "step_s": step_s,
                 "rollout_tokens_per_s": rollouts_row["sampled_tokens"] / max(1e-9, phase.seconds),
                 "trainer_tokens_per_s": trained / max(1e-9, train_s),
                 "generation_s": None if server else generating,  # a server's busy time is not seen here
                 "wait_share": None if server else max(0.0, phase.seconds - generating) / max(1e-9, step_s),
             }
+            alarm = updated and row["logprob_gap"] > loss_cfg["logprob_gap_alarm"]
+            row["logprob_gap_alarm"] = alarm
+            if alarm and console is not None and accelerator.is_main_process:
+                console.print(
+                    f"[yellow]step {step}: the trainer's log-probabilities of the sampled tokens differ from "
+                    f"the sampler's by {row['logprob_gap']:.4f} per token (alarm at "
+                    f"{loss_cfg['logprob_gap_alarm']}): the sampler may not serve the trainer's weights, chat "
+                    "template or temperature[/yellow]"
+                )
             dropped = (
                 gather_object(list(phase.grouping.dropped_rollouts)) if world > 1 else phase.grouping.dropped_rollouts
             )
@@ -292,6 +338,8 @@ def train_rl(spec: RLSpec, *, resume: bool = True, console: Any = None, progress
                 evaluate_during_training(spec, accelerator, model, tokenizer, out / "eval-model", step, log, console)  # type: ignore[arg-type]
     finally:
         detach_model(live.removeprefix("live:"))
+        if engine is not None:
+            engine.stop()
         if bar is not None:
             bar[0].stop()
 
@@ -310,6 +358,55 @@ def _push_weights(accelerator: Any, model: Any, tokenizer: Any, out: Path, spec:
     if accelerator.is_main_process:
         sync_server(server, folder)
     accelerator.wait_for_everyone()
+
+
+def _start_engine(
+    accelerator: Any, model: Any, tokenizer: Any, out: Path, spec: RLSpec, server: dict, version: int
+) -> RolloutEngine | None:
+    """The main process starts the rollout engine on the trainer's current weights (saved to
+    `OUT/server-weights`); every process samples from it."""
+    folder = out / "server-weights"
+    checkpoint.save_model(accelerator, model, tokenizer, folder, chat_template=spec.chat_template)
+    if not accelerator.is_main_process:
+        return None
+    add_tied_head(folder, accelerator.unwrap_model(model))
+    engine = RolloutEngine(server, max_concurrency=spec.rollout["concurrency"])
+    engine.probe_ids = probe_ids(tokenizer)
+    try:
+        engine.start(folder, version)
+        engine.probe()
+    except BaseException:
+        engine.stop()
+        raise
+    return engine
+
+
+def _engine_policy(accelerator: Any, engine: RolloutEngine | None, rollout: dict, spec: RLSpec) -> dict | None:
+    """The `vllm` policy config of the engine (made by the main process, sent to the others)."""
+    if (rollout.get("server") or {}).get("type") != "vllm":
+        return None
+    sampling = {"temperature": rollout["temperature"], "top_p": rollout["top_p"], "max_tokens": rollout["max_tokens"]}
+    policy = [engine.policy(sampling, spec.chat_template) if engine is not None else None]
+    if accelerator.num_processes > 1:
+        from accelerate.utils import broadcast_object_list
+
+        broadcast_object_list(policy)
+    return policy[0]
+
+
+def _sync_engine(
+    accelerator: Any, engine: RolloutEngine | None, model: Any, tokenizer: Any, out: Path, spec: RLSpec, step: int
+) -> Any:
+    """Save the updated weights and have the engine load them (checked with the probe)."""
+    folder = out / "server-weights"
+    checkpoint.save_model(accelerator, model, tokenizer, folder, chat_template=spec.chat_template)
+    report = None
+    if engine is not None:  # the main process
+        unwrapped = accelerator.unwrap_model(model)
+        add_tied_head(folder, unwrapped)
+        report = engine.sync(folder, step, trainer_probe(unwrapped, engine.probe_ids, accelerator.device))
+    accelerator.wait_for_everyone()
+    return report
 
 
 def _without_lora(spec: RLSpec) -> Any:
@@ -344,3 +441,8 @@ def check_ready(spec: RLSpec) -> None:
             key="rollout.top_p",
             hint="set rollout.top_p: 1 for exact policy-gradient ratios",
         )
+    server = spec.rollout.get("server") or {}
+    if server.get("type") == "vllm":  # the engine is installed (else: the install command, before any loading)
+        from ..engines.install import find
+
+        find("vllm", (server.get("engine") or {}).get("version"))

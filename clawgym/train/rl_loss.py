@@ -14,6 +14,15 @@ Per trained token t of a rollout with advantage A, with ratio ρ = exp(logp_new 
 summed over the step's trained tokens and divided by their number across all processes
 (token-level averaging, as in DAPO: long and short answers weigh per token). Log-probabilities
 are of the temperature-scaled distribution the policy sampled from: log_softmax(logits / T).
+
+When another program sampled (an inference engine), its kernels give slightly different
+log-probabilities than the trainer's at the same weights. With truncated importance sampling
+(`tis_cap` C, as verl and TRL do it) the ratio is taken against the trainer's own log-probability
+at the sampling weights, logp_behaviour, and each token's term is weighted by
+
+    w_t = min(exp(logp_behaviour − logp_sampled), C)      (no gradient through w)
+
+which corrects the expectation for sampling from the engine's distribution, not the trainer's.
 """
 
 from __future__ import annotations
@@ -31,6 +40,7 @@ class Sample:
     example: Example
     advantage: float
     ref_logprobs: list[float] | None = None  # per position, filled when a KL term is used
+    behaviour_logprobs: list[float] | None = None  # per position: the trainer's, at the sampling weights (TIS)
 
 
 def packs_rows(model: Any) -> bool:
@@ -70,6 +80,7 @@ def collate(samples: Sequence[Sample], device: Any = None) -> dict[str, Any]:
     old: list[float] = []
     adv: list[float] = []
     ref: list[float] = []
+    behaviour: list[float] = []
     for s in samples:
         ex = s.example
         n = len(ex.input_ids)
@@ -79,6 +90,7 @@ def collate(samples: Sequence[Sample], device: Any = None) -> dict[str, Any]:
         old += ex.logprobs or [0.0] * n
         adv += [s.advantage] * n
         ref += s.ref_logprobs or [0.0] * n
+        behaviour += s.behaviour_logprobs or ex.logprobs or [0.0] * n
     row = {
         "input_ids": torch.tensor([ids]),
         "position_ids": torch.tensor([positions]),
@@ -86,6 +98,7 @@ def collate(samples: Sequence[Sample], device: Any = None) -> dict[str, Any]:
         "old_logprobs": torch.tensor([old], dtype=torch.float32),
         "advantages": torch.tensor([adv], dtype=torch.float32),
         "ref_logprobs": torch.tensor([ref], dtype=torch.float32),
+        "behaviour_logprobs": torch.tensor([behaviour], dtype=torch.float32),
     }
     return {k: v.to(device) for k, v in row.items()} if device is not None else row
 
@@ -112,19 +125,32 @@ def token_logprobs(model: Any, batch: dict[str, Any], temperature: float) -> tup
 
 
 def policy_loss(
-    model: Any, batch: dict[str, Any], *, temperature: float, clip_low: float, clip_high: float, kl_weight: float
+    model: Any,
+    batch: dict[str, Any],
+    *,
+    temperature: float,
+    clip_low: float,
+    clip_high: float,
+    kl_weight: float,
+    tis_cap: float | None = None,
 ) -> tuple[Any, dict[str, float]]:
-    """Summed loss over the batch's trained tokens, and summed statistics (tokens, clipped, KL, ratio)."""
+    """Summed loss over the batch's trained tokens, and summed statistics (tokens, clipped, KL,
+    ratio, |trainer − sampled| log-probability, importance weight)."""
     import torch
 
     logp, mask, keep = token_logprobs(model, batch, temperature)
     index = keep + 1  # label positions of the kept logits
-    old = batch["old_logprobs"][:, index]
+    sampled = batch["old_logprobs"][:, index]
     adv = batch["advantages"][:, index]
+    weight = torch.ones_like(logp)
+    old = sampled
+    if tis_cap is not None:  # ratio against the trainer's own behaviour, weighted for the sampler's gap
+        old = batch["behaviour_logprobs"][:, index]
+        weight = torch.clamp(torch.exp(old - sampled), max=tis_cap)
     ratio = torch.exp(logp - old)
     unclipped = -adv * ratio
     clipped = -adv * torch.clamp(ratio, 1 - clip_low, 1 + clip_high)
-    per_token = torch.maximum(unclipped, clipped)
+    per_token = torch.maximum(unclipped, clipped) * weight
     kl = torch.zeros_like(per_token)
     if kl_weight > 0:
         delta = batch["ref_logprobs"][:, index] - logp
@@ -136,7 +162,8 @@ def policy_loss(
         "clipped": float(((clipped > unclipped).float() * m).sum()),
         "kl": float((kl.detach() * m).sum()),
         "ratio": float((ratio.detach() * m).sum()),
-        "logprob_diff": float(((logp.detach() - old).abs() * m).sum()),
+        "logprob_diff": float(((logp.detach() - sampled).abs() * m).sum()),
+        "tis_weight": float((weight * m).sum()),
     }
     return (per_token * m).sum(), stats
 
@@ -145,17 +172,24 @@ def reference_logprobs(
     ref_model: Any, samples: Sequence[Sample], *, temperature: float, max_tokens: int, device: Any
 ) -> None:
     """Fill each sample's `ref_logprobs` with the reference model's log-probabilities of its tokens."""
+    fill_logprobs(ref_model, samples, "ref_logprobs", temperature=temperature, max_tokens=max_tokens, device=device)
+
+
+def fill_logprobs(
+    model: Any, samples: Sequence[Sample], attr: str, *, temperature: float, max_tokens: int, device: Any
+) -> None:
+    """Set `attr` of each sample to `model`'s log-probabilities of its tokens (no gradient)."""
     import torch
 
-    for batch_ids in plan_micro_batches(samples, max_tokens, pack=packs_rows(ref_model)):
+    for batch_ids in plan_micro_batches(samples, max_tokens, pack=packs_rows(model)):
         group = [samples[i] for i in batch_ids]
         batch = collate(group, device)
         with torch.no_grad():
-            logp, mask, keep = token_logprobs(ref_model, batch, temperature)
+            logp, mask, keep = token_logprobs(model, batch, temperature)
         values = torch.zeros(batch["input_ids"].shape[1])
         values[(keep + 1).cpu()] = logp[0].float().cpu()
         offset = 0
         for s in group:
             n = len(s.example.input_ids)
-            s.ref_logprobs = values[offset : offset + n].tolist()
+            setattr(s, attr, values[offset : offset + n].tolist())
             offset += n

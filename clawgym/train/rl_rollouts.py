@@ -5,7 +5,8 @@ Rollouts are ordinary trials: each runs in its own sandbox under the run's caps,
 its task's checks, and is written to `OUT/rollouts/step-NNNNNNN/rank-R/round-J/` the moment it
 ends, so a step interrupted by a kill reuses what already finished when the run resumes. The
 policy is the trainer's own model, served in-process by the `hf` policy (`live:` name), which
-batches the next turn of all live rollouts into one generation.
+batches the next turn of all live rollouts into one generation; or the rollout engine (a `vllm`
+policy on the engine `rl_engine.py` keeps in step with the trainer); or an external server.
 """
 
 from __future__ import annotations
@@ -40,14 +41,18 @@ class TaskPool:
         return [t for path, s in chosen for t in compile_many([path], [s])]
 
 
-def rl_agent(live_model: str, rollout: dict[str, Any], chat_template: str | None) -> dict[str, Any]:
+def rl_agent(
+    live_model: str, rollout: dict[str, Any], chat_template: str | None, policy: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The agent of the rollouts (the claw harness, or OpenClaw per `rollout.harness`) sampling as
-    the spec says: on the trainer's live model (batching turns), or on the external server, asking
-    it for token ids and log-probabilities."""
+    the spec says: with `policy` (the rollout engine's) when given, else on the trainer's live model
+    (batching turns), or on the external server, asking it for token ids and log-probabilities."""
     sampling = {"temperature": rollout["temperature"], "top_p": rollout["top_p"], "max_tokens": rollout["max_tokens"]}
     server = rollout.get("server")
-    if server:
-        policy: dict[str, Any] = {
+    if policy is not None:
+        policy = dict(policy)
+    elif server:
+        policy = {
             "type": "openai",
             "base_url": server["base_url"],
             "model": server["model"],

@@ -15,7 +15,7 @@ from ..records.outcomes import evaluation_rules, training_rules
 from ..errors import Problem, SpecError
 from ..run.plan import expand_task_paths, parse_seeds
 from ..spec.load import load_file
-from ..spec.validate import raw_schema, validate_document
+from ..spec.validate import raw_schema, rendered_value_problems, validate_document
 from .spec import spec_template, with_defaults
 
 
@@ -52,6 +52,7 @@ def load_rl_spec(path: str | Path, *, out: str | Path | None = None) -> RLSpec:
     """Load and validate an RL spec; SpecError lists every problem."""
     doc = load_file(path)
     problems = validate_document(doc, expected_kind="RL")
+    problems += _engine_problems(doc)
     if problems:
         raise SpecError(problems)
     data = with_defaults(raw_schema("rl"), doc.data)
@@ -114,3 +115,25 @@ def load_rl_spec(path: str | Path, *, out: str | Path | None = None) -> RLSpec:
         training_rules=training_rules((data.get("outcomes") or {}).get("training")),
         evaluation_rules=evaluation_rules((data.get("outcomes") or {}).get("evaluation")),
     )
+
+
+def _engine_problems(doc: Any) -> list[Problem]:
+    """`rollout.server.engine` checked as a `vllm` policy's `engine:` is."""
+    from ..policy.vllm import ENGINE_SCHEMA
+
+    data = doc.data if isinstance(doc.data, dict) else {}
+    server = (data.get("rollout") or {}).get("server") if isinstance(data.get("rollout"), dict) else None
+    if not isinstance(server, dict):
+        return []
+    problems = []
+    if server.get("type") == "vllm" and server.get("base_url"):
+        problems.append(
+            Problem(
+                "rollout.server type vllm starts its own engine and takes no base_url",
+                **doc.where(("rollout", "server", "base_url")),
+                hint="drop base_url, or write type: openai to use a server that is already running",
+            )
+        )
+    if isinstance(server.get("engine"), dict):
+        problems += rendered_value_problems(ENGINE_SCHEMA, server["engine"], doc, ("rollout", "server", "engine"))
+    return problems

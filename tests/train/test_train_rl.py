@@ -157,6 +157,38 @@ def test_clipped_loss_matches_the_formula_on_packed_samples():
     assert stats["logprob_diff"] == pytest.approx(0.0, abs=1e-5)
 
 
+def test_truncated_importance_sampling_weights_each_token_by_the_capped_sampler_gap():
+    """With TIS the ratio is taken against the trainer's behaviour log-probabilities (here its own:
+    ratio 1, nothing clips) and each token's term is -A * min(exp(behaviour - sampled), cap)."""
+    torch, model = _tiny_lm()
+    from clawgym.train.render import Example
+    from clawgym.train.rl_loss import Sample, collate, fill_logprobs, policy_loss
+
+    T, cap = 0.9, 2.0
+    ids, labels, adv = [3, 4, 5, 6, 7], [IGNORE, 4, 5, IGNORE, 7], 0.8
+    gaps = [0.3, -1.5, 0.05]  # sampler minus trainer: weights exp(-0.3), min(exp(1.5), 2) = 2, exp(-0.05)
+    with torch.no_grad():
+        logp = torch.log_softmax(model(torch.tensor([ids])).logits[0].float() / T, -1)
+    sampled, k = [0.0] * len(ids), 0
+    for t, label in enumerate(labels):
+        if label != IGNORE:
+            sampled[t] = float(logp[t - 1, label]) + gaps[k]
+            k += 1
+    sample = Sample(Example(input_ids=ids, labels=labels, logprobs=sampled), adv)
+    fill_logprobs(model, [sample], "behaviour_logprobs", temperature=T, max_tokens=64, device=None)
+    loss, stats = policy_loss(
+        model, collate([sample]), temperature=T, clip_low=0.2, clip_high=0.28, kl_weight=0.0, tis_cap=cap
+    )
+    weights = [min(math.exp(-g), cap) for g in gaps]
+    assert float(loss.detach()) == pytest.approx(sum(-adv * w for w in weights), rel=1e-4)
+    assert stats["clipped"] == 0 and stats["ratio"] == pytest.approx(3.0, rel=1e-5)
+    assert stats["tis_weight"] == pytest.approx(sum(weights), rel=1e-4)
+    assert stats["logprob_diff"] == pytest.approx(sum(abs(g) for g in gaps), rel=1e-4)
+    # without TIS the same tokens are ratios against the sampler: exp(-gap), clipped where far
+    loss, stats = policy_loss(model, collate([sample]), temperature=T, clip_low=0.2, clip_high=0.28, kl_weight=0.0)
+    assert stats["ratio"] == pytest.approx(sum(math.exp(-g) for g in gaps), rel=1e-4) and stats["clipped"] == 1
+
+
 def test_kl_term_is_zero_against_itself_and_positive_against_another_model():
     torch, model = _tiny_lm()
     from clawgym.train.render import Example
@@ -335,6 +367,21 @@ def test_bad_rl_specs_say_where_and_what(tmp_path):
         load_rl_spec(path)
     text = str(err.value)
     assert "no task spec matches 'nowhere/*.yaml'" in text and "cannot read seeds 'a-b'" in text
+    # a server: an external one needs its base_url, the managed engine takes none, and its settings are checked
+    for server, expected in (
+        ({"model": "policy"}, "base_url"),
+        ({"type": "vllm", "base_url": "http://127.0.0.1:1/v1"}, "rollout.server"),
+        ({"type": "vllm", "engine": {"kv_cache_gib": 1}}, "rollout.server.engine"),
+        ({"type": "vllm", "engine": {"dtype": "fp8"}}, "rollout.server.engine.dtype"),
+    ):
+        path = _rl_spec(tmp_path, "embedded", rollout={"server": server})
+        with pytest.raises(SpecError) as err:
+            load_rl_spec(path)
+        assert expected in str(err.value) and "rl.yaml" in str(err.value), str(err.value)
+    spec = load_rl_spec(
+        _rl_spec(tmp_path, "embedded", rollout={"server": {"type": "vllm", "engine": {"kv_cache_gb": 1}}})
+    )
+    assert spec.rollout["server"]["type"] == "vllm" and spec.loss["tis"] == "auto" and spec.loss["tis_cap"] == 2.0
 
 
 @pytest.mark.slow

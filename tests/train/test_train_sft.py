@@ -240,6 +240,31 @@ def test_lora_trains_adapters_and_saves_a_merged_model(setup, monkeypatch):
     assert changed and all("q_proj" in k or "v_proj" in k for k in changed)
 
 
+def test_a_lora_model_saved_mid_run_keeps_its_adapters_and_saves_their_merge(setup, tmp_path):
+    """An RL run saves its LoRA policy after every update (for the rollout engine) and goes on
+    training: the save folds the adapters into a plain model folder without taking them away."""
+    pytest.importorskip("peft", reason="LoRA needs peft (pip install -e '.[train]')")
+    from accelerate import Accelerator
+
+    from clawgym.train import checkpoint
+    from clawgym.train.loop import apply_lora
+
+    model = transformers.AutoModelForCausalLM.from_pretrained(setup["folder"], dtype=torch.float32)
+    model = apply_lora(model, {"r": 4, "alpha": 8, "target_modules": ["q_proj", "v_proj"], "dropout": 0.0})
+    with torch.no_grad():  # adapters that do something (lora_B starts at zero)
+        for name, p in model.named_parameters():
+            if "lora_B" in name:
+                p.normal_(0, 0.5)
+    ids = torch.tensor([[1, 5, 9, 13, 17, 21]])
+    before = model(input_ids=ids).logits
+    checkpoint.save_model(Accelerator(cpu=True), model, TinyTokenizer(), tmp_path / "saved", chat_template=None)
+    assert any("lora_B" in n and p.requires_grad for n, p in model.named_parameters())
+    assert torch.allclose(model(input_ids=ids).logits, before, atol=1e-5)
+    saved = transformers.AutoModelForCausalLM.from_pretrained(tmp_path / "saved", dtype=torch.float32)
+    assert not any("lora" in n for n, _ in saved.named_parameters())
+    assert torch.allclose(saved(input_ids=ids).logits, before, atol=1e-4)
+
+
 def test_loss_on_kept_logits_equals_the_loss_on_all_logits(setup):
     from clawgym.train.batching import collate
 
