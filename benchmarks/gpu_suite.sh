@@ -72,6 +72,21 @@ fi
 MODE=$([ "$DRY" = 1 ] && echo "CPU dry run" || echo "GPU")
 echo "gpu suite ($MODE), parts $PARTS, $(date -u +%Y-%m-%dT%H:%M:%SZ)" >> "$OUTDIR/summary.txt"
 
+# what generates in b and c: the vLLM engine where one is installed for this machine's device
+# (clawgym engines install vllm), else transformers in process, said in the summary rather than failing.
+# SUITE_POLICY=hf|vllm forces one; the dry run's tiny model has heads too small for vLLM's kernels.
+POLICY="${SUITE_POLICY:-auto}"
+if [ "$POLICY" = auto ]; then
+  POLICY=hf
+  if [ "$DRY" != 1 ] && "$PYTHON" -c "from clawgym.engines.install import find; find('vllm')" >/dev/null 2>&1; then
+    POLICY=vllm
+  fi
+  [ "$POLICY" = hf ] && echo "generation: in process (transformers): no vLLM engine installed here (clawgym engines install vllm)" >> "$OUTDIR/summary.txt"
+fi
+[ "$POLICY" = vllm ] && echo "generation: the vLLM engine (evaluations and GRPO rollouts)" >> "$OUTDIR/summary.txt"
+SFT+=(--policy "$POLICY")
+RL+=(--policy "$POLICY")
+
 # run_part NAME BUDGET JSON COMMAND...: run within BUDGET seconds; append its summary line (the
 # last line starting with PREFIX in $SUMMARY_PREFIX) and the end of its log
 run_part() {

@@ -17,6 +17,7 @@ same held-out evaluation as the SFT experiment (same tasks, seed and settings), 
     python benchmarks/rl_experiment.py --sft runs/sft-experiment --preset suite   # about 3 minutes, one H200
     python benchmarks/rl_experiment.py --sft runs/sft-experiment --preset cpu     # 2 CPU cores
     python benchmarks/rl_experiment.py --sft runs/sft-dry --preset dry            # every stage in seconds
+    python benchmarks/rl_experiment.py --sft runs/sft-experiment --policy vllm   # rollouts on the vLLM engine
 
 Every stage keeps its output in OUT and resumes when run again; `--json FILE` also writes the
 figures known so far after every stage.
@@ -98,6 +99,13 @@ def main() -> None:
     parser.add_argument("--preset", choices=sorted(PRESETS), default="cpu")
     parser.add_argument("--out", type=Path, default=Path("runs/rl-experiment"))
     parser.add_argument("--json", type=Path, help="write the figures known so far here after every stage")
+    parser.add_argument(
+        "--policy",
+        choices=("hf", "vllm"),
+        default="hf",
+        help="what samples the rollouts: the trainer's model in-process (hf) or a vLLM engine kept in step "
+        "with it (vllm); the evaluation uses what the SFT experiment's used, so before and after compare",
+    )
     args = parser.parse_args()
     from rich.console import Console
 
@@ -155,7 +163,8 @@ def main() -> None:
                         "refill_rounds",
                     )
                 }
-                | {"temperature": 1.0},
+                | {"temperature": 1.0}
+                | ({"server": {"type": "vllm"}} if args.policy == "vllm" else {}),
                 "loss": {"kl_weight": preset["kl_weight"], "micro_batch_tokens": 8192},
                 "optim": {"lr": preset["lr"], "steps": preset["steps"]},
                 "precision": "fp32",
@@ -204,6 +213,7 @@ def main() -> None:
             tasks,
             out,
             sft_preset | {"concurrency": sft["settings"]["concurrency"], "max_batch": sft["settings"]["max_batch"]},
+            sft["settings"].get("policy", "hf"),
         )
         report.update(after=after)
         write_json(args.json, report)

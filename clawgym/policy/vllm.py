@@ -31,6 +31,7 @@ from typing import Any
 from ..errors import ClawgymError, PrerequisiteError
 from ..registry import register
 from .base import Completion
+from .busy import busy
 from .chat_format import read_template
 from .embedded import INSTALL_HINT
 from .openai import Malformed, OpenAIPolicy
@@ -266,7 +267,8 @@ class VLLMPolicy(OpenAIPolicy):
             "min_p": 0.0,
             "repetition_penalty": 1.0,
         }
-        raw = self._get_client().completions.with_raw_response.create(**body, extra_body=extra)
+        with busy(self.base_url):
+            raw = self._get_client().completions.with_raw_response.create(**body, extra_body=extra)
         try:
             data = json.loads(raw.text)
         except ValueError as exc:

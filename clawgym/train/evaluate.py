@@ -1,8 +1,9 @@
 """The evaluation hook: run a model folder on validation tasks through the normal runner.
 
-The claw agent drives the `hf` policy (greedy unless a temperature is given) over every validation
-task × seed (× attempt) in its own sandbox, exactly as `clawgym run` would, and the results folder is kept under
-`OUT/eval/<label>/`. What comes back is pass rate and mean reward with bootstrap 95% confidence
+The claw agent drives the `hf` policy (greedy unless a temperature is given), or with `policy:
+vllm` a vLLM engine started on the model folder for the evaluation, over every validation task ×
+seed (× attempt) in its own sandbox, exactly as `clawgym run` would, and the results folder is kept
+under `OUT/eval/<label>/`. What comes back is pass rate and mean reward with bootstrap 95% confidence
 intervals over task instances, logged next to the loss.
 """
 
@@ -27,11 +28,21 @@ def agent_for(
     max_tokens: int,
     temperature: float = 0.0,
     max_batch: int = 1,
+    policy_type: str = "hf",
+    engine: dict[str, Any] | None = None,
+    base_url: str | None = None,
 ) -> dict[str, Any]:
-    """The claw agent on the `hf` policy as the evaluation runs it (greedy by default; with
-    `max_batch` > 1 the concurrent trials' turns are generated in one batch)."""
-    policy: dict[str, Any] = {"type": "hf", "model": model, "temperature": temperature, "max_tokens": max_tokens}
-    if max_batch > 1:
+    """The claw agent as the evaluation runs it (greedy by default): on the `hf` policy (with
+    `max_batch` > 1 the concurrent trials' turns are generated in one batch), or on the `vllm`
+    policy (an engine for the run, generating up to `max_batch` sequences at once)."""
+    policy: dict[str, Any] = {"type": policy_type, "model": model, "temperature": temperature, "max_tokens": max_tokens}
+    if policy_type == "vllm":
+        policy["max_concurrency"] = max(1, max_batch)
+        if base_url:  # an engine that already serves these weights
+            policy["base_url"] = base_url
+        elif engine:
+            policy["engine"] = dict(engine)
+    elif max_batch > 1:
         policy["max_batch"] = max_batch
     if chat_template:
         policy["chat_template"] = chat_template
@@ -52,6 +63,9 @@ def evaluate(
     attempts: int = 1,
     max_batch: int = 1,
     rules: dict[str, str] | None = None,
+    policy_type: str = "hf",
+    engine: dict[str, Any] | None = None,
+    base_url: str | None = None,
 ) -> dict[str, Any]:
     """Pass rate and mean reward (with 95% CIs over task instances) of `model` on `tasks` × `seeds`,
     `attempts` trials each, counted as the evaluation `rules` say (outcome -> score | exclude |
@@ -63,6 +77,9 @@ def evaluate(
         max_tokens=max_tokens,
         temperature=temperature,
         max_batch=max_batch,
+        policy_type=policy_type,
+        engine=engine,
+        base_url=base_url,
     )
     trials = [Trial(task, agent, a) for task in compile_many(tasks, seeds) for a in range(attempts)]
     plan = RunPlan(
@@ -76,6 +93,7 @@ def evaluate(
             "tasks": [str(t) for t in tasks],
             "temperature": temperature,
             "attempts": attempts,
+            "policy": policy_type,
         },
         outcome_rules=evaluation_rules(rules),
     )

@@ -133,7 +133,7 @@ def step_stats(sums: list[float]) -> dict[str, Any]:
 
 def train_rl(spec: RLSpec, *, resume: bool = True, console: Any = None, progress: bool = True) -> Path:
     """Train as the spec says (checkpointing, evaluating, resuming); returns the saved model folder."""
-    from ..policy.hf import attach_model, detach_model, generation_busy_s
+    from ..policy.hf import attach_model, detach_model
 
     check_ready(spec)
     from accelerate.utils import gather_object
@@ -189,7 +189,7 @@ def train_rl(spec: RLSpec, *, resume: bool = True, console: Any = None, progress
 
             # 3. rollouts, groups, advantages
             policy_model.eval()
-            busy0 = generation_busy_s(live)
+            busy0 = _generation_s(live, engine_policy)
             phase = rollout_phase(
                 pool,
                 agent,
@@ -201,7 +201,7 @@ def train_rl(spec: RLSpec, *, resume: bool = True, console: Any = None, progress
                 reward=spec.reward,
                 rules=spec.training_rules,
             )
-            generating = generation_busy_s(live) - busy0
+            generating = _generation_s(live, engine_policy) - busy0
             samples, shape = rollout_samples(phase, max_length=max_length)
             if tis_cap is not None:  # the trainer's own log-probabilities at the sampling weights
                 fill_logprobs(
@@ -305,8 +305,12 @@ def train_rl(spec: RLSpec, *, resume: bool = True, console: Any = None, progress
                 "step_s": step_s,
                 "rollout_tokens_per_s": rollouts_row["sampled_tokens"] / max(1e-9, phase.seconds),
                 "trainer_tokens_per_s": trained / max(1e-9, train_s),
-                "generation_s": None if server else generating,  # a server's busy time is not seen here
-                "wait_share": None if server else max(0.0, phase.seconds - generating) / max(1e-9, step_s),
+                # time with a generation running (in-process, or a request open to the engine); an
+                # external server's busy time is not seen here
+                "generation_s": None if server and not engine_policy else generating,
+                "wait_share": None
+                if server and not engine_policy
+                else max(0.0, phase.seconds - generating) / max(1e-9, step_s),
             }
             alarm = updated and row["logprob_gap"] > loss_cfg["logprob_gap_alarm"]
             row["logprob_gap_alarm"] = alarm
@@ -335,20 +339,53 @@ def train_rl(spec: RLSpec, *, resume: bool = True, console: Any = None, progress
             if step % spec.checkpoint["every_steps"] == 0 and step < optim["steps"]:
                 checkpoint.save(accelerator, out, state, spec.checkpoint["keep"])
             if spec.eval["every_steps"] and step % spec.eval["every_steps"] == 0 and step < optim["steps"]:
-                evaluate_during_training(spec, accelerator, model, tokenizer, out / "eval-model", step, log, console)  # type: ignore[arg-type]
-    finally:
-        detach_model(live.removeprefix("live:"))
+                evaluate_during_training(
+                    spec,  # type: ignore[arg-type]
+                    accelerator,
+                    model,
+                    tokenizer,
+                    out / "eval-model",
+                    step,
+                    log,
+                    console,
+                    base_url=_eval_engine(engine, spec),
+                )
+    except BaseException:
         if engine is not None:
             engine.stop()
+        raise
+    finally:
+        detach_model(live.removeprefix("live:"))
         if bar is not None:
             bar[0].stop()
 
-    checkpoint.save(accelerator, out, state, spec.checkpoint["keep"])
-    folder = out / "model"
-    checkpoint.save_model(accelerator, model, tokenizer, folder, chat_template=spec.chat_template)
-    evaluate_during_training(spec, accelerator, model, tokenizer, folder, state.step, log, console, saved=True)  # type: ignore[arg-type]
+    try:
+        checkpoint.save(accelerator, out, state, spec.checkpoint["keep"])
+        folder = out / "model"
+        checkpoint.save_model(accelerator, model, tokenizer, folder, chat_template=spec.chat_template)
+        evaluate_during_training(
+            spec,  # type: ignore[arg-type]
+            accelerator,
+            model,
+            tokenizer,
+            folder,
+            state.step,
+            log,
+            console,
+            saved=True,
+            base_url=_eval_engine(engine, spec),
+        )
+    finally:
+        if engine is not None:
+            engine.stop()
     log.close()
     return folder
+
+
+def _eval_engine(engine: RolloutEngine | None, spec: RLSpec) -> str | None:
+    """With `eval.policy: vllm`, the evaluation generates on the rollout engine (it serves the
+    trainer's current weights), rather than starting a second engine beside it."""
+    return engine.base_url if engine is not None and spec.eval.get("policy") == "vllm" else None
 
 
 def _push_weights(accelerator: Any, model: Any, tokenizer: Any, out: Path, spec: RLSpec, server: dict) -> None:
@@ -358,6 +395,14 @@ def _push_weights(accelerator: Any, model: Any, tokenizer: Any, out: Path, spec:
     if accelerator.is_main_process:
         sync_server(server, folder)
     accelerator.wait_for_everyone()
+
+
+def _generation_s(live: str, engine_policy: dict | None) -> float:
+    """Seconds generated so far in this process: by the live model, or waiting on the engine."""
+    from ..policy.busy import busy_s
+    from ..policy.hf import generation_busy_s
+
+    return busy_s(engine_policy["base_url"]) if engine_policy else generation_busy_s(live)
 
 
 def _start_engine(

@@ -88,6 +88,10 @@ def start_run(
 ) -> tuple[Any, Path | None, MetricsLog]:
     """The Accelerator (seeded), the checkpoint to resume from (None: start over, removing earlier
     checkpoints, metrics and the `also_clear` folders of OUT) and the metrics log."""
+    if spec.eval_tasks and spec.eval.get("policy") == "vllm":  # not installed: said now, not after training
+        from ..engines.install import find
+
+        find("vllm", (spec.eval.get("engine") or {}).get("version"))
     torch = libs["torch"]
     accelerator = libs["Accelerator"](mixed_precision=_precision(spec, torch), cpu=not torch.cuda.is_available())
     libs["set_seed"](spec.seed)
@@ -131,8 +135,10 @@ def evaluate_during_training(
     log: MetricsLog,
     console: Any,
     saved: bool = False,
+    base_url: str | None = None,
 ) -> None:
-    """Evaluate on the validation tasks (main process), saving the model first unless it is saved."""
+    """Evaluate on the validation tasks (main process), saving the model first unless it is saved;
+    `base_url`: a running vLLM server that serves these weights (`eval.policy: vllm` in RL)."""
     if not spec.eval_tasks:
         return
     if not saved:
@@ -151,6 +157,10 @@ def evaluate_during_training(
             max_tokens=ev["max_tokens"],
             concurrency=ev["concurrency"],
             rules=getattr(spec, "evaluation_rules", None),
+            policy_type=ev.get("policy", "hf"),
+            engine=ev.get("engine"),
+            max_batch=ev["concurrency"] if ev.get("policy") == "vllm" else 1,
+            base_url=base_url,
         )
         log.write(step, result, kind="eval")
         if console is not None:

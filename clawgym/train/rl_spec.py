@@ -15,8 +15,8 @@ from ..records.outcomes import evaluation_rules, training_rules
 from ..errors import Problem, SpecError
 from ..run.plan import expand_task_paths, parse_seeds
 from ..spec.load import load_file
-from ..spec.validate import raw_schema, rendered_value_problems, validate_document
-from .spec import spec_template, with_defaults
+from ..spec.validate import raw_schema, validate_document
+from .spec import engine_problems, spec_template, with_defaults
 
 
 @dataclass(frozen=True)
@@ -118,14 +118,12 @@ def load_rl_spec(path: str | Path, *, out: str | Path | None = None) -> RLSpec:
 
 
 def _engine_problems(doc: Any) -> list[Problem]:
-    """`rollout.server.engine` checked as a `vllm` policy's `engine:` is."""
-    from ..policy.vllm import ENGINE_SCHEMA
-
+    """The engine settings (`rollout.server.engine`, `eval.engine`), and a managed engine given a URL."""
+    problems = engine_problems(doc, ("rollout", "server", "engine"), ("eval", "engine"))
     data = doc.data if isinstance(doc.data, dict) else {}
     server = (data.get("rollout") or {}).get("server") if isinstance(data.get("rollout"), dict) else None
     if not isinstance(server, dict):
-        return []
-    problems = []
+        return problems
     if server.get("type") == "vllm" and server.get("base_url"):
         problems.append(
             Problem(
@@ -134,6 +132,4 @@ def _engine_problems(doc: Any) -> list[Problem]:
                 hint="drop base_url, or write type: openai to use a server that is already running",
             )
         )
-    if isinstance(server.get("engine"), dict):
-        problems += rendered_value_problems(ENGINE_SCHEMA, server["engine"], doc, ("rollout", "server", "engine"))
     return problems

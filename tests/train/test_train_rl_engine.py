@@ -78,10 +78,14 @@ def test_two_grpo_steps_on_the_engine_stay_on_policy_and_move_the_served_weights
     pytest.importorskip("accelerate")
     from tiny_models import tiny_with_tokenizer
 
+    from engine_tests import engine_pids
+
     from clawgym.train.grpo import train_rl
     from clawgym.train.metrics import read_metrics
     from clawgym.train.rl_spec import load_rl_spec
+    from test_train_rl import FIXTURES
 
+    before = engine_pids()
     start = tiny_with_tokenizer(tmp_path / "tiny", hidden=128, heads=2)
     spec = load_rl_spec(
         _rl_spec(
@@ -89,9 +93,19 @@ def test_two_grpo_steps_on_the_engine_stay_on_policy_and_move_the_served_weights
             str(start),
             rollout={"server": {"type": "vllm", "engine": ENGINE}, "refill_rounds": 4},
             optim={"lr": 3e-2, "steps": 2},
+            # the final evaluation generates on the rollout engine (no second engine beside it)
+            eval={
+                "tasks": [str(FIXTURES / "lowercase-word.yaml")],
+                "seeds": "100-102",
+                "policy": "vllm",
+                "max_turns": 1,
+                "max_tokens": 6,
+                "concurrency": 3,
+            },
         )
     )
     train_rl(spec, progress=False)
+    assert engine_pids() <= before  # the engine went with the run
     out = tmp_path / "run"
     rows = read_metrics(out, "train")
     assert [r["step"] for r in rows] == [1, 2] and all(r["updated"] for r in rows)
@@ -100,6 +114,7 @@ def test_two_grpo_steps_on_the_engine_stay_on_policy_and_move_the_served_weights
         assert r["logprob_gap"] < spec.loss["logprob_gap_alarm"] and not r["logprob_gap_alarm"]
         assert r["tis"] and 0.5 < r["tis_weight_mean"] <= 2.0
         assert r["sync_s"] > 0 and r["probe_gap"] < 1e-3
+        assert 0 < r["generation_s"] <= r["rollout_s"] and 0 <= r["wait_share"] < 1
     assert rows[0]["probe_shift"] is None or rows[0]["probe_shift"] > 0
     assert rows[1]["probe_shift"] > 0  # the engine's answers moved with the weights
     # every rollout says which weights sampled it
@@ -110,9 +125,33 @@ def test_two_grpo_steps_on_the_engine_stay_on_policy_and_move_the_served_weights
             record = json.loads(path.read_text())
             assert record["agent"]["policy_version"] == version
             assert record["agent"]["policy"]["type"] == "vllm"
+    [evaluation] = read_metrics(out, "eval")
+    assert evaluation["trials"] == 3 and evaluation["errors"] == 0
+    rollout_engine = {
+        json.loads(p.read_text())["agent"]["policy"]["base_url"] for p in out.rglob("rollouts/**/record.json")
+    }
+    eval_engine = {
+        json.loads(p.read_text())["agent"]["policy"]["base_url"] for p in (out / "eval").rglob("record.json")
+    }
+    assert len(rollout_engine) == 1 and eval_engine == rollout_engine
     final = out / "model" / "model.safetensors"
     from safetensors.torch import load_file
 
     assert any(
         not torch.equal(load_file(str(start / "model.safetensors"))[k], v) for k, v in load_file(str(final)).items()
     )
+
+
+def test_a_train_spec_checks_its_evaluation_engine(tmp_path):
+    from clawgym.errors import SpecError
+    from clawgym.train.spec import load_train_spec
+
+    spec = tmp_path / "train.yaml"
+    (tmp_path / "data.jsonl").write_text("")
+    spec.write_text(
+        "apiVersion: clawgym/v1\nkind: Train\nname: t\nmodel: embedded\ndata:\n  sources: [data.jsonl]\n"
+        "eval:\n  policy: vllm\n  engine: {kv_cache: 1}\n"
+    )
+    with pytest.raises(SpecError) as err:
+        load_train_spec(spec)
+    assert "train.yaml:9" in str(err.value) and "eval.engine.kv_cache" in str(err.value)
