@@ -32,6 +32,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -101,6 +102,8 @@ def run_trials(way: str, tasks: list[Path], args: argparse.Namespace, out: Path)
         "trials_per_hour": round(len(records) / wall * 3600, 1),
         "turns": len(turns),
         "turns_per_trial": round(len(turns) / max(1, len(records)), 2),
+        "turns_per_hour": round(len(turns) / wall * 3600, 1),
+        "outcomes": dict(Counter(str(r.get("outcome")) for r in records)),
         "prompt_tokens": prompt,
         "generated_tokens": generated,
         "prompt_tokens_per_s": round(prompt / wall, 1),
@@ -258,13 +261,15 @@ def main() -> None:
         print(
             f"  {way:5} {r['trials_per_hour']:7.1f} trials/h ({r['trials']} in {r['wall_s']:.0f} s, start "
             f"{r['start_s']:.0f} s apart), prompt {r['prompt_tokens_per_s']:.0f} tok/s, generated "
-            f"{r['generated_tokens_per_s']:.1f} tok/s, {r['turns_per_trial']} turns/trial, first token "
+            f"{r['generated_tokens_per_s']:.1f} tok/s, {r['turns_per_trial']} turns/trial "
+            f"({r['turns_per_hour']:.0f} turns/h; outcomes {r['outcomes']}), first token "
             f"{r['ttft_cold_s']} s cold / {r['ttft_again_s']} s again ({r.get('prompt_tokens_first_turn')} tokens)"
         )
     if {"hf", "vllm"} <= report["trials"].keys():
         hf, engine = report["trials"]["hf"], report["trials"]["vllm"]
         report["ratios"] = {
             "trials_per_hour": round(engine["trials_per_hour"] / hf["trials_per_hour"], 2),
+            "turns_per_hour": round(engine["turns_per_hour"] / max(1e-9, hf["turns_per_hour"]), 2),
             "generated_tokens_per_s": round(
                 engine["generated_tokens_per_s"] / max(1e-9, hf["generated_tokens_per_s"]), 2
             ),
@@ -272,6 +277,7 @@ def main() -> None:
         }
         print(
             f"  engine / in process: {report['ratios']['trials_per_hour']}x trials per hour (target 3x), "
+            f"{report['ratios']['turns_per_hour']}x turns per hour, "
             f"{report['ratios']['generated_tokens_per_s']}x generated tokens/s"
         )
     for way, rows in report["grpo"].items():

@@ -118,6 +118,12 @@ def parse_response(data: Any) -> Completion:
 class OpenAIPolicy(Policy):
     """Chat completions from an OpenAI-compatible endpoint (OpenAI, vLLM, `clawgym serve`...)."""
 
+    # False: the request carries the caller's messages as they came, so an HTTP 4xx (other than a
+    # rate limit or an overflow) is the request's doing (RequestRejected, never retried). A policy
+    # that renders every request itself (`vllm`) sets True: a 4xx is then the endpoint failing
+    # (vLLM answers 400 when it cannot serialise its own answer), retried and in the end a PolicyError.
+    builds_requests = False
+
     type = "openai"
     schema = {
         "type": "object",
@@ -253,7 +259,7 @@ class OpenAIPolicy(Policy):
                         f"endpoint {self.base_url} (model {self.model!r}): the prompt is past the model's "
                         f"context window: {_short(exc)}"
                     ) from None
-                if exc.status_code not in (408, 429) and exc.status_code < 500:
+                if exc.status_code not in (408, 429) and exc.status_code < 500 and not self.builds_requests:
                     raise RequestRejected(
                         f"endpoint {self.base_url} (model {self.model!r}) refused the request: {last}"
                     ) from None

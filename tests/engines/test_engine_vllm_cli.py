@@ -113,40 +113,13 @@ def _openclaw_missing() -> str | None:
     return None
 
 
-def _tiny_long_model(folder: Path) -> Path:
-    """A 2-layer random Llama with the embedded tokenizer and a 16,384-token window (head size 64:
-    vLLM's CPU attention takes only the usual head sizes)."""
-    import torch
-    import transformers
-
-    from clawgym.policy.embedded import embedded_model_path
-
-    tokenizer = transformers.AutoTokenizer.from_pretrained(embedded_model_path())
-    config = transformers.LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=128,
-        intermediate_size=256,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        num_key_value_heads=1,
-        max_position_embeddings=16384,
-        tie_word_embeddings=True,
-        eos_token_id=tokenizer.eos_token_id,
-    )
-    torch.manual_seed(0)
-    transformers.AutoModelForCausalLM.from_config(config).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
-
-
 @pytest.mark.heavy
 @pytest.mark.skipif(_openclaw_missing() is not None, reason=_openclaw_missing() or "")
 def test_openclaw_reaches_the_engine_through_the_recording_proxy(tmp_path, bwrap):
-    """The real OpenClaw's model calls go through the recording proxy to the run's engine and come
-    back with token ids and log-probabilities. OpenClaw's first prompt is about 9,000 tokens, past
-    SmolLM2's 8,192, so the model is a tiny random Llama with the embedded tokenizer and a 16,384
-    window (on the embedded model both calls end at once as context overflows)."""
-    model = _tiny_long_model(tmp_path / "tiny")
+    """`clawgym run TASK --agent openclaw --model vllm:embedded`: the real OpenClaw's model calls go
+    through the recording proxy to the run's engine and are answered, with token ids and
+    log-probabilities. OpenClaw's full first prompt (about 9,800 tokens) is past SmolLM2's 8,192;
+    for a model under 16K OpenClaw runs with its lean tool set, whose first prompt fits."""
     result = CliRunner().invoke(
         main,
         [
@@ -155,7 +128,7 @@ def test_openclaw_reaches_the_engine_through_the_recording_proxy(tmp_path, bwrap
             "--agent",
             "openclaw",
             "--model",
-            f"vllm:{model}",
+            "vllm:embedded",
             "--max-turns",
             "2",
             "--max-tokens",
@@ -167,7 +140,8 @@ def test_openclaw_reaches_the_engine_through_the_recording_proxy(tmp_path, bwrap
     )
     assert result.exit_code == 0, result.output + (result.stderr or "")
     (traj,) = list(collect_run(tmp_path / "out"))
-    assert traj.outcome != "model_error", traj.error
+    assert traj.outcome not in ("model_error", "context_overflow"), (traj.outcome, traj.error)
     answered = [t for t in traj.turns if t.get("token_ids")]
     assert answered and all(len(t["token_ids"]) == len(t["logprobs"]) <= 32 for t in answered), traj.turns
-    assert all(len(t["prompt_token_ids"]) > 8192 for t in answered)
+    assert all(len(t["prompt_token_ids"]) + 32 <= 8192 for t in answered)
+    assert "cron" in traj.agent["deny_tools"] and traj.agent["lean_tools"]

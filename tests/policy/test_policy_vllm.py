@@ -181,3 +181,27 @@ def test_a_server_error_is_a_policy_error_naming_the_endpoint(tiny_model):
         assert fake.base_url in str(err.value)
     finally:
         fake.close()
+
+
+def test_a_400_from_the_engine_is_its_failure_retried_not_the_agents_rejected_request(tiny_model, tokenizer):
+    """The vllm policy renders every request itself, so a 400 that is not an overflow is the engine
+    failing (vLLM answers 400 when it cannot serialise a -inf log-probability it sampled): retried,
+    and in the end a PolicyError (an infrastructure outcome), never a RequestRejected (the agent's doing)."""
+    from clawgym.policy import RequestRejected
+
+    ids = tokenizer("fine", add_special_tokens=False)["input_ids"]
+    bad = (400, {"error": {"message": "Out of range float values are not JSON compliant", "code": 400}})
+    answers = iter([bad, (200, _answer(ids))])
+    fake = FakeVLLM(lambda body: next(answers))
+    try:
+        out = _policy(tiny_model, fake, max_retries=1).complete(MESSAGES)
+        assert out.token_ids == ids and len(fake.requests) == 2
+    finally:
+        fake.close()
+    fake = FakeVLLM(lambda body: bad)
+    try:
+        with pytest.raises(PolicyError, match="Out of range float") as err:
+            _policy(tiny_model, fake, max_retries=1).complete(MESSAGES)
+        assert not isinstance(err.value, RequestRejected) and len(fake.requests) == 2
+    finally:
+        fake.close()

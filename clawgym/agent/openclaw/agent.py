@@ -114,6 +114,9 @@ class OpenClawAgent(Agent):
         deadline = time.monotonic() + seconds
         gateway = {"port": GATEWAY_PORT, "token": secrets.token_hex(16)} if self.mode == "gateway" else None
         model_timeout = max(int(self.config.get("model_timeout") or seconds), 1)
+        deny, lean = config_mod.denied_tools(
+            self.config.get("deny_tools"), getattr(self.policy, "context_window", None)
+        )
         cfg = config_mod.build_config(
             self.version,
             port=PORT,
@@ -123,7 +126,7 @@ class OpenClawAgent(Agent):
             context_window=int(self.config.get("context_window", 32768)),
             max_tokens=self._max_tokens(),
             model_timeout_s=model_timeout,
-            deny=self.config.get("deny_tools"),
+            deny=deny,
             gateway=gateway,
         )
         path = sandbox.private_dir / CONFIG_NAME
@@ -136,7 +139,13 @@ class OpenClawAgent(Agent):
             config_sha256=config_mod.config_hash(cfg),
             openclaw=self.install.verified,
             model_timeout={"seconds": model_timeout, "key": config_mod.model_timeout_key(self.version)},
+            deny_tools=deny,
         )
+        if lean:
+            traj.agent["lean_tools"] = (
+                f"the model's context window ({self.policy.context_window} tokens) is under "
+                f"{config_mod.LEAN_BELOW}: OpenClaw's scheduling, session, sub-agent and fetching tools are denied"
+            )
         self._model_timeout = model_timeout
         max_turns = min(int(self.config.get("max_turns", 50)), int(limits.get("turns", 10**9)))
         recorder = OpenClawRecorder(

@@ -21,6 +21,33 @@ from typing import Any
 
 PROVIDER = "clawgym"
 DENY = ["web_search", "memory_search"]
+# Denied as well when the model's context window is under LEAN_BELOW tokens: the scheduling, session,
+# sub-agent and fetching tools, whose schemas are about 2,800 of the ~9,800 tokens of OpenClaw's first
+# prompt (2026.4.1, Hermes-rendered for SmolLM2); without them a file task's first prompt fits an
+# 8K window. The file, edit and shell tools stay.
+LEAN_DENY = [
+    "cron",
+    "sessions_list",
+    "sessions_history",
+    "sessions_send",
+    "sessions_yield",
+    "sessions_spawn",
+    "subagents",
+    "session_status",
+    "web_fetch",
+    "memory_get",
+]
+LEAN_BELOW = 16384
+
+
+def denied_tools(deny: list[str] | None, context_window: int | None) -> tuple[list[str], bool]:
+    """The tools OpenClaw is denied, and whether the lean set was chosen for a small window: an
+    explicit `deny` is kept as given; without one, the defaults, plus LEAN_DENY below LEAN_BELOW."""
+    if deny is not None:
+        return list(deny), False
+    if context_window is not None and context_window < LEAN_BELOW:
+        return [*DENY, *LEAN_DENY], True
+    return list(DENY), False
 
 
 def model_timeout_key(version: str) -> str:

@@ -74,7 +74,9 @@ SCHEMA: dict[str, Any] = {
             "type": "array",
             "items": {"type": "string"},
             "default": list(config_mod.DENY),
-            "description": "OpenClaw tools denied (no network here: web search, vector memory search).",
+            "description": "OpenClaw tools denied (no network here: web search, vector memory search). "
+            "Unset, with a model whose context window is under 16K tokens (the embedded model's is 8K), "
+            "the scheduling, session, sub-agent and fetching tools are denied too, so the first prompt fits.",
         },
     },
 }
