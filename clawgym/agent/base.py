@@ -20,8 +20,8 @@ COMMON_AGENT_PROPS = {
     "policy_version": {
         "type": "integer",
         "minimum": 0,
-        "description": "Set by `clawgym train rl`: the number of updates behind the weights that sample "
-        "(recorded with every rollout).",
+        "description": "Set by `clawgym train rl`: the step whose weights sample this rollout (0: the "
+        "starting weights; a step without an update keeps its weights), recorded with every rollout.",
     },
 }
 

@@ -5,7 +5,9 @@ tokenizer has none) with the tool schemas. A template that renders `tools` (its 
 when tools are given) gets the messages as they are, with tool-call arguments given as objects,
 as Hugging Face templates expect (`tool_call.arguments | tojson`). A template that ignores
 `tools` (SmolLM2's, for one) gets the Hermes fallback instead: the schemas and our instructions
-in the system message, assistant tool calls as `<tool_call>` blocks after the text, and tool
+at the start of the system message (before the agent's own text, which names the task's skills and
+files: trials with the same tools share that prefix, so an engine's prefix cache skips it on every
+trial after the first), assistant tool calls as `<tool_call>` blocks after the text, and tool
 results as user messages in `<tool_response>` tags (consecutive results in one message).
 
 Training renders with this same function, so a fine-tuned model sees exactly the text it will be
@@ -139,8 +141,8 @@ def render_chat(
     if tools:
         schemas = "\n".join(json.dumps(t, ensure_ascii=False) for t in tools)
         extra = TOOL_INSTRUCTIONS.format(schemas=schemas)
-        if history and history[0]["role"] == "system":
-            history[0] = {"role": "system", "content": history[0]["content"] + "\n\n" + extra}
+        if history and history[0]["role"] == "system":  # the tools first: the prefix every task shares
+            history[0] = {"role": "system", "content": extra + "\n\n" + history[0]["content"]}
         else:
             history.insert(0, {"role": "system", "content": extra})
     return _apply(tokenizer, history, None, template, add_generation_prompt)

@@ -185,7 +185,7 @@ def train_rl(spec: RLSpec, *, resume: bool = True, console: Any = None, progress
             if engine is not None:
                 engine.check_version(state.step)  # it serves the weights this step samples from
             agent = rl_agent(live, rollout_cfg, spec.chat_template, policy=engine_policy)
-            agent["policy_version"] = state.step  # the number of updates behind the weights that sample
+            agent["policy_version"] = state.step  # the step whose weights sample (0: the starting weights)
 
             # 3. rollouts, groups, advantages
             policy_model.eval()
@@ -273,6 +273,8 @@ def train_rl(spec: RLSpec, *, resume: bool = True, console: Any = None, progress
             synced = None
             if updated and server and server.get("type") == "vllm":
                 synced = _sync_engine(accelerator, engine, model, tokenizer, out, spec, step)
+            elif engine is not None:  # no update (no group had a reward spread): same weights, next version
+                engine.stamp_version(step)
             elif updated and server and server["sync"] == "load_weights":
                 _push_weights(accelerator, model, tokenizer, out, spec, server)
             sync_s = time.monotonic() - t_sync if updated and server else None

@@ -158,6 +158,10 @@ class RolloutEngine:
             )
         return SyncReport(version, seconds, gap, mean_gap(after, before) if before is not None else None)
 
+    def stamp_version(self, version: int) -> None:
+        """Take `version` as the weights' version without loading any (a step that did not update)."""
+        self._post("/update_weight_version", {"new_version": str(version)})
+
     def serving_version(self) -> str | None:
         """The weight version the engine says it serves."""
         from ..engines.vllm import http_json

@@ -204,7 +204,8 @@ def test_template_without_tools_gets_our_instructions(tiny_model) -> None:
         {"role": "tool", "tool_call_id": "c1", "content": "file body"},
     ]
     prompt = policy._render(history, TOOLS)
-    assert prompt.startswith("<|im_start|>system\nBe brief.\n\nYou can call tools.")
+    assert prompt.startswith("<|im_start|>system\nYou can call tools.") and "</tools>" in prompt
+    assert "When the task is done, answer in plain text without any tool call.\n\nBe brief.<|im_end|>" in prompt
     assert '"name": "write"' in prompt and '<tool_call>\n{"name": "read", "arguments": {"path": "a"}}' in prompt
     assert "<|im_start|>user\n<tool_response>\nfile body\n</tool_response><|im_end|>" in prompt
     assert prompt.endswith("<|im_start|>assistant\n")

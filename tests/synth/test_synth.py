@@ -351,15 +351,25 @@ def test_shipped_synth_spec_taxonomy_and_families_agree():
     assert all(len(f.personas) >= 4 for f in families)
 
 
-@pytest.mark.parametrize("path", SHIPPED_FAMILIES, ids=lambda p: p.stem)
-def test_every_shipped_family_passes_every_filter(path, bwrap, tmp_path):
+# every family's first draw in the default run; its second (another seed and persona) with -m heavy
+FAMILY_DRAWS = [
+    pytest.param(
+        path, draw, id=f"{path.stem}" if draw == 0 else f"{path.stem}-second", marks=[pytest.mark.heavy] * draw
+    )
+    for path in SHIPPED_FAMILIES
+    for draw in (0, 1)
+]
+
+
+@pytest.mark.parametrize("path, draw", FAMILY_DRAWS)
+def test_every_shipped_family_passes_every_filter(path, draw, bwrap, tmp_path):
     out = tmp_path / "ds"
     Dataset.create(out, {}, ROOT, resume=False)
     fam = load_family(str(path))
-    for seed, persona in ((0, fam.personas[0]), (1, fam.personas[-1])):
-        c = Candidate("persona", fam.name, persona, seed, fam.category, fam.subcategory)
-        made = make_from_family(c, str(path), out, f"tasks/{fam.category}", FilterSettings(), DedupSettings())
-        assert made.ok, made.error
+    persona = fam.personas[0] if draw == 0 else fam.personas[-1]
+    c = Candidate("persona", fam.name, persona, draw, fam.category, fam.subcategory)
+    made = make_from_family(c, str(path), out, f"tasks/{fam.category}", FilterSettings(), DedupSettings())
+    assert made.ok, made.error
 
 
 def test_duplicates_are_dropped_before_any_trial_runs(tmp_path, bwrap, monkeypatch):

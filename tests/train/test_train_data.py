@@ -443,7 +443,8 @@ def test_fallback_puts_tool_instructions_in_the_system_message(model_path) -> No
     tok = _tokenizer(model_path, "own")
     ex = tokenize_example(tok, CONV, TOOLS, max_length=100_000)
     text = _decode(tok, ex.input_ids)
-    assert text.startswith("<|im_start|>system\nYou work in the user's files.\n\nYou can call tools.")
+    assert text.startswith("<|im_start|>system\nYou can call tools.")
+    assert "without any tool call.\n\nYou work in the user's files.<|im_end|>" in text
     assert "<|im_start|>user\n<tool_response>\nhéllo wörld\n</tool_response>\n<tool_response>\n13 bytes" in text
 
 

@@ -73,17 +73,30 @@ def test_the_engine_serves_the_weights_it_was_given_and_answers_differently_afte
     assert engine.process is None
 
 
-def test_two_grpo_steps_on_the_engine_stay_on_policy_and_move_the_served_weights(tmp_path, bwrap):
+def test_grpo_steps_on_the_engine_stay_on_policy_and_move_the_served_weights(tmp_path, bwrap, monkeypatch):
+    """Three steps: the first keeps no group (as when every reward is equal), so it does not update
+    and the engine only takes the next version number; the next two update and sync."""
     torch = pytest.importorskip("torch")
     pytest.importorskip("accelerate")
     from tiny_models import tiny_with_tokenizer
 
     from engine_tests import engine_pids
 
+    from clawgym.train import grpo
     from clawgym.train.grpo import train_rl
     from clawgym.train.metrics import read_metrics
     from clawgym.train.rl_spec import load_rl_spec
     from test_train_rl import FIXTURES
+
+    real_phase = grpo.rollout_phase
+
+    def flat_first_step(*args, **kwargs):
+        phase = real_phase(*args, **kwargs)
+        if kwargs["step"] == 1:
+            phase.grouping.kept = []
+        return phase
+
+    monkeypatch.setattr(grpo, "rollout_phase", flat_first_step)
 
     before = engine_pids()
     start = tiny_with_tokenizer(tmp_path / "tiny", hidden=128, heads=2)
@@ -92,7 +105,7 @@ def test_two_grpo_steps_on_the_engine_stay_on_policy_and_move_the_served_weights
             tmp_path,
             str(start),
             rollout={"server": {"type": "vllm", "engine": ENGINE}, "refill_rounds": 4},
-            optim={"lr": 3e-2, "steps": 2},
+            optim={"lr": 3e-2, "steps": 3},
             # the final evaluation generates on the rollout engine (no second engine beside it)
             eval={
                 "tasks": [str(FIXTURES / "lowercase-word.yaml")],
@@ -108,22 +121,22 @@ def test_two_grpo_steps_on_the_engine_stay_on_policy_and_move_the_served_weights
     assert engine_pids() <= before  # the engine went with the run
     out = tmp_path / "run"
     rows = read_metrics(out, "train")
-    assert [r["step"] for r in rows] == [1, 2] and all(r["updated"] for r in rows)
-    for r in rows:
+    assert [r["step"] for r in rows] == [1, 2, 3] and [r["updated"] for r in rows] == [False, True, True]
+    assert rows[0]["sync_s"] is None and rows[0]["probe_shift"] is None
+    for r in rows[1:]:
         # the trainer's log-probabilities of what the engine sampled, at the sampling weights
         assert r["logprob_gap"] < spec.loss["logprob_gap_alarm"] and not r["logprob_gap_alarm"]
         assert r["tis"] and 0.5 < r["tis_weight_mean"] <= 2.0
         assert r["sync_s"] > 0 and r["probe_gap"] < 1e-3
+        assert r["probe_shift"] > 0  # the engine's answers moved with the weights
         assert 0 < r["generation_s"] <= r["rollout_s"] and 0 <= r["wait_share"] < 1
-    assert rows[0]["probe_shift"] is None or rows[0]["probe_shift"] > 0
-    assert rows[1]["probe_shift"] > 0  # the engine's answers moved with the weights
-    # every rollout says which weights sampled it
-    for step, version in ((1, 0), (2, 1)):
+    # every rollout says which weights sampled it: the step's whose weights they are
+    for step in (1, 2, 3):
         records = list((out / "rollouts" / f"step-{step:07d}").rglob("record.json"))
         assert records
         for path in records:
             record = json.loads(path.read_text())
-            assert record["agent"]["policy_version"] == version
+            assert record["agent"]["policy_version"] == step - 1
             assert record["agent"]["policy"]["type"] == "vllm"
     [evaluation] = read_metrics(out, "eval")
     assert evaluation["trials"] == 3 and evaluation["errors"] == 0
