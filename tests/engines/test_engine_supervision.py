@@ -91,7 +91,9 @@ def _parent_script(tmp_path: Path) -> Path:
     path.write_text(
         textwrap.dedent(
             f"""
-            import sys, time
+            import signal, sys, time
+            # Ctrl-C raises here even when the tests run in the background, whose children start with SIGINT ignored
+            signal.signal(signal.SIGINT, signal.default_int_handler)
             sys.path.insert(0, {str(ROOT)!r})
             from pathlib import Path
             from clawgym.engines.process import Supervised

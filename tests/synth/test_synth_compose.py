@@ -178,8 +178,14 @@ def _synth(spec_file: Path, out: Path, count: int):
     return synthesize(spec), [json.loads(line) for line in (out / "manifest.jsonl").read_text().splitlines()]
 
 
-def test_the_default_spec_draws_mostly_composed_tasks_in_proportion(tmp_path):
-    summary, records = _synth(ROOT / "specs/synth/default.yaml", tmp_path / "ds", 60)
+@pytest.fixture(scope="module")
+def default_draw(tmp_path_factory):
+    """60 tasks drawn with the default (training) spec, shared by the tests below."""
+    return _synth(ROOT / "specs/synth/default.yaml", tmp_path_factory.mktemp("ds") / "ds", 60)
+
+
+def test_the_default_spec_draws_mostly_composed_tasks_in_proportion(default_draw):
+    summary, records = default_draw
     assert summary.accepted == 60
     accepted = [r for r in records if r["filters"].get("passed")]
     composed = [r for r in accepted if "compose" in r["source"]]
@@ -189,7 +195,7 @@ def test_the_default_spec_draws_mostly_composed_tasks_in_proportion(tmp_path):
     assert cats == {"productivity", "systems", "analysis", "content", "planning", "software"}
 
 
-def test_training_never_draws_from_the_held_out_region(tmp_path):
+def test_training_never_draws_from_the_held_out_region(default_draw):
     """The default (training) spec's families exclude every held-out domain and family, and the
     chains its workers accept never hold a reserved combination."""
     from clawgym.synth.pipeline import all_families
@@ -202,7 +208,7 @@ def test_training_never_draws_from_the_held_out_region(tmp_path):
     families = all_families(spec, load_taxonomy(spec.taxonomy), None)
     assert not {getattr(f, "domain", None) for f in families} & region.domains
     assert not {f.name for f in families} & region.families
-    _, records = _synth(ROOT / "specs/synth/default.yaml", tmp_path / "ds", 40)
+    _, records = default_draw
     for r in records:
         chain = r.get("chain") or []
         assert r["source"].get("compose") not in region.domains and r["source"]["family"] not in region.families, r[
