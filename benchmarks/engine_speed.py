@@ -245,6 +245,7 @@ def main() -> None:
     args = parser.parse_args()
 
     work = args.out or Path(tempfile.mkdtemp(prefix="engine-speed-"))
+    work.mkdir(parents=True, exist_ok=True)
     tasks = [(ROOT / t).resolve() for t in TASKS[: args.tasks]]
     ways = [w.strip() for w in args.ways.split(",") if w.strip()]
     report: dict[str, Any] = {

@@ -482,6 +482,45 @@ def test_an_external_server_generates_and_gets_the_new_weights_after_each_update
     assert any(not torch.equal(_weights(start)[k], final[k]) for k in final)
 
 
+def test_a_sampler_off_the_trainers_weights_sounds_the_alarm_and_tis_weights_its_tokens(tmp_path, bwrap, monkeypatch):
+    """A server whose log-probabilities sit 0.2 nats below the trainer's (as a sampler with other
+    kernels, or stale weights, would): the step's logprob_gap shows it, the alarm goes off, and
+    truncated importance sampling weights each token by exp(0.2)."""
+    pytest.importorskip("torch")
+    from tiny_models import tiny_with_tokenizer
+
+    from clawgym.policy.openai import OpenAIPolicy
+    from clawgym.policy.server import ServerThread
+    from clawgym.train.grpo import train_rl
+    from clawgym.train.metrics import read_metrics
+    from clawgym.train.rl_spec import load_rl_spec
+
+    answer = OpenAIPolicy._answer
+
+    def shifted(self, *args, **kwargs):
+        out = answer(self, *args, **kwargs)
+        out.logprobs = [x - 0.2 for x in out.logprobs or []]
+        return out
+
+    monkeypatch.setattr(OpenAIPolicy, "_answer", shifted)
+    start = tiny_with_tokenizer(tmp_path / "tiny")
+    with ServerThread(model=str(start), served_name="policy") as server:
+        spec = load_rl_spec(
+            _rl_spec(
+                tmp_path,
+                str(start),
+                rollout={"server": {"base_url": server.base_url}, "refill_rounds": 4},
+                optim={"lr": 1e-2, "steps": 1},
+            )
+        )
+        train_rl(spec, progress=False)
+    [row] = read_metrics(tmp_path / "run", "train")
+    assert row["updated"] and row["tis"]
+    assert row["logprob_gap"] == pytest.approx(0.2, abs=1e-3) and row["logprob_gap_alarm"]
+    assert row["tis_weight_mean"] == pytest.approx(math.exp(0.2), rel=1e-3)
+    assert row["ratio_mean"] == pytest.approx(1.0, abs=1e-3)  # against the trainer's own behaviour
+
+
 def test_rows_are_packed_only_where_attention_needs_no_dense_mask():
     from types import SimpleNamespace
 
