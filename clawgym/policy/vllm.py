@@ -30,6 +30,7 @@ from typing import Any
 
 from ..errors import ClawgymError, PrerequisiteError
 from ..registry import register
+from ..spec.validate import raw_schema
 from .base import Completion
 from .busy import busy
 from .chat_format import read_template
@@ -42,70 +43,8 @@ _TOKENIZERS: dict[str, Any] = {}
 _TOKENIZERS_LOCK = threading.Lock()
 _WINDOW_KEYS = ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length")
 
-ENGINE_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "description": "How the engine is started (ignored with base_url).",
-    "properties": {
-        "dtype": {
-            "enum": ["auto", "float32", "bfloat16", "float16"],
-            "default": "auto",
-            "description": "Weights dtype; auto: float32 on CPU, the model's own on a GPU.",
-        },
-        "max_model_len": {
-            "type": ["integer", "null"],
-            "minimum": 16,
-            "default": None,
-            "description": "Most tokens per sequence (prompt + completion); default: the model's context window.",
-        },
-        "kv_cache_gb": {
-            "type": "integer",
-            "minimum": 1,
-            "default": 2,
-            "description": "CPU only: GiB of memory for the KV cache (and so the prefix cache).",
-        },
-        "gpu_memory_utilization": {
-            "type": "number",
-            "exclusiveMinimum": 0,
-            "maximum": 1,
-            "default": 0.9,
-            "description": "CUDA only: the share of GPU memory the engine may take.",
-        },
-        "prefix_caching": {
-            "type": "boolean",
-            "default": True,
-            "description": "Automatic prefix caching: a prompt's already-computed prefix is not computed again.",
-        },
-        "enforce_eager": {
-            "type": ["boolean", "null"],
-            "default": None,
-            "description": "No graph capture or compilation; default: on CPU only.",
-        },
-        "args": {
-            "type": "array",
-            "items": {"type": "string"},
-            "default": [],
-            "description": "More `vllm serve` arguments, e.g. [--max-num-batched-tokens, '4096'].",
-        },
-        "env": {
-            "type": "object",
-            "additionalProperties": {"type": ["string", "number"]},
-            "default": {},
-            "description": "More environment variables of the engine, e.g. {VLLM_CPU_OMP_THREADS_BIND: nobind}.",
-        },
-        "version": {
-            "type": ["string", "null"],
-            "default": None,
-            "description": "The installed engine version to use (default: the pinned one).",
-        },
-        "start_timeout": {
-            "type": "number",
-            "exclusiveMinimum": 0,
-            "default": 900,
-            "description": "Seconds to wait for the engine to become healthy.",
-        },
-    },
-}
+# how the engine is started: one definition, shared with the RL and Train specs (`rollout.server.engine`, `eval.engine`)
+ENGINE_SCHEMA: dict[str, Any] = raw_schema("common")["$defs"]["engine"]
 
 
 def _tokenizer(source: str) -> Any:

@@ -170,6 +170,7 @@ def train_rl(spec: RLSpec, *, resume: bool = True, console: Any = None, progress
     elif server and server["sync"] == "load_weights":  # the server starts from the trainer's weights
         _push_weights(accelerator, model, tokenizer, out, spec, server)
     engine_policy = _engine_policy(accelerator, engine, rollout_cfg, spec)
+    agent = rl_agent(live, rollout_cfg, spec.chat_template, policy=engine_policy)
     tis_cap = float(loss_cfg["tis_cap"]) if loss_cfg["tis"] == "on" or (loss_cfg["tis"] == "auto" and server) else None
     pool = TaskPool(spec.tasks, spec.seeds, spec.seed)
     per_rank = -(-rollout_cfg["tasks_per_step"] // world)
@@ -184,15 +185,13 @@ def train_rl(spec: RLSpec, *, resume: bool = True, console: Any = None, progress
             t0 = time.monotonic()
             if engine is not None:
                 engine.check_version(state.step)  # it serves the weights this step samples from
-            agent = rl_agent(live, rollout_cfg, spec.chat_template, policy=engine_policy)
-            agent["policy_version"] = state.step  # the step whose weights sample (0: the starting weights)
 
             # 3. rollouts, groups, advantages
             policy_model.eval()
             busy0 = _generation_s(live, engine_policy)
             phase = rollout_phase(
                 pool,
-                agent,
+                {**agent, "policy_version": state.step},  # the step whose weights sample (0: the starting ones)
                 out / ROLLOUTS / f"step-{step:07d}" / f"rank-{rank}",
                 step=step,
                 rank=rank,
@@ -352,16 +351,6 @@ def train_rl(spec: RLSpec, *, resume: bool = True, console: Any = None, progress
                     console,
                     base_url=_eval_engine(engine, spec),
                 )
-    except BaseException:
-        if engine is not None:
-            engine.stop()
-        raise
-    finally:
-        detach_model(live.removeprefix("live:"))
-        if bar is not None:
-            bar[0].stop()
-
-    try:
         checkpoint.save(accelerator, out, state, spec.checkpoint["keep"])
         folder = out / "model"
         checkpoint.save_model(accelerator, model, tokenizer, folder, chat_template=spec.chat_template)
@@ -375,9 +364,12 @@ def train_rl(spec: RLSpec, *, resume: bool = True, console: Any = None, progress
             log,
             console,
             saved=True,
-            base_url=_eval_engine(engine, spec),
+            base_url=_eval_engine(engine, spec),  # the final evaluation may still use the engine
         )
     finally:
+        detach_model(live.removeprefix("live:"))
+        if bar is not None:
+            bar[0].stop()
         if engine is not None:
             engine.stop()
     log.close()
@@ -390,10 +382,19 @@ def _eval_engine(engine: RolloutEngine | None, spec: RLSpec) -> str | None:
     return engine.base_url if engine is not None and spec.eval.get("policy") == "vllm" else None
 
 
-def _push_weights(accelerator: Any, model: Any, tokenizer: Any, out: Path, spec: RLSpec, server: dict) -> None:
-    """Save the current weights as a model folder and have the inference server load them."""
+def _save_server_weights(accelerator: Any, model: Any, tokenizer: Any, out: Path, spec: RLSpec) -> Path:
+    """The current weights as the model folder a server loads (`OUT/server-weights`); a tied output
+    head written out too (see `rl_engine.add_tied_head`)."""
     folder = out / "server-weights"
     checkpoint.save_model(accelerator, model, tokenizer, folder, chat_template=spec.chat_template)
+    if accelerator.is_main_process:
+        add_tied_head(folder, accelerator.unwrap_model(model))
+    return folder
+
+
+def _push_weights(accelerator: Any, model: Any, tokenizer: Any, out: Path, spec: RLSpec, server: dict) -> None:
+    """Save the current weights as a model folder and have the inference server load them."""
+    folder = _save_server_weights(accelerator, model, tokenizer, out, spec)
     if accelerator.is_main_process:
         sync_server(server, folder)
     accelerator.wait_for_everyone()
@@ -412,11 +413,9 @@ def _start_engine(
 ) -> RolloutEngine | None:
     """The main process starts the rollout engine on the trainer's current weights (saved to
     `OUT/server-weights`); every process samples from it."""
-    folder = out / "server-weights"
-    checkpoint.save_model(accelerator, model, tokenizer, folder, chat_template=spec.chat_template)
+    folder = _save_server_weights(accelerator, model, tokenizer, out, spec)
     if not accelerator.is_main_process:
         return None
-    add_tied_head(folder, accelerator.unwrap_model(model))
     engine = RolloutEngine(server, max_concurrency=spec.rollout["concurrency"])
     engine.probe_ids = probe_ids(tokenizer)
     try:
@@ -445,13 +444,11 @@ def _sync_engine(
     accelerator: Any, engine: RolloutEngine | None, model: Any, tokenizer: Any, out: Path, spec: RLSpec, step: int
 ) -> Any:
     """Save the updated weights and have the engine load them (checked with the probe)."""
-    folder = out / "server-weights"
-    checkpoint.save_model(accelerator, model, tokenizer, folder, chat_template=spec.chat_template)
+    folder = _save_server_weights(accelerator, model, tokenizer, out, spec)
     report = None
     if engine is not None:  # the main process
-        unwrapped = accelerator.unwrap_model(model)
-        add_tied_head(folder, unwrapped)
-        report = engine.sync(folder, step, trainer_probe(unwrapped, engine.probe_ids, accelerator.device))
+        probe = trainer_probe(accelerator.unwrap_model(model), engine.probe_ids, accelerator.device)
+        report = engine.sync(folder, step, probe)
     accelerator.wait_for_everyone()
     return report
 

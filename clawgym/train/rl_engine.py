@@ -91,7 +91,7 @@ class RolloutEngine:
         )
         self.folder = folder.resolve()
         self.process = VLLMServer(settings).start()
-        self._post("/update_weight_version", {"new_version": str(version)})
+        self.stamp_version(version)
         return self
 
     def stop(self) -> None:
@@ -140,7 +140,7 @@ class RolloutEngine:
                 },
             )
             self._post("/reset_prefix_cache", {})
-            self._post("/update_weight_version", {"new_version": str(version)})
+            self.stamp_version(version)
         finally:
             self._post("/resume", {})
         seconds = time.monotonic() - start

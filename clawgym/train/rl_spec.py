@@ -16,7 +16,7 @@ from ..errors import Problem, SpecError
 from ..run.plan import expand_task_paths, parse_seeds
 from ..spec.load import load_file
 from ..spec.validate import raw_schema, validate_document
-from .spec import engine_problems, spec_template, with_defaults
+from .spec import spec_template, with_defaults
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ def load_rl_spec(path: str | Path, *, out: str | Path | None = None) -> RLSpec:
     """Load and validate an RL spec; SpecError lists every problem."""
     doc = load_file(path)
     problems = validate_document(doc, expected_kind="RL")
-    problems += _engine_problems(doc)
+    problems += _engine_url_problems(doc)
     if problems:
         raise SpecError(problems)
     data = with_defaults(raw_schema("rl"), doc.data)
@@ -117,9 +117,9 @@ def load_rl_spec(path: str | Path, *, out: str | Path | None = None) -> RLSpec:
     )
 
 
-def _engine_problems(doc: Any) -> list[Problem]:
-    """The engine settings (`rollout.server.engine`, `eval.engine`), and a managed engine given a URL."""
-    problems = engine_problems(doc, ("rollout", "server", "engine"), ("eval", "engine"))
+def _engine_url_problems(doc: Any) -> list[Problem]:
+    """A managed engine (`rollout.server.type: vllm`) given a URL."""
+    problems: list[Problem] = []
     data = doc.data if isinstance(doc.data, dict) else {}
     server = (data.get("rollout") or {}).get("server") if isinstance(data.get("rollout"), dict) else None
     if not isinstance(server, dict):

@@ -32,21 +32,6 @@ def with_defaults(schema: dict, value: Any) -> Any:
     return out
 
 
-def engine_problems(doc: Any, *paths: tuple[str, ...]) -> list[Problem]:
-    """The engine settings at `paths` in a spec, checked as a `vllm` policy's `engine:` is."""
-    from ..policy.vllm import ENGINE_SCHEMA
-    from ..spec.validate import rendered_value_problems
-
-    problems = []
-    for path in paths:
-        value: Any = doc.data
-        for key in path:
-            value = value.get(key) if isinstance(value, dict) else None
-        if isinstance(value, dict):
-            problems += rendered_value_problems(ENGINE_SCHEMA, value, doc, path)
-    return problems
-
-
 def spec_template(value: str | None, base: Path) -> str | None:
     """A spec's `chat_template`: Jinja text, or a file path relative to the spec's folder."""
     if value and "{" not in value and (base / value).is_file():
@@ -82,7 +67,7 @@ class TrainSpec:
 def load_train_spec(path: str | Path, *, out: str | Path | None = None) -> TrainSpec:
     """Load and validate a Train spec; SpecError lists every problem."""
     doc = load_file(path)
-    problems = validate_document(doc, expected_kind="Train") + engine_problems(doc, ("eval", "engine"))
+    problems = validate_document(doc, expected_kind="Train")
     if problems:
         raise SpecError(problems)
     data = with_defaults(raw_schema("train"), doc.data)
