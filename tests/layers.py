@@ -18,7 +18,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("verify", ["checks", "verify"]),
     ("run", ["run"]),
     ("report", ["report"]),
-    ("produce and consume", ["synth", "interop", "train", "bench"]),
+    ("produce and consume", ["synth", "interop", "train", "bench", "integrations"]),
     ("entry points", ["cli", "builtin_plugins", "api", "__init__"]),
 ]
 # modules inside a lower package that count as entry points (none: every command lives in cli/)

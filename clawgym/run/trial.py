@@ -131,6 +131,7 @@ def run_trial(
     tries: int = 1,
     judge_cache: Path | None = None,
     shared_inputs: bool = False,
+    agent: Any = None,
 ) -> TrialOutcome:
     """Run one trial: materialise, agent in a fresh sandbox, verify, judge. Writes nothing.
 
@@ -146,7 +147,8 @@ def run_trial(
     of ours). A missing prerequisite such as bubblewrap raises PrerequisiteError so the whole run stops.
     `judge` is a policy config (plus judge options, see `clawgym.verify.judge`) that scores the task's
     rubric after the code checks when no gate failed; without it a rubric is noted as unscored.
-    The run's caps and cancellation come from `clawgym.trial_controls.current()`.
+    The run's caps and cancellation come from `clawgym.trial_controls.current()`. `agent` is an
+    agent already built from `trial.agent` (e.g. a claw agent whose policy a trainer drives).
     """
     task = trial.task
     token = control.current().token
@@ -173,7 +175,7 @@ def run_trial(
     workspace_diff: str | None = None
     agent_files: dict[str, bytes] = {}
     try:
-        agent = make_agent(trial.agent)
+        agent = agent if agent is not None else make_agent(trial.agent)
         record["agent"] = agent.describe()
         pristine = None
         with control.cpu_turn():

@@ -106,6 +106,11 @@ class ClawAgent(Agent):
                 self._policy = make_policy(dict(self.config["policy"]))
             return self._policy
 
+    def use_policy(self, policy: Any) -> None:
+        """Drive this agent with an already-built policy instead of one made from its config."""
+        with self._policy_lock:
+            self._policy = policy
+
     def close(self) -> None:
         if self._policy is not None:
             self._policy.close()
