@@ -39,6 +39,8 @@ OUTPUTS = {
     "out/totals.json": json.dumps({"east": 133.0, "north": 169.6, "south": 196.0}, indent=2) + "\n",
     "out/flagged.json": json.dumps({"east": 1, "north": 1, "south": 1}, indent=2) + "\n",
     "out/summary.txt": "North orders: 3\nNorth total: 169.60\n",
+    "out/over.csv": "order_id,customer,amount,over_100\nO1,Ann,120.50,20.50\nO2,Bob,180.25,80.25\n"
+    "O3,Cid,40.00,0.00\nO4,Dee,133.00,33.00\nO5,Eve,15.75,0.00\nO6,Fay,9.10,0.00\n",
 }
 SOLUTION = """import os
 os.makedirs("out", exist_ok=True)
@@ -95,6 +97,20 @@ NUMBER_PAYS = [
     {"type": "text_contains", "name": "north count", "path": "out/summary.txt", "contains": "3"},
     {"type": "text_contains", "name": "north total", "path": "out/summary.txt", "contains": "169.60"},
     INPUT_GATE,
+]
+# a computed column that is 0 on half the rows, graded row by row: `input_with_zeros` earns those rows
+OVER = [{"order_id": f"O{i}", "over_100": v} for i, v in enumerate([20.5, 80.25, 0, 33.0, 0, 0], 1)]
+DEFAULT_PAYS = [
+    {"type": "file_exists", "path": "out/over.csv", "gate": True, "weight": 0},
+    {
+        "type": "csv_rows_equal",
+        "name": "amount over 100",
+        "path": "out/over.csv",
+        "key": "order_id",
+        "columns": ["order_id", "over_100"],
+        "expected": OVER,
+        "tolerance": 0.01,
+    },
 ]
 # every group has the same expected value: `constant_guess` (constant 1) earns it
 SAME_VALUES = [

@@ -57,6 +57,7 @@ WHAT = {
     "first_rows": "the reference run on each input table's header and first rows",
     "wrong_content": "the reference's values moved to the wrong rows",
     "number_spray": "prose that lists every whole number from 0 to 100",
+    "input_with_zeros": "the input rows copied, every column the input lacks set to 0, in input or key order",
 }
 
 
@@ -339,6 +340,36 @@ def unfiltered_input(ref: Reference) -> Iterator[Candidate]:
         yield candidate
 
 
+def input_with_zeros(ref: Reference) -> Iterator[Candidate]:
+    """The input rows copied into each table output, every computed column (one the input lacks)
+    set to 0, the value of "0 if within it" columns on most rows: no computation done. Twice: in the input's order and sorted by the first column (tables are often asked for in
+    key order)."""
+    if not ref.inputs:
+        return
+    known = ref.known
+
+    def writer(by_key: bool) -> Callable[[fmt.Output], str]:
+        def write(out: fmt.Output) -> str:
+            header = _header_of(out)
+            best = None
+            for t in ref.inputs.values():
+                rows = fmt.pour(t, header) if header is not None else None
+                missing = [i for i, h in enumerate(header or []) if t.column(h) is None]
+                if rows is not None and missing and (best is None or len(missing) < best[0]):
+                    best = (len(missing), [[("0" if i in missing else c) for i, c in enumerate(r)] for r in rows])
+            if best is None:
+                return fmt.skeleton(out, known)
+            rows = sorted(best[1], key=lambda r: r[0]) if by_key else best[1]
+            return _in_format(out, list(header or []), rows, known)
+
+        return write
+
+    for by_key in (False, True):
+        yield _each(
+            ref, "input_with_zeros", "input rows, computed columns 0" + (", by key" if by_key else ""), writer(by_key)
+        )
+
+
 def _poured_lookup(ref: Reference, out: fmt.Output) -> str | None:
     """A JSON or YAML lookup (record key -> its fields, or -> one value) filled from every input
     row: the input table whose column holds most of the reference's keys gives the keys, its columns
@@ -485,6 +516,7 @@ VARIANTS: dict[str, Variant] = {
     "first_rows": first_rows,
     "wrong_content": wrong_content,
     "number_spray": number_spray,
+    "input_with_zeros": input_with_zeros,
 }
 
 

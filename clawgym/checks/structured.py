@@ -113,7 +113,8 @@ def values_equal(
     "0116", a code with a leading zero) never equals a number. `coerce` adds the looser forms:
     "23.1%", "$12", "(5)" and "0116" as numbers, true/false and yes/no (any case) for an expected
     boolean (nothing else: an expected string such as "yes" is compared as text), a blank string
-    for null. Dates compare as ISO text ("2026-04-03")."""
+    for null. A boolean written for an expected yes/no or true/false string equals it (true = "yes"):
+    a JSON or YAML output may type the input's flags. Dates compare as ISO text ("2026-04-03")."""
     if expected is None:
         return actual is None or (coerce and isinstance(actual, str) and not actual.strip())
     if isinstance(expected, bool):
@@ -141,7 +142,9 @@ def values_equal(
                 a, e = a.casefold(), e.casefold()
             if a == e:
                 return True
-        elif isinstance(actual, bool) or not isinstance(actual, (int, float)):
+        elif isinstance(actual, bool):  # a JSON/YAML boolean is the typed form of the file's yes/no
+            return expected.strip().lower() in (("yes", "true") if actual else ("no", "false"))
+        elif not isinstance(actual, (int, float)):
             return False
         if coerce or _plain_number(expected) and (not isinstance(actual, str) or _plain_number(actual)):
             na, ne = parse_number(actual), parse_number(expected)

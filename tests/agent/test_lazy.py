@@ -38,6 +38,7 @@ def test_a_lazy_proof_task_pays_no_lazy_agent(tmp_path):
         "constant_guess",
         "unfiltered_input",
         "wrong_content",
+        "input_with_zeros",
     }
     assert {v: s.reward for v, s in found.items()} == dict.fromkeys(found, 0.0)
     assert all(s.paying == () for s in found.values())
@@ -264,3 +265,9 @@ def test_unfiltered_input_pours_every_row_into_a_json_lookup():
     flat = fmt.Output("out/amounts.json", "json", data={"O2": 9})
     assert json.loads(lazy._poured_lookup(ref, flat)) == {"O1": "Ann", "O2": "Bo"}
     assert lazy._poured_lookup(ref, fmt.Output("out/x.json", "json", data={"nobody": 1})) is None
+
+
+def test_a_computed_column_left_at_its_default_is_found(tmp_path):
+    found = scores(tmp_path, lt.DEFAULT_PAYS, variants=["input_with_zeros", "unfiltered_input"])
+    assert found["input_with_zeros"].reward == pytest.approx(0.5)  # the three rows within the limit
+    assert found["unfiltered_input"].reward == 0.0  # the column left blank earns nothing

@@ -103,15 +103,19 @@ def test_composing_is_deterministic_and_the_chain_fits():
 
 def test_composed_tasks_compile_and_pass_every_filter(tmp_path):
     """The reference solution (written from the chain) scores 1.0 in a real sandbox on the expected
-    values (computed from the chain): the two agree; doing nothing and the tamper attack score 0."""
+    values (computed from the chain): the two agree; doing nothing and the tamper attack score 0.
+    A draw a lazy agent pays (a small count the first rows also give, values that repeat down a
+    column) is refused by the lazy gate and synthesis draws again: each domain passes within its
+    first three draws, and few domains need a second one."""
     cat = _catalog()
     rng = random.Random(7)
     tried = 0
+    redrawn = []
     fmts, ops = set(), set()
     for domain in sorted(cat.domains):
-        made = 0
-        for seed in rng.sample(range(200), 24):  # the first seed that composes (a draw may be refused)
-            if made == 1:
+        made, passed = 0, False
+        for seed in rng.sample(range(200), 24):  # the first seeds that compose (a draw may be refused)
+            if passed or made == 3:
                 break
             try:
                 c = _composed(cat, domain, seed, f"t-{tried}")
@@ -120,13 +124,19 @@ def test_composed_tasks_compile_and_pass_every_filter(tmp_path):
             made += 1
             task = _compile(c.spec, tmp_path)
             report = run_filters(task, FilterSettings())
+            if not report.passed and report.failed == "lazy":
+                redrawn.append((domain, seed, report.reason[:120]))
+                continue
             assert report.passed, (domain, seed, c.chain, report.failed, report.reason)
             assert report.results["oracle"] == 1.0 and report.results["nop"] == 0.0
+            passed = True
             fmts.add(c.fmt)
             ops.update(c.chain)
             tried += 1
+        assert passed, (domain, redrawn[-3:])
     assert tried >= len(cat.domains)
-    assert len(fmts) >= 5 and len(ops) >= 15
+    assert len(redrawn) <= 3, redrawn
+    assert len(fmts) >= 4 and len(ops) >= 15, (fmts, ops)  # lines and records: about 1 draw in 20
 
 
 def test_a_wrong_answer_fails_the_composed_checks(tmp_path):
@@ -272,3 +282,62 @@ def test_family_option_respects_the_held_out_region(tmp_path):
     )
     assert result.exit_code != 0
     assert "family 'fix-failing-helper' lies on the heldout side of the held-out region" in result.output
+
+
+def _first_with(cat, deliverable: str, tmp_path: Path):
+    """The first composed task (domains in order, seeds 0-39) whose chain ends in `deliverable`, compiled."""
+    for domain in sorted(cat.domains):
+        for seed in range(40):
+            try:
+                c = _composed(cat, domain, seed, "t-" + deliverable.replace("_", "-"))
+            except ValueError:
+                continue
+            if c.chain[-1] == deliverable:
+                return c, _compile(c.spec, tmp_path)
+    raise AssertionError(f"no composed task ends in {deliverable}")
+
+
+def _kept_reference(task, tmp_path: Path):
+    """The reference's final workspace (the oracle's trial, kept) and a grader of a workspace."""
+    from clawgym.compile.workspace import materialize
+    from clawgym.run.lint import grade_here
+    from clawgym.run.trial import Trial, run_trial
+
+    kept, pristine = tmp_path / "kept", tmp_path / "pristine"
+    assert run_trial(Trial(task, {"type": "oracle"}), keep_workspace=kept).record.reward == 1.0
+    materialize(task, pristine)
+    return kept, (lambda: grade_here(task, kept, pristine, None).reward)
+
+
+def test_a_report_line_listed_for_every_guess_scores_nothing(tmp_path, bwrap):
+    """'- ERROR: 0' ... '- ERROR: 59' for each label is no breakdown: the one-line-per-label gate."""
+    import re
+
+    c, task = _first_with(_catalog(), "report_md", tmp_path)
+    path = next(ch["path"] for ch in c.spec["checks"] if ch.get("type") == "markdown_section")
+    gate = next(ch for ch in c.spec["checks"] if str(ch.get("name", "")).startswith("one line per"))
+    assert gate["gate"] and gate["max_count"] == 1
+    kept, grade = _kept_reference(task, tmp_path)
+    honest = (kept / path).read_text()
+    assert grade() == 1.0
+    labels = re.findall(r"(?m)^(- [^:\n]+|Total|Average over all [^:\n]+):", honest)
+    assert labels
+    (kept / path).write_text(
+        honest.splitlines()[0] + "\n\n" + "".join(f"{x}: {n}\n" for x in labels for n in range(100))
+    )
+    assert grade() == 0.0
+
+
+def test_a_message_listing_guessed_counts_scores_nothing(tmp_path, bwrap):
+    """'32 strings, 33 strings, ...' is no count: at most three '<number> <things>' phrases."""
+    c, task = _first_with(_catalog(), "draft_email", tmp_path)
+    path = next(ch["path"] for ch in c.spec["checks"] if str(ch.get("name", "")).endswith("stated once"))
+    kept, grade = _kept_reference(task, tmp_path)
+    head, _, body = (kept / path).read_text().partition("\n\n")
+    assert grade() == 1.0
+    noun = task.instruction.split("(as '<number> ", 1)[1].split("'", 1)[0]
+    guesses = ", ".join(f"{n} {noun}" for n in range(1, 13))
+    (kept / path).write_text(f"{head}\n\nThere are {guesses}.\n{body}")
+    assert grade() == 0.0
+    (kept / path).write_text(f"{head}\n\nOf these, 2 {noun} stand out.\n{body}")
+    assert grade() == 1.0  # the count and one more counted phrase are fine

@@ -291,6 +291,8 @@ def test_keyed_order_counts_the_largest_set_in_order(ws):
         ("Yes", True),
         ("no", False),
         ("yes", "yes"),
+        (True, "yes"),  # a JSON boolean for the file's yes/no
+        (False, "No"),
     ],
 )
 def test_equal_cells(actual, expected):
@@ -308,6 +310,8 @@ def test_equal_cells(actual, expected):
         ("0", False),
         ("true", "yes"),  # the check says "yes": it means the word
         ("yes", "true"),
+        (True, "no"),
+        (False, "maybe"),
     ],
 )
 def test_unequal_cells(actual, expected):

@@ -33,14 +33,30 @@ from .state import State, own_ties, rounding_ties
 from .style import Style
 
 OUT_DIRS = ("output", "reports", "out", "summary", "results", "exports", "done")
-WORKSPACES = {
-    "productivity": "home-office",
-    "systems": "ops-server",
-    "analysis": "research-lab",
-    "content": "small-business",
-    "planning": "family-hub",
-    "software": "dev-laptop",
+# Whose workspace a composed task happens in: the persona's own (three workspaces were written for
+# one persona each: the Brennans' family hub, Lumen Ledger's ops host, Novak Software's laptop; the
+# analysis workspace is the finance analyst's), an organisation's shared drive for people who work
+# in one, a self-employed person's home office for the rest. A category never decides it: an
+# executive assistant's planning task is not in the Brennans' family hub.
+WORKSPACE_OF = {
+    "indie-developer": "dev-laptop",
+    "devops-engineer": "ops-server",
+    "family-organizer": "family-hub",
+    "finance-analyst": "research-lab",
+    **dict.fromkeys(
+        (
+            "freelance-designer",
+            "travel-blogger",
+            "retired-traveler",
+            "homelab-hobbyist",
+            "phd-student",
+            "oss-maintainer",
+        ),
+        "home-office",
+    ),
 }
+SHARED_DRIVE = "small-business"  # an organisation's shared drive, rendered for the persona's organisation
+HOME_OFFICE_DIRS = ("input", "output")  # where the home office's TOOLS.md says records and deliverables live
 ROW_WRITERS = ("write_rows", "write_json", "markdown_table", "split_by_group")
 SUMMARIES = ("group_aggregate", "group_json", "totals_json", "report_md", "share_of_total", "pivot")
 
@@ -102,10 +118,16 @@ def compose(
     """The concrete spec of one composed task; ValueError when this seed gives no usable chain."""
     rng = random.Random(f"compose:{domain_name}:{scenario[0]}/{scenario[1]}:{persona}:{seed}")
     domain = named(catalog.domains[domain_name], rng)
-    fmt = rng.choice([f for f in domain.formats if FORMATS[f].applies(domain)])
+    who = persona_of(library_root, persona)
+    formats = [f for f in domain.formats if FORMATS[f].applies(domain)]
+    # a ';' export with decimal commas only where the persona's own software writes one
+    fmt = rng.choice([f for f in formats if f != "semicolon" or who["decimal_comma"]] or formats)
     folder = rng.choice(domain.folders)
     stem = rng.choice(domain.files)
     out_dir = rng.choice([d for d in OUT_DIRS if d != folder])
+    workspace_name = WORKSPACE_OF.get(persona, SHARED_DRIVE)
+    if workspace_name == "home-office":  # its TOOLS.md: records under input/, deliverables under output/
+        folder, out_dir = HOME_OFFICE_DIRS
     rows = rows_for(domain, rng)
     columns = [f.name for f in domain.fields]
     style = Style.draw(rng)
@@ -113,6 +135,7 @@ def compose(
     clean = State(
         domain, copy.deepcopy(rows), list(columns), {f.name: f.type for f in domain.fields}, var, it, "", out_dir, fmt
     )
+    clean.currency = who["currency"]
     budget = rng.choice((2, 3, 3, 4, 4, 5, 5, 6, 6))
     promise = scenarios.favours(scenario[1])  # what the scenario says the task does: drawn first
     wanted = set(promise.ops) if promise is not None else set()
@@ -212,7 +235,7 @@ def compose(
     if len(state.rows) < 3:  # one or two rows left: an order, a filter or a repair can hardly show in them
         raise ValueError(f"the chain leaves {len(state.rows)} row(s)")
     lexicon["words"] = state.words = Lexicon(catalog, domain, steps)  # headings and check names in words
-    workspace = guessable.workspace_tables(library_root, WORKSPACES.get(scenario[0], "home-office"))
+    workspace = guessable.workspace_tables(library_root, workspace_name)
     known = guessable.known_of(fresh, parts, steps, [], workspace)
     state.contacts = persona_of(library_root, persona)["contacts"]  # a message goes to someone the persona knows
     planned = _deliver(state, steps, rng, guessable.answers(fresh, steps, parts), known, promise)
@@ -268,7 +291,7 @@ def compose(
         "persona": persona,
         "skills": skills,
         "operations": list(dict.fromkeys(op_skills)),
-        "workspace": WORKSPACES.get(scenario[0], "home-office"),
+        "workspace": workspace_name,
         "files": [{"path": path, "content": text} for path, text in sorted(files.items())],
         "instruction": instruction,
         "solution": [{"python": "\n".join(code) + "\n"}],

@@ -181,7 +181,7 @@ class RepairAmounts(Op):
         cols = [c for c in s.columns if s.domain.type_of(c) == "money"]
         if not cols:
             return None
-        return {"field": rng.choice(cols), "symbol": rng.choice(["$", "€", "£"])}
+        return {"field": rng.choice(cols), "symbol": s.currency}  # the sign of the persona's own money
 
     def prepare(self, rows, p, rng):
         for r in rows:
@@ -205,7 +205,7 @@ class RepairAmounts(Op):
         ]
 
     def slots(self, s, p):
-        return {"field": label(p["field"]), "symbol": p["symbol"]}
+        return {"field": label(p["field"]), "symbol": p["symbol"].strip()}
 
 
 class MergeInputs(Op):

@@ -181,15 +181,22 @@ def number_rx(value: str) -> str:
 
 
 _MARKUP = r"(?:\*\*|__|\*|_|`)?"  # bold, italic or inline code around a cell's text
+_CODE = r"(?:EUR|USD|GBP|CAD|AUD|NZD|CHF|SEK|NOK|DKK|JPY|INR)"  # currency codes written beside amounts
 
 
 def cell_rx(value: str) -> str:
     """A Markdown table cell holding `value` however it is marked up: a number in any form
     `number_rx` accepts, text in any case, as inline code or bold (`0 2 * * *`, **Kitchen**) or
-    with Markdown's characters escaped (0 2 \\* \\* \\*, a\\_b)."""
+    with Markdown's characters escaped (0 2 \\* \\* \\*, a\\_b); an amount also with a currency code."""
     text = value.strip()
     core = number_rx(text)
     if core == re.escape(text):  # not a number: in any case, each Markdown character may carry a backslash
-        core = "".join(rf"\\?{re.escape(ch)}" if ch in "\\`*_{}[]<>()#+-.!|~" else re.escape(ch) for ch in text)
+        # written in lower case: a cell is found in any case, so the same cell in another case is the
+        # same check (a step that only changes case is seen to change nothing graded)
+        core = "".join(
+            rf"\\?{re.escape(ch)}" if ch in "\\`*_{}[]<>()#+-.!|~" else re.escape(ch) for ch in text.lower()
+        )
         core = f"(?i:{core})"
+    else:  # an amount with its currency code before or after it (29.62 EUR, EUR 29.62), as a persona may ask
+        core = f"(?:{_CODE}[ \u00a0]?)?{core}(?:[ \u00a0]?(?:{_CODE}|[$€£]))?"
     return f"{_MARKUP}{core}{_MARKUP}"

@@ -17,6 +17,7 @@ from .delivered import Deliver, Delivered, Figure, exists_check, number_rx
 
 
 MAX_NUMBERS = 12  # different whole numbers up to 100: a short note's figures, far fewer than a list of guesses
+MAX_COUNTED = 3  # '<number> <things>' phrases in a body: the count and two more ("6 of the 43 strings")
 
 
 class DraftEmail(Deliver):
@@ -85,6 +86,16 @@ class DraftEmail(Deliver):
                     rf"(?im)^[ \t]*Subject[ \t]*:[ \t]*{re.escape(p['subject'])}[ \t]*$",
                 ],
                 "gate": True,  # the form asked for, which the request spells out: worth nothing by itself
+                "weight": 0,
+            },
+            {  # the count stated, not a list of '<n> <things>' guesses ('32 strings, 33 strings, ...')
+                "type": "text_matches",
+                "name": f"the number of {many} stated once",
+                "path": p["path"],
+                "pattern": any_counted_rx(one, many),
+                "body_only": True,
+                "max_count": MAX_COUNTED,
+                "gate": True,
                 "weight": 0,
             },
             {
@@ -176,3 +187,21 @@ def counted_rx(value: str, one: str, many: str) -> str:
         rf"(?i:{number}[ \t]+(?:[\w'’-]+[ \t]+){{0,5}}?(?:{nouns})\b"
         rf"|\b(?:{nouns})\b[^\n.;,\d]{{0,30}}?{number})"
     )
+
+
+_ANY_NUMBER = (
+    r"(?:\d{1,3}(?:,\d{3})+|\d+|(?:"
+    + "|".join(_TENS)
+    + r")(?:[- ](?:"
+    + _UNITS
+    + r"))?|"
+    + "|".join(sorted(_ONES, key=len, reverse=True))
+    + r"|hundred)"
+)
+
+
+def any_counted_rx(one: str, many: str) -> str:
+    """Any whole number (digits or words) followed, within two words, by the noun of the count:
+    what a list of guessed counts repeats ("32 strings, 33 strings, ...")."""
+    nouns = "|".join(re.escape(w) for w in sorted({one.split()[-1], many.split()[-1]}, key=len, reverse=True))
+    return rf"(?i:(?<![\w.,]){_ANY_NUMBER}[ \t]+(?:[\w'’-]+[ \t]+){{0,2}}?(?:{nouns})\b)"

@@ -55,12 +55,34 @@ def persona_of(root: Path, name: str) -> dict[str, Any]:
         and "@" in str(c.get("email", ""))
         and not _OUTSIDER.search(str(c.get("relation", "")))
     )
+    country = str(data.get("location") or "").rsplit(",", 1)[-1].strip()
+    currency = str((data.get("facts") or {}).get("currency") or _CURRENCY_OF.get(country, "USD"))
     return {
         "first": full.split()[0].capitalize(),
         "org": data.get("organization") or "",
         "name": name,
         "contacts": contacts,
+        "currency": _SIGN.get(currency, currency + " "),  # how an amount is marked where they live
+        "decimal_comma": country not in _DECIMAL_POINT,  # exports with ';' and decimal commas are theirs
     }
+
+
+# where a persona lives decides the money sign their exports carry and whether a decimal comma is theirs
+_CURRENCY_OF = {
+    "USA": "USD",
+    "Canada": "CAD",
+    "United Kingdom": "GBP",
+    "Ireland": "EUR",
+    "Portugal": "EUR",
+    "Germany": "EUR",
+    "Spain": "EUR",
+    "France": "EUR",
+    "Sweden": "SEK",
+    "Norway": "NOK",
+    "South Africa": "ZAR",
+}
+_SIGN = {"USD": "$", "CAD": "$", "GBP": "£", "EUR": "€"}
+_DECIMAL_POINT = {"USA", "Canada", "United Kingdom", "Ireland", "Australia", "New Zealand"}
 
 
 class _Default(dict):

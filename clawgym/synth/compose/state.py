@@ -45,6 +45,7 @@ class State:
     read_rows: int = 0  # how many rows the input reads back as (before any step)
     words: Any = None  # the task's Lexicon (lexicon.py): how its text names each column
     contacts: tuple[tuple[str, str], ...] = ()  # the persona's own contacts (name, email): who a message goes to
+    currency: str = "$"  # the sign (or code and space) amounts carry where the persona lives
 
     def noun(self, column: str) -> str:
         """The column as a person names it ("claim status" for `reimbursed`), for every text the

@@ -136,7 +136,13 @@ def _group_code(s: State, p: dict[str, Any]) -> list[str]:
 def _measure_words(s: State, p: dict[str, Any]) -> str:
     """The measure with its column's name in words (the request's slot: request.py names it)."""
     said = _words(s, p["how"], p["col"])[1].format(col=label(p["col"] or ""), noun=s.domain.noun[1])
-    return said + PRECISION if p["how"] == "mean" else said  # an average's precision is said, not guessed
+    # an average's precision is said, not guessed, and that it is the plain one (not weighted)
+    return said + plain_mean(s) + PRECISION if p["how"] == "mean" else said
+
+
+def plain_mean(s: State) -> str:
+    """How an average is meant: each record once ("the average unit price" could be revenue / units)."""
+    return f", each {s.domain.noun[0]} counting once,"
 
 
 def _measure_said(s: State, p: dict[str, Any]) -> str:
@@ -385,7 +391,7 @@ class TotalsJson(Deliver):
             code.append(f"figures['total_{col}'] = round(sum({col}_values), 2)")
         if p["average"] or not expected:
             expected[f"average_{col}"] = round(sum(vals) / len(vals), 2)
-            said.append(f'"average_{col}" (the average {label(col)}, to two decimals)')
+            said.append(f'"average_{col}" (the average {label(col)}{plain_mean(s)} to two decimals)')
             shown[f"average_{col}"] = (fmt(sum(vals) / len(vals), "money"),)
             code.append(f"figures['average_{col}'] = round(sum({col}_values) / len({col}_values), 2)")
         code += s.style.write_json(path, "figures", sort_keys=False)
@@ -454,6 +460,15 @@ class ReportMd(Deliver):
                 "gate": True,
                 "weight": 0,
             },
+            {  # one line per label: a list of guesses for one label ('- ERROR: 0' ... '- ERROR: 59') is no answer
+                "type": "text_matches",
+                "name": f"one line per {s.noun(g)}, and one {p['final'].lower()} line",
+                "path": p["path"],
+                "pattern": [_label_rx(group, True) for group, _ in rows] + [_label_rx(p["final"], False)],
+                "max_count": 1,
+                "gate": True,
+                "weight": 0,
+            },
             {
                 "type": "text_matches",
                 "name": f"a line per {s.noun(g)} with its {_measure_said(s, p)}, and the {p['final'].lower()}",
@@ -481,6 +496,12 @@ class ReportMd(Deliver):
             ["report-writing"],
             figures=figures,
         )
+
+
+def _label_rx(name: str, bullet: bool) -> str:
+    """The start of a report line `[- ]<name>:`, whatever value follows."""
+    lead = r"[-*+][ \t]+" if bullet else ""
+    return rf"(?m)^[ \t]*{lead}{cell_rx(name)}[ \t]*:"
 
 
 def _line_rx(name: str, value: str, bullet: bool) -> str:
