@@ -237,7 +237,9 @@ def test_the_generated_story_fits_the_chain():
     red = 0
     for seed in range(160):
         try:
-            c = compose(cat, "ci_builds", dom.scenarios[seed % 2], dom.personas[seed % len(dom.personas)], seed, ROOT, "t")
+            c = compose(
+                cat, "ci_builds", dom.scenarios[seed % 2], dom.personas[seed % len(dom.personas)], seed, ROOT, "t"
+            )
         except ValueError:
             continue
         text = c.spec["instruction"]

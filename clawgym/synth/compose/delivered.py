@@ -193,9 +193,7 @@ def cell_rx(value: str) -> str:
     if core == re.escape(text):  # not a number: in any case, each Markdown character may carry a backslash
         # written in lower case: a cell is found in any case, so the same cell in another case is the
         # same check (a step that only changes case is seen to change nothing graded)
-        core = "".join(
-            rf"\\?{re.escape(ch)}" if ch in "\\`*_{}[]<>()#+-.!|~" else re.escape(ch) for ch in text.lower()
-        )
+        core = "".join(rf"\\?{re.escape(ch)}" if ch in "\\`*_{}[]<>()#+-.!|~" else re.escape(ch) for ch in text.lower())
         core = f"(?i:{core})"
     else:  # an amount with its currency code before or after it (29.62 EUR, EUR 29.62), as a persona may ask
         core = f"(?:{_CODE}[ \u00a0]?)?{core}(?:[ \u00a0]?(?:{_CODE}|[$€£]))?"
