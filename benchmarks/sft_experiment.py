@@ -130,28 +130,9 @@ def tiny_model(folder: Path) -> Path:
     """A randomly initialised 2-layer Llama with the embedded model's tokenizer and chat template."""
     if (folder / "config.json").is_file():
         return folder
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig
+    from clawgym.train.tiny import tiny_model
 
-    from clawgym.policy.embedded import embedded_model_path
-
-    tokenizer = AutoTokenizer.from_pretrained(embedded_model_path())
-    torch.manual_seed(0)
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=8192,
-        tie_word_embeddings=True,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-    )
-    AutoModelForCausalLM.from_config(config).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
+    return tiny_model(folder, hidden=64, special_ids=True)
 
 
 def write_json(path: Path | None, results: dict) -> None:

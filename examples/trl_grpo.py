@@ -1,6 +1,7 @@
 """GRPO with TRL's own trainer on ClawGym tasks: `GRPOTrainer(environment_factory=...)`.
 
     python3 examples/trl_grpo.py --out runs/trl-grpo                   # CPU: 2 steps, the embedded model
+    python3 examples/trl_grpo.py --out runs/trl-grpo --model tiny       # the plumbing only: a 2-layer random model
     python3 examples/trl_grpo.py --out runs/trl-grpo --tasks bench:3 --limit 16 --steps 50
     python3 examples/trl_grpo.py --out runs/trl-grpo --vllm --vllm-url http://127.0.0.1:8000
 
@@ -27,7 +28,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--seeds", nargs="+", type=int, default=[0], help="Seeds of task specs (not of bench/datasets).")
     p.add_argument("--split", default=None, help="Keep this split of a synthesized dataset (train, val, ...).")
     p.add_argument("--limit", type=int, default=4, help="Most task instances in the dataset.")
-    p.add_argument("--model", default="embedded", help="A Hugging Face model folder or name; 'embedded': SmolLM2-135M.")
+    p.add_argument(
+        "--model",
+        default="embedded",
+        help="A Hugging Face model folder or name; 'embedded': SmolLM2-135M; 'tiny': a random 2-layer model "
+        "with the embedded tokenizer (checks the plumbing in about a minute, learns nothing).",
+    )
     p.add_argument("--steps", type=int, default=2, help="GRPO steps.")
     p.add_argument("--num-generations", type=int, default=2, help="Rollouts per prompt (the GRPO group).")
     p.add_argument("--max-completion-length", type=int, default=128, help="Tokens per rollout, all turns together.")
@@ -38,12 +44,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def model_path(name: str) -> str:
-    if name == "embedded":
-        from clawgym.policy.embedded import embedded_model_path
+def model_path(name: str, out: Path) -> str:
+    """A model folder: the embedded model, a tiny random one written under `out`, or `name` itself."""
+    if name not in ("embedded", "tiny"):
+        return name
+    from clawgym.policy.embedded import embedded_model_path
 
+    if name == "embedded":
         return str(embedded_model_path())
-    return name
+    from clawgym.train.tiny import tiny_model
+
+    return str(tiny_model(out / "tiny-model"))
 
 
 class MetricsFile:
@@ -79,7 +90,7 @@ def main(argv: list[str] | None = None) -> dict:
     metrics.unlink(missing_ok=True)
     taskset = load_taskset(args.tasks, seeds=args.seeds, split=args.split, limit=args.limit)
     envs = ClawGymEnvironments(taskset, out=args.out)
-    path = model_path(args.model)
+    path = model_path(args.model, args.out)
     tokenizer = tool_tokenizer(AutoTokenizer.from_pretrained(path))
     model = AutoModelForCausalLM.from_pretrained(path)
     config = GRPOConfig(

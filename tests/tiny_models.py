@@ -13,26 +13,9 @@ def tiny_with_tokenizer(
     """A 2-layer Llama with the embedded model's tokenizer, saved as a Hugging Face model folder;
     `max_positions` is its context window (OpenClaw's prompts need more than 8192). vLLM's
     attention kernels want a head size of 32 or more (hidden 128, heads 2)."""
-    import torch
-    import transformers
+    from clawgym.train.tiny import tiny_model
 
-    from clawgym.policy.embedded import embedded_model_path
-
-    tokenizer = transformers.AutoTokenizer.from_pretrained(embedded_model_path())
-    cfg = transformers.LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=hidden,
-        intermediate_size=2 * hidden,
-        num_hidden_layers=2,
-        num_attention_heads=heads,
-        num_key_value_heads=max(1, heads // 2),
-        max_position_embeddings=max_positions,
-        tie_word_embeddings=True,
-    )
-    torch.manual_seed(seed)
-    transformers.AutoModelForCausalLM.from_config(cfg).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
+    return tiny_model(folder, hidden=hidden, heads=heads, max_positions=max_positions, seed=seed)
 
 
 # A tiny random Llama with a BPE tokenizer trained offline on a few lines: the hf policy's tests.

@@ -261,13 +261,9 @@ def test_the_example_runs_two_grpo_steps(tmp_path, bwrap):
     pytest.importorskip("trl")
     sys.path.insert(0, str(ROOT / "examples"))
     import trl_grpo
-    from tiny_models import tiny_with_tokenizer
 
     before = leak_check.census()
-    model = tiny_with_tokenizer(tmp_path / "tiny")
-    summary = trl_grpo.main(
-        ["--out", str(tmp_path / "run"), "--model", str(model), "--limit", "2", "--max-completion-length", "32"]
-    )
+    summary = trl_grpo.main(["--out", str(tmp_path / "run"), "--model", "tiny", "--limit", "2"])
     assert summary["steps"] == 2 and summary["rollouts"] == 4 and summary["infrastructure_errors"] == 0
     lines = [json.loads(x) for x in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
     assert [x["step"] for x in lines if "reward" in x] == [1, 2]

@@ -87,7 +87,9 @@ def cases() -> list[Case]:
             out.append(Case(c.spec, *last["call"]))
     finally:
         build._observed = original
-    assert len(out) >= CANDIDATES // 3, f"only {len(out)} of {CANDIDATES} candidates composed"
+    # a draw is refused when no story fits it (a split no specific reason asks for, a promise the
+    # chain does not keep): about 1 in 3 composes, and synthesis draws again
+    assert len(out) >= CANDIDATES // 4, f"only {len(out)} of {CANDIDATES} candidates composed"
     return out
 
 

@@ -114,7 +114,7 @@ def test_composed_tasks_compile_and_pass_every_filter(tmp_path):
     fmts, ops = set(), set()
     for domain in sorted(cat.domains):
         made, passed = 0, False
-        for seed in rng.sample(range(200), 24):  # the first seeds that compose (a draw may be refused)
+        for seed in rng.sample(range(400), 80):  # the first seeds that compose (a draw may be refused)
             if passed or made == 3:
                 break
             try:

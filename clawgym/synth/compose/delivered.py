@@ -95,7 +95,7 @@ def pick_columns(s: State, rng: random.Random) -> list[str]:
     key = s.domain.key
     derived = [c for c in s.columns if c != key and s.domain.type_of(c) == ""]
     rest = [c for c in s.columns if c != key and c not in derived]
-    chosen = derived + rng.sample(rest, min(len(rest), rng.randint(1, 3)))
+    chosen = derived + rng.sample(rest, min(len(rest), rng.randint(1, 3))) + sorted(s.must_show)
     return [key] + [c for c in s.columns if c in chosen]
 
 

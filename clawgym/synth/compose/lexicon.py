@@ -348,8 +348,7 @@ def fits(reason: Reason, facts: "Facts") -> bool:
         return False  # a comparison with another copy, or files moved into folders, serves its own reasons
     if reason.uses and not _about(reason, facts):
         return False
-    plain = not (reason.deliver or reason.uses or reason.keeps or reason.some or reason.ops or reason.who)
-    if not plain and not facts.selects <= {*reason.uses, *reason.keeps, *reason.some}:
+    if not reason.plain and not facts.selects <= {*reason.uses, *reason.keeps, *reason.some}:
         return False  # the story must account for the records the chain keeps or drops
     if reason.ops and not set(reason.ops) & facts.ops:
         return False

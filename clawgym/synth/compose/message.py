@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 
-from .data import people
 from .state import fmt, form_code, label, num, unit_words
 from .delivered import Deliver, Delivered, Figure, exists_check, number_rx
 
@@ -26,14 +25,9 @@ class DraftEmail(Deliver):
     def plan(self, s, rng):
         if not s.rows:
             return None
-        if s.contacts:  # the persona's closest contact (a partner, a manager, a co-host): who such figures go to
-            name, email = s.contacts[0]
-        else:
-            name = people(rng, 1)[0]
-            org = rng.choice(
-                ["northwind", "brightside", "harbourworks", "cedarline", "meridian", "fernhill", "quayside"]
-            )
-            email = f"{name.split()[0].lower()}.{name.split()[1].lower()}@{org}.example"
+        if not s.contacts:  # nobody the persona knows would want these figures: no message to a stranger
+            return None
+        name, email = s.contacts[0]  # the closest contact (a partner, a manager, a co-host)
         first = (
             re.sub(r"^(?:ms|mr|mrs|mx|dr|prof)\.?\s+", "", name.lower()).split()[0].strip(".")
         )  # "Dr. Fiona" -> fiona

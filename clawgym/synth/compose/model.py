@@ -179,6 +179,11 @@ class Reason:
     ops: tuple[str, ...] = ()
     who: tuple[str, ...] = ()
 
+    @property
+    def plain(self) -> bool:
+        """A sentence with no condition: written to fit any chain over its domain."""
+        return not (self.deliver or self.uses or self.keeps or self.some or self.ops or self.who)
+
 
 @dataclass(frozen=True)
 class Domain:

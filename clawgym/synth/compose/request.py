@@ -35,7 +35,14 @@ _GENERIC = {
 
 
 # a relation outside the persona's own household or team: a supplier is not sent the staff rota
-_OUTSIDER = re.compile(r"\b(?:suppliers?|vendors?|clients?|customers?|landlord|carpool|contractor)\b", re.I)
+# people a persona knows who would not want their working figures: outsiders to the work (suppliers,
+# clients), and advisers and family helpers asked about other things (the accountant gets the books,
+# not a contact list's head count)
+_OUTSIDER = re.compile(
+    r"\b(?:suppliers?|vendors?|clients?|customers?|landlord|carpool|contractor|accountant|bookkeeper|sponsor"
+    r"|counselor|florist|consultant|teacher|mother)\b",
+    re.I,
+)
 
 
 @lru_cache(maxsize=256)
@@ -299,13 +306,18 @@ def _columns(lex: Lexicon, values: list[Any]) -> set[str]:
 
 
 def reason_for(domain: Domain, fact: Facts, rng: random.Random) -> str:
-    """A reason of the domain that fits the chain; a plain one for its deliverable when none does,
-    unless the chain splits its figures by a column no reason accounts for (ValueError)."""
-    fitting = [r.say for r in domain.reasons if fits(r, fact)]
-    if fitting:
-        return rng.choice(fitting)
-    if fact.groups:  # a split no story of the domain asks for ("attachments per replied flag"): drawn again
+    """A reason of the domain that fits the chain: one whose conditions say what this chain does
+    when there is one (the specific story), else a plain one of the domain, else a plain one for
+    its deliverable; a chain that splits its figures by a column no specific reason accounts for is
+    refused (ValueError): a neutral sentence does not explain "attachments per replied flag"."""
+    fitting = [r for r in domain.reasons if fits(r, fact)]
+    specific = [r.say for r in fitting if not r.plain]
+    if specific:
+        return rng.choice(specific)
+    if fact.groups:  # a split no story of the domain asks for: drawn again
         raise ValueError(f"no reason of the domain accounts for a split by {', '.join(sorted(fact.groups))}")
+    if fitting:
+        return rng.choice([r.say for r in fitting])
     for kind in ("total", "summary", "list", "reconcile", "organise"):
         if kind in fact.kinds:
             return rng.choice(_GENERIC[kind])

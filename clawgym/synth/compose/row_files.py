@@ -143,7 +143,7 @@ class MarkdownOut(Deliver):
             return None
         stem = output_stem(s, rng, "{noun}_table", "{file}", "summary", "{noun}_for_review")
         return {
-            "columns": pick_columns(s, rng)[:5],
+            "columns": at_most(s, pick_columns(s, rng), 5),
             "path": f"{s.out_dir}/{stem}.md",
             "title": rng.choice([f"{s.domain.noun[1].capitalize()}", f"{s.domain.noun[1].capitalize()} to review"]),
         }
@@ -215,3 +215,9 @@ class MarkdownOut(Deliver):
             ["report-writing"],
             figures=[figure],
         )
+
+
+def at_most(s, cols: list[str], n: int) -> list[str]:
+    """The first `n` of `cols`, the key and the columns the rows must show kept first (in order)."""
+    needed = [c for c in cols if c == s.domain.key or c in s.must_show]
+    return [c for c in cols if c in needed or c in [x for x in cols if x not in needed][: max(0, n - len(needed))]]

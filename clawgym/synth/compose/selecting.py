@@ -67,6 +67,7 @@ class TopPerGroup(Op):
             best.setdefault(r[p["group"]], r)
         s.rows = [best[g] for g in sorted(best)]
         s.used.add(p["group"])
+        s.must_show |= {p["group"], p["field"]}  # which group each pick is for, and what it was picked by
 
     def code(self, s, p):
         sign = "-" if p["desc"] else ""

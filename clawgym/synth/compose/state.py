@@ -46,6 +46,7 @@ class State:
     words: Any = None  # the task's Lexicon (lexicon.py): how its text names each column
     contacts: tuple[tuple[str, str], ...] = ()  # the persona's own contacts (name, email): who a message goes to
     currency: str = "$"  # the sign (or code and space) amounts carry where the persona lives
+    must_show: set[str] = field(default_factory=set)  # columns a list of the rows shows (a per-group pick's group)
 
     def noun(self, column: str) -> str:
         """The column as a person names it ("claim status" for `reimbursed`), for every text the
