@@ -56,7 +56,6 @@ WORKSPACE_OF = {
     ),
 }
 SHARED_DRIVE = "small-business"  # an organisation's shared drive, rendered for the persona's organisation
-HOME_OFFICE_DIRS = ("input", "output")  # where the home office's TOOLS.md says records and deliverables live
 ROW_WRITERS = ("write_rows", "write_json", "markdown_table", "split_by_group")
 SUMMARIES = ("group_aggregate", "group_json", "totals_json", "report_md", "share_of_total", "pivot")
 
@@ -126,8 +125,6 @@ def compose(
     stem = rng.choice(domain.files)
     out_dir = rng.choice([d for d in OUT_DIRS if d != folder])
     workspace_name = WORKSPACE_OF.get(persona, SHARED_DRIVE)
-    if workspace_name == "home-office":  # its TOOLS.md: records under input/, deliverables under output/
-        folder, out_dir = HOME_OFFICE_DIRS
     rows = rows_for(domain, rng)
     columns = [f.name for f in domain.fields]
     style = Style.draw(rng)
