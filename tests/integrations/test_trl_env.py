@@ -23,6 +23,33 @@ import leak_check  # noqa: E402
 INSTANCES = ["budget-variance.s0", "config-audit.s0", "invoice-followup.s0"]
 
 
+def ours() -> dict[str, set]:
+    """What this test process has alive or on disk: its work folders (named with its pid), its
+    child processes and, where the run names its work folder, its sandboxes (other jobs on the
+    machine are not counted)."""
+    from clawgym.files.tempdirs import work_root
+
+    return {
+        "work folders": {p.name for p in work_root().glob(f"clawgym-*-{os.getpid()}-*")},
+        "child processes": {pid for pid in leak_check.child_processes() if not _verifier_server(pid)},
+        "sandbox processes": set(leak_check.sandbox_processes()) if os.environ.get("CLAWGYM_WORKDIR") else set(),
+    }
+
+
+def _verifier_server(pid: int) -> bool:
+    """The grading fork server, started once and kept for the process's life (not a leftover)."""
+    try:
+        return b"clawgym.verify.server" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+def assert_nothing_new(before: dict[str, set]) -> None:
+    after = ours()
+    for key, value in before.items():
+        assert sorted(after[key] - value) == [], f"{key} left behind"
+
+
 @pytest.fixture(scope="module")
 def taskset():
     return load_taskset([str(ROOT / "specs" / "tasks")], seeds=[0])
@@ -45,7 +72,7 @@ def drive(env: ClawGymEnv, instance: str, calls) -> float | None:
 
 
 def test_scores_equal_clawgym_run_on_the_same_calls(taskset, tmp_path, bwrap):
-    before = leak_check.census()
+    before = ours()
     envs = ClawGymEnvironments(taskset, out=tmp_path)
     env = envs()
     for instance in INSTANCES:
@@ -59,7 +86,7 @@ def test_scores_equal_clawgym_run_on_the_same_calls(taskset, tmp_path, bwrap):
     assert envs.counts == {"rollouts": 6, "errors": 0}
     written = sorted(p.name for p in (tmp_path / "trials").iterdir())
     assert written == sorted(f"{i}.trl.a{n}" for i in INSTANCES for n in (0, 1))  # every rollout its own trial
-    assert sorted(set(leak_check.census()["work folders"]) - set(before["work folders"])) == []
+    assert_nothing_new(before)
 
 
 def test_dataset_prompt_is_the_claw_agents_first_prompt(taskset, tmp_path, bwrap):
@@ -129,7 +156,7 @@ def test_calls_after_the_turn_budget_are_refused(taskset, bwrap):
 
 
 def test_abandoned_and_interrupted_rollouts_leave_nothing(taskset, bwrap):
-    before = leak_check.census()
+    before = ours()
     envs = ClawGymEnvironments(taskset)
     first, second = envs(), envs()
     first.reset(instance="budget-variance.s0")
@@ -139,9 +166,7 @@ def test_abandoned_and_interrupted_rollouts_leave_nothing(taskset, bwrap):
     second.exec(command="sleep 300 & sleep 300", background=True)
     assert envs.close() == 2  # what an interrupted trainer's callback or exit handler does
     assert first.get_reward() is None  # its trial is gone: no reward, and asking is harmless
-    after = leak_check.census()
-    for key in ("sandbox processes", "work folders", "child processes"):
-        assert sorted(set(after[key]) - set(before[key])) == [], key
+    assert_nothing_new(before)
 
 
 @pytest.mark.parametrize(
@@ -161,7 +186,7 @@ def test_hostile_tool_calls_score_no_better_than_nothing(attack, tmp_path, bwrap
     judge = {"type": "gullible_judge"} if chosen.judge else None
     if judge:
         import hostile_grading  # noqa: F401  (registers the gullible judge)
-    before_files, before = arena.fingerprint(), leak_check.census()
+    before_files, before = arena.fingerprint(), ours()
     envs = ClawGymEnvironments(taskset, judge=judge)
     env = envs()
     [instance] = list(taskset.tasks)
@@ -172,9 +197,7 @@ def test_hostile_tool_calls_score_no_better_than_nothing(attack, tmp_path, bwrap
     assert attacked <= nothing, env.last_record.verdict
     assert honest == 1.0
     assert arena.fingerprint() == before_files and [p.name for p in arena.canary.iterdir()] == ["keep.txt"]
-    after = leak_check.census()
-    assert sorted(set(after["sandbox processes"]) - set(before["sandbox processes"])) == []
-    assert sorted(set(after["work folders"]) - set(before["work folders"])) == []
+    assert_nothing_new(before)
 
 
 def _hermes(turn: dict) -> str:
@@ -224,7 +247,7 @@ def test_grpo_trainer_rewards_come_from_our_verifier(taskset, tmp_path, bwrap):
     tokenizer = tool_tokenizer(AutoTokenizer.from_pretrained(folder))
     one = load_taskset([str(ROOT / "specs" / "tasks" / "analysis" / "budget-variance.yaml")])
     envs = ClawGymEnvironments(one, out=tmp_path / "run")
-    before = leak_check.census()
+    before = ours()
     trainer = scripted_trainer(GRPOTrainer, one["budget-variance.s0"], tokenizer)(
         model=AutoModelForCausalLM.from_pretrained(folder),
         processing_class=tokenizer,
@@ -250,9 +273,7 @@ def test_grpo_trainer_rewards_come_from_our_verifier(taskset, tmp_path, bwrap):
     assert logs["tools/call_frequency"] > 0 and logs["tools/failure_frequency"] == 0
     rewards = sorted(json.loads(p.read_text())["reward"] for p in (tmp_path / "run" / "trials").glob("*/record.json"))
     assert rewards == [0.0, 1.0]
-    after = leak_check.census()
-    for key in ("sandbox processes", "work folders"):
-        assert sorted(set(after[key]) - set(before[key])) == [], key
+    assert_nothing_new(before)
 
 
 @pytest.mark.heavy  # 80 s on two cores
@@ -262,12 +283,10 @@ def test_the_example_runs_two_grpo_steps(tmp_path, bwrap):
     sys.path.insert(0, str(ROOT / "examples"))
     import trl_grpo
 
-    before = leak_check.census()
+    before = ours()
     summary = trl_grpo.main(["--out", str(tmp_path / "run"), "--model", "tiny", "--limit", "2"])
     assert summary["steps"] == 2 and summary["rollouts"] == 4 and summary["infrastructure_errors"] == 0
     lines = [json.loads(x) for x in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
     assert [x["step"] for x in lines if "reward" in x] == [1, 2]
     assert all("rewards/ClawGymEnv/mean" in x for x in lines if "reward" in x)
-    after = leak_check.census()
-    for key in ("sandbox processes", "work folders"):
-        assert sorted(set(after[key]) - set(before[key])) == [], key
+    assert_nothing_new(before)
