@@ -21,6 +21,7 @@ import weakref
 from pathlib import Path
 from typing import Any
 
+from ..agent.claw.loop import tool_error
 from ..policy.base import Completion, Policy, PolicyError
 from ..records.trial_record import TrialRecord
 from ..spec.task import Task
@@ -152,27 +153,23 @@ class DrivenTrial:
                     return str(payload)
             record = self.record
         why = (record.note or record.error or record.outcome) if record else "ended"
-        return json.dumps(
-            {"status": "error", "tool": name, "error": f"the task has ended ({why}); no more tool calls run"},
-            ensure_ascii=False,
-        )
+        return tool_error(name, f"the task has ended ({why}); no more tool calls run")
 
     def finish(self, final_message: str = "") -> TrialRecord:
         """End the agent's turn with `final_message`, wait for the verdict and return the record."""
         with self._lock:
-            if not self.ended.is_set():
-                self._channel.actions.put(("final", final_message))
-            self.ended.wait()
-            self._thread.join()
-        with _LIVE_LOCK:
-            _LIVE.discard(self)
+            self._end(("final", final_message))
         assert self.record is not None
         return self.record
 
     def abandon(self) -> None:
         """End the trial without grading it (its sandbox and work folder are removed)."""
+        self._end(("abandon", None))
+
+    def _end(self, action: tuple[str, Any]) -> None:
+        """Send the trial its last action (unless it already ended) and wait for its thread."""
         if not self.ended.is_set():
-            self._channel.actions.put(("abandon", None))
+            self._channel.actions.put(action)
         self.ended.wait()
         self._thread.join()
         with _LIVE_LOCK:

@@ -25,6 +25,7 @@ import weakref
 from pathlib import Path
 from typing import Any
 
+from ..agent.claw.loop import tool_error
 from ..agent.claw.tools import OPTIONAL
 from .driven import DrivenTrial, abandon_all
 from .taskset import TaskSet, load_taskset, prompt_messages, tool_names
@@ -68,7 +69,7 @@ class ClawGymEnv:
 
     def _call(self, name: str, **arguments: Any) -> str:
         if self._trial is None:
-            return '{"status": "error", "tool": "%s", "error": "no task is running (reset was not called)"}' % name
+            return tool_error(name, "no task is running (reset was not called)")
         return self._trial.call(name, arguments)
 
     # --------------------------------------------------------------- tools (as the claw agent's)

@@ -219,5 +219,6 @@ class MarkdownOut(Deliver):
 
 def at_most(s, cols: list[str], n: int) -> list[str]:
     """The first `n` of `cols`, the key and the columns the rows must show kept first (in order)."""
-    needed = [c for c in cols if c == s.domain.key or c in s.must_show]
-    return [c for c in cols if c in needed or c in [x for x in cols if x not in needed][: max(0, n - len(needed))]]
+    needed = {c for c in cols if c == s.domain.key or c in s.must_show}
+    room = set([c for c in cols if c not in needed][: max(0, n - len(needed))])
+    return [c for c in cols if c in needed or c in room]
